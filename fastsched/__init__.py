@@ -1,0 +1,23 @@
+"""fastsched: numba-compiled core for goodput-optimised cluster scheduling and cost models.
+
+The public names of AdaptDL's ``adaptdl.goodput`` and ``adaptdl_sched.policy`` are
+re-exported here, so switching from AdaptDL means changing only the import.
+"""
+
+from fastsched._version import __version__
+from fastsched.goodput import (
+    GoodputFunction,
+    GradParams,
+    PerfParams,
+    SpeedupFunction,
+    fit_perf_params,
+)
+
+__all__ = [
+    "__version__",
+    "GoodputFunction",
+    "GradParams",
+    "PerfParams",
+    "SpeedupFunction",
+    "fit_perf_params",
+]

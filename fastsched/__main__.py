@@ -1,0 +1,3 @@
+from fastsched.cli import main
+
+raise SystemExit(main())

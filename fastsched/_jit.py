@@ -1,0 +1,73 @@
+"""One place for numba compilation options and for the parallel-region lock.
+
+Every kernel in fastsched is compiled through :func:`jit` (serial) or :func:`pjit`
+(``parallel=True``), so cache, error-model and fastmath choices are made once:
+
+* ``cache=True``: compiled machine code is written next to the module (or, when
+  site-packages is read-only, to numba's user-wide cache directory / ``NUMBA_CACHE_DIR``)
+  so a fresh process pays loading, not compilation.
+* ``error_model="numpy"``: division by zero yields inf/nan instead of raising inside the
+  kernel; every face validates its inputs first, so this only removes a branch per division.
+* no ``fastmath``: results must agree with the plain references to 1e-12 and NaN handling
+  must stay IEEE.
+* ``nogil=True``: kernels release the GIL so a controller thread keeps running.
+
+Thread safety
+-------------
+numba's default ``workqueue`` threading layer aborts the process when two Python threads
+enter parallel regions at once. We keep that layer (it is fork-safe and always available)
+and serialise *parallel* kernel launches with one process-wide lock, :data:`PARALLEL_LOCK`,
+used through :func:`parallel_region`. Serial kernels need no lock. The lock is re-created in
+a forked child (``os.register_at_fork``) so a fork taken while another thread held it
+cannot deadlock the child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import numba
+
+__all__ = ["jit", "pjit", "parallel_region", "PARALLEL_LOCK"]
+
+_COMMON = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+
+def jit(*args, **kwargs):
+    """``numba.njit`` with fastsched's options (serial kernel)."""
+    opts = dict(_COMMON)
+    opts.update(kwargs)
+    return numba.njit(*args, **opts)
+
+
+def pjit(*args, **kwargs):
+    """``numba.njit(parallel=True)`` with fastsched's options.
+
+    Call kernels made with this decorator inside :func:`parallel_region`.
+    """
+    opts = dict(_COMMON)
+    opts["parallel"] = True
+    opts.update(kwargs)
+    return numba.njit(*args, **opts)
+
+
+PARALLEL_LOCK = threading.RLock()
+
+
+def _reset_lock_in_child() -> None:
+    global PARALLEL_LOCK
+    PARALLEL_LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_lock_in_child)
+
+
+@contextlib.contextmanager
+def parallel_region():
+    """Serialise launches of ``parallel=True`` kernels across Python threads."""
+    lock = PARALLEL_LOCK
+    with lock:
+        yield

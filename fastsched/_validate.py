@@ -1,0 +1,110 @@
+"""Boundary checks shared by every public face.
+
+numba kernels do not bounds-check and silently propagate NaN, so every public entry point
+converts its inputs here, once, to contiguous arrays of a stable dtype (int64 counts,
+float64 values) and raises ``TypeError``/``ValueError`` naming the offending argument.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "as_int_array",
+    "check_finite_scalar",
+    "check_int_scalar",
+    "check_choice",
+]
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_))
+
+
+def check_finite_scalar(name: str, value, *, low=None, high=None, low_open=False) -> float:
+    """Return ``value`` as a finite Python float within ``[low, high]`` (or raise)."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v!r}")
+    if low is not None and (v < low or (low_open and v == low)):
+        op = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {op} {low}, got {v!r}")
+    if high is not None and v > high:
+        raise ValueError(f"{name} must be <= {high}, got {v!r}")
+    return v
+
+
+def check_int_scalar(name: str, value, *, low=None, high=None) -> int:
+    """Return ``value`` as a Python int within ``[low, high]`` (or raise).
+
+    Integral floats (``4.0``) are accepted; ``4.5``, NaN and bools are not.
+    """
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if not isinstance(value, numbers.Integral):
+        f = float(value)
+        if not np.isfinite(f) or f != int(f):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    v = int(value)
+    if low is not None and v < low:
+        raise ValueError(f"{name} must be >= {low}, got {v}")
+    if high is not None and v > high:
+        raise ValueError(f"{name} must be <= {high}, got {v}")
+    return v
+
+
+def _as_array(name: str, value) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists etc.
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return arr
+
+
+def as_float_array(name: str, value, *, low=None, low_open=False, high=None) -> np.ndarray:
+    """Convert to a float64 array, checking finiteness and an optional range."""
+    arr = _as_array(name, value).astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (got NaN or inf)")
+    if low is not None:
+        bad = arr <= low if low_open else arr < low
+        if np.any(bad):
+            op = ">" if low_open else ">="
+            raise ValueError(f"{name} must be {op} {low}, got {arr[bad].flat[0]!r}")
+    if high is not None and np.any(arr > high):
+        raise ValueError(f"{name} must be <= {high}, got {arr[arr > high].flat[0]!r}")
+    return arr
+
+
+def as_int_array(name: str, value, *, low=None, high=None) -> np.ndarray:
+    """Convert to an int64 array of integral values, checking an optional range."""
+    arr = _as_array(name, value)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite (got NaN or inf)")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integers")
+    arr = arr.astype(np.int64, copy=False)
+    if low is not None and np.any(arr < low):
+        raise ValueError(f"{name} must be >= {low}, got {arr[arr < low].flat[0]}")
+    if high is not None and np.any(arr > high):
+        raise ValueError(f"{name} must be <= {high}, got {arr[arr > high].flat[0]}")
+    return arr
+
+
+def check_choice(name: str, value, choices) -> str:
+    """Check that ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value

@@ -1,0 +1,321 @@
+"""``PerfParams``, ``GradParams`` and ``GoodputFunction``: a drop-in for ``adaptdl.goodput``.
+
+Goodput = throughput x statistical efficiency (Pollux, OSDI'21):
+
+* throughput of ``num_replicas`` replicas on ``num_nodes`` nodes, each processing
+  ``atomic_bsz`` samples per micro-step with ``accum_steps`` extra accumulation steps::
+
+      accum_time   = alpha_c + beta_c * atomic_bsz
+      network_time = alpha + beta * max(num_replicas - 2, 1e-8)     (inter- or intra-node link)
+      optim_time   = (accum_time**gamma + network_time**gamma) ** (1/gamma)
+      throughput   = num_replicas * atomic_bsz * (accum_steps + 1)
+                     / (accum_steps * accum_time + optim_time)
+
+* efficiency of a total batch size ``B`` relative to ``init_batch_size`` ``B0`` with gradient
+  statistics ``sqr``/``var``: ``(var + sqr) / (var * B0/B + sqr) * B0/B``.
+
+This module is the thin typed face: it validates and converts arguments once, then calls
+the kernels in :mod:`fastsched.goodput._kernels`.
+"""
+
+from __future__ import annotations
+
+import collections
+import numbers
+
+import numpy as np
+
+from fastsched import _validate as V
+from fastsched._jit import parallel_region
+from fastsched.goodput import _kernels as K
+
+__all__ = ["PerfParams", "GradParams", "GoodputFunction"]
+
+PerfParams = collections.namedtuple(
+    "PerfParams", ["alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"]
+)
+PerfParams.__doc__ = """Throughput-model parameters.
+
+alpha_c, beta_c : compute time per micro-step is ``alpha_c + beta_c * atomic_bsz``.
+alpha_n, beta_n : inter-node all-reduce latency and per-replica retrogression.
+alpha_r, beta_r : intra-node all-reduce latency and per-replica retrogression.
+gamma : overlap between compute and communication, in [1, 10] (1 = none, 10 ~ perfect).
+"""
+
+GradParams = collections.namedtuple("GradParams", ["sqr", "var"])
+GradParams.__doc__ = """Gradient statistics: squared gradient norm ``sqr`` and variance ``var``."""
+
+# Below this many configurations a parallel launch costs more than it saves.
+_SERIAL_BELOW = 2048
+
+
+def _check_perf_params(perf_params) -> np.ndarray:
+    try:
+        values = tuple(perf_params)
+    except TypeError:
+        raise TypeError(
+            f"perf_params must be a PerfParams or a sequence of 7 numbers, "
+            f"got {type(perf_params).__name__}"
+        ) from None
+    if len(values) != 7:
+        raise ValueError(f"perf_params must have 7 entries, got {len(values)}")
+    out = np.empty(7, dtype=np.float64)
+    for i, name in enumerate(PerfParams._fields):
+        low = 1.0 if name == "gamma" else 0.0
+        high = 10.0 if name == "gamma" else None
+        out[i] = V.check_finite_scalar(f"perf_params.{name}", values[i], low=low, high=high)
+    return out
+
+
+def _check_grad_params(grad_params) -> tuple[float, float]:
+    try:
+        values = tuple(grad_params)
+    except TypeError:
+        raise TypeError(
+            f"grad_params must be a GradParams or a pair of numbers, "
+            f"got {type(grad_params).__name__}"
+        ) from None
+    if len(values) != 2:
+        raise ValueError(f"grad_params must have 2 entries (sqr, var), got {len(values)}")
+    sqr = V.check_finite_scalar("grad_params.sqr", values[0], low=0.0)
+    var = V.check_finite_scalar("grad_params.var", values[1], low=0.0)
+    return sqr, var
+
+
+def _is_plain_scalar(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+class GoodputFunction:
+    """Goodput model of one training job (AdaptDL's ``GoodputFunction``).
+
+    Parameters
+    ----------
+    perf_params : PerfParams or sequence of 7 floats
+        Throughput-model parameters; all finite and non-negative, ``gamma`` in [1, 10].
+    grad_params : GradParams or (sqr, var)
+        Gradient statistics, finite and non-negative.
+    init_batch_size : int
+        The batch size the job was tuned for (efficiency 1); positive.
+
+    Notes
+    -----
+    Instances are immutable after construction and safe to share between threads.
+    """
+
+    __slots__ = ("_perf_params", "_grad_params", "_init_batch_size", "_perf", "_sqr", "_var", "_init")
+
+    def __init__(self, perf_params, grad_params, init_batch_size):
+        self._perf = _check_perf_params(perf_params)
+        self._sqr, self._var = _check_grad_params(grad_params)
+        self._init = V.check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True)
+        self._perf_params = PerfParams(*(float(v) for v in self._perf))
+        self._grad_params = GradParams(self._sqr, self._var)
+        self._init_batch_size = init_batch_size
+
+    # -- read-only views -------------------------------------------------------------------
+    @property
+    def perf_params(self) -> PerfParams:
+        """The throughput-model parameters."""
+        return self._perf_params
+
+    @property
+    def grad_params(self) -> GradParams:
+        """The gradient statistics."""
+        return self._grad_params
+
+    @property
+    def init_batch_size(self):
+        """The initial (reference) total batch size."""
+        return self._init_batch_size
+
+    def __repr__(self) -> str:
+        return (
+            f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, "
+            f"{self._init_batch_size!r})"
+        )
+
+    def __reduce__(self):
+        return (GoodputFunction, (self._perf_params, self._grad_params, self._init_batch_size))
+
+    # -- elementwise model -----------------------------------------------------------------
+    def __call__(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+        """Alias of :meth:`evaluate`."""
+        return self.evaluate(num_nodes, num_replicas, atomic_bsz, accum_steps)
+
+    def _broadcast4(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+        nodes = V.as_float_array("num_nodes", num_nodes, low=1.0)
+        replicas = V.as_float_array("num_replicas", num_replicas, low=1.0)
+        atomic = V.as_float_array("atomic_bsz", atomic_bsz, low=0.0, low_open=True)
+        accum = V.as_float_array("accum_steps", accum_steps, low=0.0)
+        try:
+            shape = np.broadcast_shapes(nodes.shape, replicas.shape, atomic.shape, accum.shape)
+        except ValueError:
+            raise ValueError(
+                "num_nodes, num_replicas, atomic_bsz and accum_steps have shapes "
+                f"{nodes.shape}, {replicas.shape}, {atomic.shape}, {accum.shape} "
+                "that do not broadcast"
+            ) from None
+        flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (nodes, replicas, atomic, accum)]
+        if np.any(flat[0] > flat[1]):
+            raise ValueError("num_nodes must be <= num_replicas")
+        scalar = all(np.ndim(a) == 0 for a in (num_nodes, num_replicas, atomic_bsz, accum_steps))
+        return flat, shape, scalar
+
+    def evaluate(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+        """Goodput (useful samples per second) of the given configurations.
+
+        Parameters
+        ----------
+        num_nodes, num_replicas : int or array_like
+            Nodes used and replicas placed (``1 <= num_nodes <= num_replicas``).
+        atomic_bsz : int or array_like
+            Per-replica micro-batch size (positive).
+        accum_steps : int or array_like
+            Gradient-accumulation steps per optimizer step (>= 0).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A Python float for scalar input, else an array of the broadcast shape.
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf/out-of-range input, non-broadcasting shapes, or a total batch size
+            ``num_replicas * atomic_bsz * (accum_steps + 1)`` below ``init_batch_size``.
+        """
+        (n, r, a, s), shape, scalar = self._broadcast4(num_nodes, num_replicas, atomic_bsz, accum_steps)
+        if np.any(r * a * (s + 1.0) < self._init):
+            raise ValueError(
+                "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be "
+                f">= init_batch_size ({self._init_batch_size})"
+            )
+        out = np.empty(n.shape[0], dtype=np.float64)
+        with parallel_region():
+            K.goodput_kernel(self._perf, self._sqr, self._var, self._init, n, r, a, s, out)
+        return float(out[0]) if scalar else out.reshape(shape)
+
+    def throughput(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+        """Samples processed per second, ignoring statistical efficiency.
+
+        Same parameters and shape rules as :meth:`evaluate` (no batch-size floor).
+        """
+        (n, r, a, s), shape, scalar = self._broadcast4(num_nodes, num_replicas, atomic_bsz, accum_steps)
+        out = np.empty(n.shape[0], dtype=np.float64)
+        with parallel_region():
+            K.throughput_kernel(self._perf, n, r, a, s, out)
+        return float(out[0]) if scalar else out.reshape(shape)
+
+    def efficiency(self, batch_size):
+        """Statistical efficiency in (0, 1] of total batch size(s) ``batch_size`` (> 0)."""
+        if _is_plain_scalar(batch_size):
+            b = V.check_finite_scalar("batch_size", batch_size, low=0.0, low_open=True)
+            return float(K.efficiency(self._sqr, self._var, self._init, b))
+        arr = V.as_float_array("batch_size", batch_size, low=0.0, low_open=True)
+        out = np.empty(arr.size, dtype=np.float64)
+        with parallel_region():
+            K.efficiency_kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
+        return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    # -- batch-size optimisation -----------------------------------------------------------
+    def _grid_bounds(self, max_batch_size, atomic_bsz_range):
+        if max_batch_size is None:
+            max_bsz = self._init
+        else:
+            max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True)
+        if self._init > max_bsz:
+            raise ValueError(
+                f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})"
+            )
+        if atomic_bsz_range is None:
+            lo = hi = None
+        else:
+            try:
+                lo, hi = atomic_bsz_range
+            except (TypeError, ValueError):
+                raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
+        # AdaptDL treats a falsy bound (None or 0) as "unbounded".
+        min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, low=0.0, low_open=True)
+        max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, low=0.0, low_open=True)
+        if min_atomic > max_atomic:
+            raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
+        return max_bsz, min_atomic, max_atomic
+
+    def optimize(self, num_nodes, num_replicas, max_batch_size=None, atomic_bsz_range=None, accumulation=False):
+        """Best goodput over total batch sizes for each (num_nodes, num_replicas).
+
+        Searches 50 geometrically spaced total batch sizes between
+        ``max(init_batch_size, min_atomic_bsz * num_replicas)`` and ``max_batch_size``
+        (AdaptDL's grid and rules, including at least one accumulation step for a single
+        replica above the initial batch size when ``accumulation`` is on).
+
+        Parameters
+        ----------
+        num_nodes, num_replicas : int or array_like of int
+            ``1 <= num_nodes <= num_replicas``; broadcast against each other.
+        max_batch_size : float, optional
+            Largest total batch size; defaults to ``init_batch_size``.
+        atomic_bsz_range : (min, max), optional
+            Bounds on the per-replica micro-batch; ``None``/0 entries mean unbounded.
+        accumulation : bool
+            Whether gradient accumulation may be used.
+
+        Returns
+        -------
+        goodput, atomic_bsz, accum_steps
+            Python scalars for scalar input, else arrays of the broadcast shape
+            (float64, int64, int64). Configurations with no valid batch size get goodput 0.
+        """
+        max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
+        accumulation = bool(accumulation)
+        if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
+            # Scalar fast path: no array conversion, one serial kernel call.
+            n = V.check_int_scalar("num_nodes", num_nodes, low=1)
+            r = V.check_int_scalar("num_replicas", num_replicas, low=1)
+            if n > r:
+                raise ValueError(f"num_nodes ({n}) must be <= num_replicas ({r})")
+            g, a, s = K.best_config(
+                self._perf, self._sqr, self._var, self._init, n > 1, r, max_bsz, min_atomic, max_atomic, accumulation
+            )
+            return g, a, s
+        nodes = V.as_int_array("num_nodes", num_nodes, low=1)
+        replicas = V.as_int_array("num_replicas", num_replicas, low=1)
+        try:
+            shape = np.broadcast_shapes(nodes.shape, replicas.shape)
+        except ValueError:
+            raise ValueError(
+                f"num_nodes and num_replicas have shapes {nodes.shape} and {replicas.shape} that do not broadcast"
+            ) from None
+        nodes = np.ascontiguousarray(np.broadcast_to(nodes, shape)).reshape(-1)
+        replicas = np.ascontiguousarray(np.broadcast_to(replicas, shape)).reshape(-1)
+        if np.any(nodes > replicas):
+            raise ValueError("num_nodes must be <= num_replicas")
+        goodput, atomic, accum = self._optimize_flat(nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation)
+        if len(shape) == 0:
+            return float(goodput[0]), int(atomic[0]), int(accum[0])
+        return goodput.reshape(shape), atomic.reshape(shape), accum.reshape(shape)
+
+    def _optimize_flat(self, nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation):
+        """Grid search over validated flat int64 arrays; solves each distinct key once."""
+        size = nodes.shape[0]
+        max_rep = int(replicas.max())
+        args = (self._perf, self._sqr, self._var, self._init)
+        if max_rep <= 4 * size + 64:
+            key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
+        else:  # huge, sparse replica values: a direct-address table would be wasteful
+            key_of = None
+            key_multi, key_rep = nodes > 1, replicas
+        nk = key_rep.shape[0]
+        kg = np.empty(nk, dtype=np.float64)
+        ka = np.empty(nk, dtype=np.int64)
+        ks = np.empty(nk, dtype=np.int64)
+        with parallel_region():
+            K.optimize_keys_kernel(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            if key_of is None:
+                return kg, ka, ks
+            goodput = np.empty(size, dtype=np.float64)
+            atomic = np.empty(size, dtype=np.int64)
+            accum = np.empty(size, dtype=np.int64)
+            K.gather_kernel(key_of, kg, ka, ks, goodput, atomic, accum)
+        return goodput, atomic, accum

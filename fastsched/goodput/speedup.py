@@ -1,0 +1,217 @@
+"""``SpeedupFunction``: goodput of a placement relative to one replica on one node.
+
+Drop-in for ``adaptdl_sched.policy.speedup.SpeedupFunction``. Two paths:
+
+* ``goodput_fn`` is a fastsched :class:`~fastsched.goodput.GoodputFunction`: the speedup
+  depends on ``num_nodes`` only through ``num_nodes > 1``, so values live in a table
+  ``[2, R]`` indexed by (multi-node, replicas), filled lazily by the grid-search kernel for
+  exactly the keys asked for. There is no replica cliff (AdaptDL memoises only below 32).
+  :meth:`SpeedupFunction.table` exposes it to other kernels (the genetic search reads it).
+* any other object with AdaptDL's ``optimize`` signature (e.g. a ``Mock`` in AdaptDL's own
+  tests): AdaptDL's behaviour, memoising over ``(num_nodes, num_replicas) < mem_size``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from fastsched import _validate as V
+from fastsched._jit import parallel_region
+from fastsched.goodput import _kernels as K
+from fastsched.goodput.model import GoodputFunction
+
+__all__ = ["SpeedupFunction"]
+
+
+class SpeedupFunction:
+    """Speedup of ``(num_nodes, num_replicas)`` over ``(1, 1)`` at the best batch size.
+
+    Parameters
+    ----------
+    goodput_fn : GoodputFunction or object with ``optimize``
+        The job's goodput model.
+    max_batch_size : float, optional
+        Largest total batch size the job accepts (default: its initial batch size).
+    atomic_bsz_range : (min, max), optional
+        Per-replica micro-batch bounds.
+    accumulation : bool
+        Whether gradient accumulation is allowed.
+    mem_size : int
+        Memo size for a generic ``goodput_fn`` (AdaptDL's semantics); the fast path has no
+        such limit.
+
+    Notes
+    -----
+    ``speedup(0, 0) == 0``. Calls are thread-safe: concurrent fills write identical values.
+    """
+
+    def __init__(self, goodput_fn, max_batch_size=None, atomic_bsz_range=None, accumulation=False, mem_size=32):
+        if not hasattr(goodput_fn, "optimize"):
+            raise TypeError("goodput_fn must have an optimize(num_nodes, num_replicas, ...) method")
+        self._goodput_fn = goodput_fn
+        self._max_batch_size = max_batch_size
+        self._atomic_bsz_range = atomic_bsz_range
+        self._accumulation = accumulation
+        self._mem_size = V.check_int_scalar("mem_size", mem_size, low=1)
+        self._lock = threading.Lock()
+        self._fast = isinstance(goodput_fn, GoodputFunction)
+        base, _, _ = goodput_fn.optimize(
+            num_nodes=1,
+            num_replicas=1,
+            max_batch_size=max_batch_size,
+            atomic_bsz_range=atomic_bsz_range,
+            accumulation=accumulation,
+        )
+        self._base_goodput = base
+        if self._fast:
+            if not base > 0.0:
+                raise ValueError(
+                    "goodput at (1 node, 1 replica) is 0: no batch size is valid for one replica "
+                    f"with atomic_bsz_range={atomic_bsz_range!r}, max_batch_size={max_batch_size!r}"
+                )
+            self._bounds = goodput_fn._grid_bounds(max_batch_size, atomic_bsz_range)
+            self._table = np.zeros((2, 65), dtype=np.float64)
+            self._filled = np.zeros((2, 65), dtype=np.bool_)
+            self._filled[:, 0] = True  # zero replicas: speedup 0
+        else:
+            self._mem_speedup = -np.ones((self._mem_size, self._mem_size))
+            self._mem_speedup[0, 0] = 0.0
+
+    @property
+    def goodput_fn(self):
+        """The underlying goodput model."""
+        return self._goodput_fn
+
+    @property
+    def base_goodput(self) -> float:
+        """Best goodput at one node, one replica (the speedup denominator)."""
+        return float(self._base_goodput)
+
+    @property
+    def is_tabulated(self) -> bool:
+        """True when backed by a fastsched GoodputFunction (table fast path)."""
+        return self._fast
+
+    def __reduce__(self):
+        return (
+            SpeedupFunction,
+            (self._goodput_fn, self._max_batch_size, self._atomic_bsz_range, self._accumulation, self._mem_size),
+        )
+
+    # -- fast path -------------------------------------------------------------------------
+    def _ensure(self, want_multi: np.ndarray, want_rep: np.ndarray, max_rep: int) -> np.ndarray:
+        """Make sure the table holds every wanted key; return the table."""
+        with self._lock:
+            if max_rep >= self._table.shape[1]:
+                cap = max(max_rep + 1, 2 * self._table.shape[1])
+                table = np.zeros((2, cap), dtype=np.float64)
+                filled = np.zeros((2, cap), dtype=np.bool_)
+                table[:, : self._table.shape[1]] = self._table
+                filled[:, : self._filled.shape[1]] = self._filled
+                self._table, self._filled = table, filled
+            table, filled = self._table, self._filled
+            g = self._goodput_fn
+            max_bsz, lo, hi = self._bounds
+            with parallel_region():
+                K.fill_table_kernel(
+                    g._perf,
+                    g._sqr,
+                    g._var,
+                    g._init,
+                    max_bsz,
+                    lo,
+                    hi,
+                    bool(self._accumulation),
+                    float(self._base_goodput),
+                    table,
+                    filled,
+                    want_multi,
+                    want_rep,
+                )
+        return table
+
+    def table(self, max_replicas: int) -> np.ndarray:
+        """Speedup table covering replicas ``0..max_replicas``.
+
+        Returns a read-only float64 array ``T`` of shape ``(2, max_replicas + 1)`` (or wider):
+        ``T[0, r]`` is the speedup of ``r`` replicas on one node, ``T[1, r]`` of ``r`` replicas
+        spread over more than one node; ``T[:, 0] == 0``. Only for a fastsched goodput model.
+        """
+        if not self._fast:
+            raise TypeError("table() needs a fastsched GoodputFunction; call the function instead")
+        max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0)
+        reps = np.arange(max_replicas + 1, dtype=np.int64)
+        multi = np.concatenate([np.zeros(max_replicas + 1, np.bool_), np.ones(max_replicas + 1, np.bool_)])
+        table = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
+        view = table[:, : max_replicas + 1]
+        view.flags.writeable = False
+        return view
+
+    # -- call ------------------------------------------------------------------------------
+    def __call__(self, num_nodes, num_replicas):
+        """Speedup of the given placements (scalar or broadcast arrays).
+
+        Requires ``0 <= num_nodes <= num_replicas`` and ``num_nodes == 0`` exactly when
+        ``num_replicas == 0``. Returns a float for scalar input, else an array.
+        """
+        scalar = np.ndim(num_nodes) == 0 and np.ndim(num_replicas) == 0
+        nodes = V.as_int_array("num_nodes", num_nodes, low=0)
+        replicas = V.as_int_array("num_replicas", num_replicas, low=0)
+        try:
+            shape = np.broadcast_shapes(nodes.shape, replicas.shape)
+        except ValueError:
+            raise ValueError(
+                f"num_nodes and num_replicas have shapes {nodes.shape} and {replicas.shape} that do not broadcast"
+            ) from None
+        nodes = np.ascontiguousarray(np.broadcast_to(nodes, shape)).reshape(-1)
+        replicas = np.ascontiguousarray(np.broadcast_to(replicas, shape)).reshape(-1)
+        if np.any(nodes > replicas):
+            raise ValueError("num_nodes must be <= num_replicas")
+        if np.any((nodes > 0) != (replicas > 0)):
+            raise ValueError("num_nodes must be 0 exactly when num_replicas is 0")
+        if self._fast:
+            out = self._call_fast(nodes, replicas)
+        else:
+            out = self._call_generic(nodes, replicas)
+        return float(out[0]) if scalar else out.reshape(shape)
+
+    def _call_fast(self, nodes, replicas):
+        max_rep = int(replicas.max())
+        table, filled = self._table, self._filled
+        if max_rep >= table.shape[1] or not self._all_filled(nodes, replicas, filled):
+            key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
+            table = self._ensure(key_multi, key_rep, max_rep)
+        out = np.empty(nodes.shape[0], dtype=np.float64)
+        K.lookup_kernel(table, nodes, replicas, out)
+        return out
+
+    @staticmethod
+    def _all_filled(nodes, replicas, filled) -> bool:
+        return bool(filled[(nodes > 1).astype(np.intp), replicas].all())
+
+    def _call_generic(self, nodes, replicas):
+        # AdaptDL's algorithm, kept for arbitrary goodput models (it is what their tests pin).
+        speedup = -np.ones(nodes.shape[0])
+        mem = self._mem_speedup
+        idx = (replicas < self._mem_size) & (nodes < self._mem_size)
+        speedup[idx] = mem[nodes[idx], replicas[idx]]
+        missing = speedup < 0
+        if np.count_nonzero(missing) > 0:
+            (mn, mr), inverse = np.unique(np.stack([nodes[missing], replicas[missing]]), axis=1, return_inverse=True)
+            goodput, _, _ = self._goodput_fn.optimize(
+                mn,
+                mr,
+                max_batch_size=self._max_batch_size,
+                atomic_bsz_range=self._atomic_bsz_range,
+                accumulation=self._accumulation,
+            )
+            goodput = np.asarray(goodput, dtype=np.float64).reshape(-1)
+            values = goodput / self._base_goodput
+            keep = (mr < self._mem_size) & (mn < self._mem_size)
+            mem[mn[keep], mr[keep]] = values[keep]
+            speedup[missing] = values[np.asarray(inverse).reshape(-1)]
+        if not np.all(speedup >= 0):
+            raise ValueError("goodput_fn.optimize returned a negative or NaN goodput")
+        return speedup

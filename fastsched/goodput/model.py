@@ -238,8 +238,10 @@ class GoodputFunction:
         # AdaptDL treats a falsy bound (None or 0) as "unbounded".
         min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, low=0.0, low_open=True)
         max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, low=0.0, low_open=True)
-        if min_atomic > max_atomic:
+        if lo and hi and min_atomic > max_atomic:
             raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
+        # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
+        # batch size is then valid and the grid search reports goodput 0.
         return max_bsz, min_atomic, max_atomic
 
     def optimize(self, num_nodes, num_replicas, max_batch_size=None, atomic_bsz_range=None, accumulation=False):

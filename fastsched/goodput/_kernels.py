@@ -263,3 +263,183 @@ def lookup_kernel(table, nodes, replicas, out):
             out[i] = 0.0
         else:
             out[i] = table[1 if nodes[i] > 1 else 0, r]
+
+
+# Status codes of the fused check-and-compute kernels (0 = success).
+OK = 0
+BAD_NODES = 1  # num_nodes < 1, > num_replicas, or not finite
+BAD_REPLICAS = 2  # num_replicas < 1 or not finite
+BAD_ATOMIC = 3  # atomic_bsz <= 0 or not finite
+BAD_ACCUM = 4  # accum_steps < 0 or not finite
+BAD_BATCH = 5  # total batch below init_batch_size
+MISSING = 6  # a table entry is not filled yet
+ZERO_MISMATCH = 7  # num_nodes == 0 but num_replicas > 0, or vice versa
+
+# Direct-address tables are used only when they are small relative to the input.
+_TABLE_LIMIT = 1 << 20
+
+
+@pjit
+def _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, check_batch):
+    """Validate all inputs (parallel reduction); also report whether tables can be used.
+
+    Returns ``(status, max_replicas, atomic_min, atomic_max, integral)`` where ``integral``
+    says that replicas and atomic_bsz are all integers (so they can index tables).
+    """
+    n = nodes.shape[0]
+    max_rep = 0.0
+    a_min = np.inf
+    a_max = -np.inf
+    bad = 0
+    fractional = 0
+    for i in prange(n):
+        r = float(replicas[i])
+        a = float(atomic_bsz[i])
+        nd = float(nodes[i])
+        s = float(accum_steps[i])
+        ok = r >= 1.0 and r < np.inf and nd >= 1.0 and nd <= r and a > 0.0 and a < np.inf
+        ok = ok and s >= 0.0 and s < np.inf and not (check_batch and r * a * (s + 1.0) < init_bsz)
+        if not ok:
+            bad += 1
+        if r != math.floor(r) or a != math.floor(a):
+            fractional += 1
+        max_rep = max(max_rep, r)
+        a_min = min(a_min, a)
+        a_max = max(a_max, a)
+    if bad == 0:
+        return OK, max_rep, a_min, a_max, fractional == 0
+    # Slow path only on error: find the first offending element and name its field.
+    for i in range(n):
+        r = float(replicas[i])
+        a = float(atomic_bsz[i])
+        nd = float(nodes[i])
+        s = float(accum_steps[i])
+        if not (r >= 1.0 and r < np.inf):
+            return BAD_REPLICAS, 0.0, 0.0, 0.0, False
+        if not (nd >= 1.0 and nd <= r):
+            return BAD_NODES, 0.0, 0.0, 0.0, False
+        if not (a > 0.0 and a < np.inf):
+            return BAD_ATOMIC, 0.0, 0.0, 0.0, False
+        if not (s >= 0.0 and s < np.inf):
+            return BAD_ACCUM, 0.0, 0.0, 0.0, False
+        if check_batch and r * a * (s + 1.0) < init_bsz:
+            return BAD_BATCH, 0.0, 0.0, 0.0, False
+    return BAD_NODES, 0.0, 0.0, 0.0, False  # unreachable (NaN in nodes handled above)
+
+
+@pjit
+def _elementwise_kernel(
+    perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, use_tables, max_rep, a_min, a_max, out
+):
+    gamma = perf[6]
+    inv_gamma = 1.0 / gamma
+    if use_tables:
+        # x**gamma is the costly part; on integer inputs it is tabulated once per distinct value.
+        r_hi = int(max_rep)
+        net_pow = np.empty((2, r_hi + 1))
+        for r in prange(r_hi + 1):
+            net_pow[0, r] = network_time(perf, False, float(r)) ** gamma
+            net_pow[1, r] = network_time(perf, True, float(r)) ** gamma
+        lo = int(a_min)
+        acc_pow = np.empty(int(a_max) - lo + 1)
+        for k in prange(acc_pow.shape[0]):
+            acc_pow[k] = (perf[0] + perf[1] * (lo + k)) ** gamma
+        # When the input repeats (multi-node, replicas, atomic) keys many times over, also
+        # tabulate the optimizer-step time itself (its 1/gamma power is the remaining cost).
+        n_atomic = acc_pow.shape[0]
+        full = 2 * (r_hi + 1) * n_atomic * 4 <= out.shape[0]
+        rows = 2 * (r_hi + 1) if full else 0
+        optim_tab = np.empty((rows, n_atomic))
+        for row in prange(rows):
+            m = row // (r_hi + 1)
+            r = row - m * (r_hi + 1)
+            for k in range(n_atomic):
+                optim_tab[row, k] = (acc_pow[k] + net_pow[m, r]) ** inv_gamma
+        for i in prange(out.shape[0]):
+            r = float(replicas[i])
+            a = float(atomic_bsz[i])
+            s = float(accum_steps[i])
+            accum_time = perf[0] + perf[1] * a
+            m = 1 if nodes[i] > 1 else 0
+            if full:
+                optim_time = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
+            else:
+                optim_time = (acc_pow[int(a) - lo] + net_pow[m, int(r)]) ** inv_gamma
+            v = r * a * (s + 1.0) / (s * accum_time + optim_time)
+            if with_eff:
+                v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
+            out[i] = v
+    else:
+        for i in prange(out.shape[0]):
+            r = float(replicas[i])
+            a = float(atomic_bsz[i])
+            s = float(accum_steps[i])
+            accum_time = perf[0] + perf[1] * a
+            net = network_time(perf, nodes[i] > 1, r) ** gamma
+            v = step_throughput(perf, accum_time, net, r, a, s)
+            if with_eff:
+                v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
+            out[i] = v
+
+
+def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
+    """Validate and compute throughput (or goodput, ``with_eff``) elementwise.
+
+    The four inputs are flat arrays, either all int64 or all float64 (two compiled
+    specialisations). Returns a status code; ``out`` is valid only when it is ``OK``.
+    """
+    status, max_rep, a_min, a_max, integral = _scan_inputs(
+        nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff
+    )
+    if status != OK:
+        return status
+    n = out.shape[0]
+    limit = min(_TABLE_LIMIT, 4 * n)
+    use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit
+    _elementwise_kernel(
+        perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, use_tables, max_rep, a_min, a_max, out
+    )
+    return OK
+
+
+@jit
+def checked_lookup(table, filled, nodes, replicas, out):
+    """Validate (nodes, replicas) pairs and read speedups from the table in one pass.
+
+    Returns ``OK``, ``MISSING`` (some key is not in the table yet) or an error code.
+    """
+    width = table.shape[1]
+    missing = False
+    for i in range(out.shape[0]):
+        nd = nodes[i]
+        r = replicas[i]
+        if r < 0:
+            return BAD_REPLICAS
+        if nd < 0 or nd > r:
+            return BAD_NODES
+        if (nd == 0) != (r == 0):
+            return ZERO_MISMATCH
+        if r == 0:
+            out[i] = 0.0
+            continue
+        m = 1 if nd > 1 else 0
+        if r >= width or not filled[m, r]:
+            missing = True
+            continue
+        out[i] = table[m, r]
+    return MISSING if missing else OK
+
+
+@jit
+def check_pairs(nodes, replicas):
+    """Validate (nodes, replicas) pairs for a speedup query; returns a status code."""
+    for i in range(nodes.shape[0]):
+        nd = nodes[i]
+        r = replicas[i]
+        if r < 0:
+            return BAD_REPLICAS
+        if nd < 0 or nd > r:
+            return BAD_NODES
+        if (nd == 0) != (r == 0):
+            return ZERO_MISMATCH
+    return OK

@@ -45,8 +45,8 @@ gamma : overlap between compute and communication, in [1, 10] (1 = none, 10 ~ pe
 GradParams = collections.namedtuple("GradParams", ["sqr", "var"])
 GradParams.__doc__ = """Gradient statistics: squared gradient norm ``sqr`` and variance ``var``."""
 
-# Below this many configurations a parallel launch costs more than it saves.
-_SERIAL_BELOW = 2048
+# Entries kept by each per-instance memo before it is cleared (bounded state).
+_MEMO_SIZE = 4096
 
 
 def _check_perf_params(perf_params) -> np.ndarray:
@@ -82,6 +82,27 @@ def _check_grad_params(grad_params) -> tuple[float, float]:
     return sqr, var
 
 
+_ELEMENTWISE_ERRORS = {
+    K.BAD_NODES: "num_nodes must be finite and 1 <= num_nodes <= num_replicas",
+    K.BAD_REPLICAS: "num_replicas must be finite and >= 1",
+    K.BAD_ATOMIC: "atomic_bsz must be finite and > 0",
+    K.BAD_ACCUM: "accum_steps must be finite and >= 0",
+    K.BAD_BATCH: "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be >= init_batch_size ({init})",
+}
+
+
+def _real_array(name: str, value) -> np.ndarray:
+    """``np.asarray`` that accepts only non-empty real (int/float) data."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, got {type(value).__name__}")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return arr
+
+
 def _is_plain_scalar(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
@@ -103,7 +124,17 @@ class GoodputFunction:
     Instances are immutable after construction and safe to share between threads.
     """
 
-    __slots__ = ("_perf_params", "_grad_params", "_init_batch_size", "_perf", "_sqr", "_var", "_init")
+    __slots__ = (
+        "_perf_params",
+        "_grad_params",
+        "_init_batch_size",
+        "_perf",
+        "_sqr",
+        "_var",
+        "_init",
+        "_bounds_cache",
+        "_scalar_memo",
+    )
 
     def __init__(self, perf_params, grad_params, init_batch_size):
         self._perf = _check_perf_params(perf_params)
@@ -112,6 +143,10 @@ class GoodputFunction:
         self._perf_params = PerfParams(*(float(v) for v in self._perf))
         self._grad_params = GradParams(self._sqr, self._var)
         self._init_batch_size = init_batch_size
+        # Small bounded memos for the scalar path of optimize(): a scheduler's decision loop
+        # asks the same few questions every round. Keys hold only validated arguments.
+        self._bounds_cache = {}
+        self._scalar_memo = {}
 
     # -- read-only views -------------------------------------------------------------------
     @property
@@ -143,24 +178,30 @@ class GoodputFunction:
         """Alias of :meth:`evaluate`."""
         return self.evaluate(num_nodes, num_replicas, atomic_bsz, accum_steps)
 
-    def _broadcast4(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
-        nodes = V.as_float_array("num_nodes", num_nodes, low=1.0)
-        replicas = V.as_float_array("num_replicas", num_replicas, low=1.0)
-        atomic = V.as_float_array("atomic_bsz", atomic_bsz, low=0.0, low_open=True)
-        accum = V.as_float_array("accum_steps", accum_steps, low=0.0)
+    def _elementwise(self, num_nodes, num_replicas, atomic_bsz, accum_steps, with_efficiency):
+        """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
+        names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
+        raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
+        arrays = [_real_array(name, value) for name, value in zip(names, raw)]
+        shapes = [a.shape for a in arrays]
         try:
-            shape = np.broadcast_shapes(nodes.shape, replicas.shape, atomic.shape, accum.shape)
+            shape = np.broadcast_shapes(*shapes)
         except ValueError:
             raise ValueError(
-                "num_nodes, num_replicas, atomic_bsz and accum_steps have shapes "
-                f"{nodes.shape}, {replicas.shape}, {atomic.shape}, {accum.shape} "
-                "that do not broadcast"
+                f"num_nodes, num_replicas, atomic_bsz and accum_steps have shapes {shapes} that do not broadcast"
             ) from None
-        flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (nodes, replicas, atomic, accum)]
-        if np.any(flat[0] > flat[1]):
-            raise ValueError("num_nodes must be <= num_replicas")
-        scalar = all(np.ndim(a) == 0 for a in (num_nodes, num_replicas, atomic_bsz, accum_steps))
-        return flat, shape, scalar
+        # All-integer input stays int64 (no conversion copies); anything else becomes float64.
+        dtype = np.int64 if all(a.dtype.kind in "iu" for a in arrays) else np.float64
+        flat = [
+            np.ascontiguousarray(a if a.shape == shape else np.broadcast_to(a, shape), dtype=dtype).reshape(-1)
+            for a in arrays
+        ]
+        out = np.empty(flat[0].shape[0], dtype=np.float64)
+        with parallel_region():
+            status = K.elementwise(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
+        if status != K.OK:
+            raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
+        return float(out[0]) if len(shape) == 0 else out.reshape(shape)
 
     def evaluate(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
         """Goodput (useful samples per second) of the given configurations.
@@ -184,28 +225,17 @@ class GoodputFunction:
         ValueError
             On NaN/inf/out-of-range input, non-broadcasting shapes, or a total batch size
             ``num_replicas * atomic_bsz * (accum_steps + 1)`` below ``init_batch_size``.
+        TypeError
+            On non-numeric input.
         """
-        (n, r, a, s), shape, scalar = self._broadcast4(num_nodes, num_replicas, atomic_bsz, accum_steps)
-        if np.any(r * a * (s + 1.0) < self._init):
-            raise ValueError(
-                "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be "
-                f">= init_batch_size ({self._init_batch_size})"
-            )
-        out = np.empty(n.shape[0], dtype=np.float64)
-        with parallel_region():
-            K.goodput_kernel(self._perf, self._sqr, self._var, self._init, n, r, a, s, out)
-        return float(out[0]) if scalar else out.reshape(shape)
+        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, True)
 
     def throughput(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
         """Samples processed per second, ignoring statistical efficiency.
 
         Same parameters and shape rules as :meth:`evaluate` (no batch-size floor).
         """
-        (n, r, a, s), shape, scalar = self._broadcast4(num_nodes, num_replicas, atomic_bsz, accum_steps)
-        out = np.empty(n.shape[0], dtype=np.float64)
-        with parallel_region():
-            K.throughput_kernel(self._perf, n, r, a, s, out)
-        return float(out[0]) if scalar else out.reshape(shape)
+        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, False)
 
     def efficiency(self, batch_size):
         """Statistical efficiency in (0, 1] of total batch size(s) ``batch_size`` (> 0)."""
@@ -220,6 +250,21 @@ class GoodputFunction:
 
     # -- batch-size optimisation -----------------------------------------------------------
     def _grid_bounds(self, max_batch_size, atomic_bsz_range):
+        try:
+            key = (max_batch_size, None if atomic_bsz_range is None else tuple(atomic_bsz_range))
+            hit = self._bounds_cache.get(key)
+        except TypeError:  # unhashable or not a sequence: validate the slow way
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        bounds = self._check_grid_bounds(max_batch_size, atomic_bsz_range)
+        if key is not None:
+            if len(self._bounds_cache) >= _MEMO_SIZE:
+                self._bounds_cache.clear()
+            self._bounds_cache[key] = bounds
+        return bounds
+
+    def _check_grid_bounds(self, max_batch_size, atomic_bsz_range):
         if max_batch_size is None:
             max_bsz = self._init
         else:
@@ -272,15 +317,23 @@ class GoodputFunction:
         max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
         accumulation = bool(accumulation)
         if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
-            # Scalar fast path: no array conversion, one serial kernel call.
+            # Scalar fast path: no array conversion, one serial kernel call, memoised on the
+            # validated (multi-node, replicas, bounds) key since the result depends on nothing else.
             n = V.check_int_scalar("num_nodes", num_nodes, low=1)
             r = V.check_int_scalar("num_replicas", num_replicas, low=1)
             if n > r:
                 raise ValueError(f"num_nodes ({n}) must be <= num_replicas ({r})")
-            g, a, s = K.best_config(
+            key = (n > 1, r, max_bsz, min_atomic, max_atomic, accumulation)
+            hit = self._scalar_memo.get(key)
+            if hit is not None:
+                return hit
+            result = K.best_config(
                 self._perf, self._sqr, self._var, self._init, n > 1, r, max_bsz, min_atomic, max_atomic, accumulation
             )
-            return g, a, s
+            if len(self._scalar_memo) >= _MEMO_SIZE:
+                self._scalar_memo.clear()
+            self._scalar_memo[key] = result
+            return result
         nodes = V.as_int_array("num_nodes", num_nodes, low=1)
         replicas = V.as_int_array("num_replicas", num_replicas, low=1)
         try:

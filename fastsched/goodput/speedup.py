@@ -24,6 +24,12 @@ from fastsched.goodput.model import GoodputFunction
 
 __all__ = ["SpeedupFunction"]
 
+_LOOKUP_ERRORS = {
+    K.BAD_NODES: "num_nodes must satisfy 0 <= num_nodes <= num_replicas",
+    K.BAD_REPLICAS: "num_replicas must be >= 0",
+    K.ZERO_MISMATCH: "num_nodes must be 0 exactly when num_replicas is 0",
+}
+
 
 class SpeedupFunction:
     """Speedup of ``(num_nodes, num_replicas)`` over ``(1, 1)`` at the best batch size.
@@ -72,9 +78,11 @@ class SpeedupFunction:
                     f"with atomic_bsz_range={atomic_bsz_range!r}, max_batch_size={max_batch_size!r}"
                 )
             self._bounds = goodput_fn._grid_bounds(max_batch_size, atomic_bsz_range)
-            self._table = np.zeros((2, 65), dtype=np.float64)
-            self._filled = np.zeros((2, 65), dtype=np.bool_)
-            self._filled[:, 0] = True  # zero replicas: speedup 0
+            table = np.zeros((2, 65), dtype=np.float64)
+            filled = np.zeros((2, 65), dtype=np.bool_)
+            filled[:, 0] = True  # zero replicas: speedup 0
+            # (table, filled) live in one tuple so readers never see a mismatched pair.
+            self._state = (table, filled)
         else:
             self._mem_speedup = -np.ones((self._mem_size, self._mem_size))
             self._mem_speedup[0, 0] = 0.0
@@ -101,17 +109,17 @@ class SpeedupFunction:
         )
 
     # -- fast path -------------------------------------------------------------------------
-    def _ensure(self, want_multi: np.ndarray, want_rep: np.ndarray, max_rep: int) -> np.ndarray:
-        """Make sure the table holds every wanted key; return the table."""
+    def _ensure(self, want_multi: np.ndarray, want_rep: np.ndarray, max_rep: int):
+        """Make sure the table holds every wanted key; return ``(table, filled)``."""
         with self._lock:
-            if max_rep >= self._table.shape[1]:
-                cap = max(max_rep + 1, 2 * self._table.shape[1])
-                table = np.zeros((2, cap), dtype=np.float64)
-                filled = np.zeros((2, cap), dtype=np.bool_)
-                table[:, : self._table.shape[1]] = self._table
-                filled[:, : self._filled.shape[1]] = self._filled
-                self._table, self._filled = table, filled
-            table, filled = self._table, self._filled
+            table, filled = self._state
+            if max_rep >= table.shape[1]:
+                cap = max(max_rep + 1, 2 * table.shape[1])
+                new_table = np.zeros((2, cap), dtype=np.float64)
+                new_filled = np.zeros((2, cap), dtype=np.bool_)
+                new_table[:, : table.shape[1]] = table
+                new_filled[:, : filled.shape[1]] = filled
+                table, filled = new_table, new_filled
             g = self._goodput_fn
             max_bsz, lo, hi = self._bounds
             with parallel_region():
@@ -130,7 +138,8 @@ class SpeedupFunction:
                     want_multi,
                     want_rep,
                 )
-        return table
+            self._state = (table, filled)
+        return table, filled
 
     def table(self, max_replicas: int) -> np.ndarray:
         """Speedup table covering replicas ``0..max_replicas``.
@@ -144,7 +153,7 @@ class SpeedupFunction:
         max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0)
         reps = np.arange(max_replicas + 1, dtype=np.int64)
         multi = np.concatenate([np.zeros(max_replicas + 1, np.bool_), np.ones(max_replicas + 1, np.bool_)])
-        table = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
+        table, _ = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
         view = table[:, : max_replicas + 1]
         view.flags.writeable = False
         return view
@@ -156,40 +165,36 @@ class SpeedupFunction:
         Requires ``0 <= num_nodes <= num_replicas`` and ``num_nodes == 0`` exactly when
         ``num_replicas == 0``. Returns a float for scalar input, else an array.
         """
-        scalar = np.ndim(num_nodes) == 0 and np.ndim(num_replicas) == 0
-        nodes = V.as_int_array("num_nodes", num_nodes, low=0)
-        replicas = V.as_int_array("num_replicas", num_replicas, low=0)
-        try:
-            shape = np.broadcast_shapes(nodes.shape, replicas.shape)
-        except ValueError:
-            raise ValueError(
-                f"num_nodes and num_replicas have shapes {nodes.shape} and {replicas.shape} that do not broadcast"
-            ) from None
-        nodes = np.ascontiguousarray(np.broadcast_to(nodes, shape)).reshape(-1)
-        replicas = np.ascontiguousarray(np.broadcast_to(replicas, shape)).reshape(-1)
-        if np.any(nodes > replicas):
-            raise ValueError("num_nodes must be <= num_replicas")
-        if np.any((nodes > 0) != (replicas > 0)):
-            raise ValueError("num_nodes must be 0 exactly when num_replicas is 0")
-        if self._fast:
-            out = self._call_fast(nodes, replicas)
-        else:
-            out = self._call_generic(nodes, replicas)
-        return float(out[0]) if scalar else out.reshape(shape)
-
-    def _call_fast(self, nodes, replicas):
-        max_rep = int(replicas.max())
-        table, filled = self._table, self._filled
-        if max_rep >= table.shape[1] or not self._all_filled(nodes, replicas, filled):
-            key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
-            table = self._ensure(key_multi, key_rep, max_rep)
+        nodes = V.as_int_array("num_nodes", num_nodes)
+        replicas = V.as_int_array("num_replicas", num_replicas)
+        shape = nodes.shape
+        if replicas.shape != shape:
+            try:
+                shape = np.broadcast_shapes(nodes.shape, replicas.shape)
+            except ValueError:
+                raise ValueError(
+                    f"num_nodes and num_replicas have shapes {nodes.shape} and {replicas.shape} that do not broadcast"
+                ) from None
+            nodes = np.broadcast_to(nodes, shape)
+            replicas = np.broadcast_to(replicas, shape)
+        nodes = np.ascontiguousarray(nodes).reshape(-1)
+        replicas = np.ascontiguousarray(replicas).reshape(-1)
         out = np.empty(nodes.shape[0], dtype=np.float64)
-        K.lookup_kernel(table, nodes, replicas, out)
-        return out
-
-    @staticmethod
-    def _all_filled(nodes, replicas, filled) -> bool:
-        return bool(filled[(nodes > 1).astype(np.intp), replicas].all())
+        if self._fast:
+            table, filled = self._state  # one read: the pair is swapped atomically on growth
+            status = K.checked_lookup(table, filled, nodes, replicas, out)
+            if status == K.MISSING:
+                _, key_multi, key_rep = K.dedupe_keys(nodes, replicas, int(replicas.max()))
+                table, filled = self._ensure(key_multi, key_rep, int(replicas.max()))
+                status = K.checked_lookup(table, filled, nodes, replicas, out)
+            if status != K.OK:
+                raise ValueError(_LOOKUP_ERRORS[status])
+        else:
+            status = K.check_pairs(nodes, replicas)
+            if status != K.OK:
+                raise ValueError(_LOOKUP_ERRORS[status])
+            out = self._call_generic(nodes, replicas)
+        return float(out[0]) if len(shape) == 0 else out.reshape(shape)
 
     def _call_generic(self, nodes, replicas):
         # AdaptDL's algorithm, kept for arbitrary goodput models (it is what their tests pin).

@@ -22,7 +22,13 @@ def load_api(name):
     if name == "fastsched":
         import fastsched as api
 
-        return api.GoodputFunction, api.PerfParams, api.GradParams, api.fit_perf_params, api.SpeedupFunction
+        return (
+            api.GoodputFunction,
+            api.PerfParams,
+            api.GradParams,
+            api.fit_perf_params,
+            api.SpeedupFunction,
+        )
     from adaptdl.goodput import GoodputFunction, GradParams, PerfParams, fit_perf_params
     from adaptdl_sched.policy.speedup import SpeedupFunction
 
@@ -96,8 +102,17 @@ def main():
         samples.append(((time.perf_counter() - t0) / reps, (time.process_time() - c0) / reps))
     wall = sorted(s[0] for s in samples)
     cpu = sorted(s[1] for s in samples)
-    print(json.dumps({"first_call_s": first, "median_s": wall[len(wall) // 2], "median_cpu_s": cpu[len(cpu) // 2],
-                      "samples": len(samples), "reps": reps}))
+    print(
+        json.dumps(
+            {
+                "first_call_s": first,
+                "median_s": wall[len(wall) // 2],
+                "median_cpu_s": cpu[len(cpu) // 2],
+                "samples": len(samples),
+                "reps": reps,
+            }
+        )
+    )
     sys.stdout.flush()
 
 

@@ -23,7 +23,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ["optimize_scalar", "optimize_1e5", "evaluate_1e6", "fit_20", "speedup_1000"]
-FLOORS = {"optimize_scalar": 50, "optimize_1e5": 30, "evaluate_1e6": 10, "fit_20": 20, "speedup_1000": 100}
+FLOORS = {
+    "optimize_scalar": 50,
+    "optimize_1e5": 30,
+    "evaluate_1e6": 10,
+    "fit_20": 20,
+    "speedup_1000": 100,
+}
 
 
 def run_worker(python: str, api: str, workload: str, seconds: float) -> dict:
@@ -31,7 +37,16 @@ def run_worker(python: str, api: str, workload: str, seconds: float) -> dict:
     if api == "fastsched":
         env["PYTHONPATH"] = str(HERE.parent) + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(
-        [python, str(HERE / "_bench_worker.py"), "--api", api, "--workload", workload, "--seconds", str(seconds)],
+        [
+            python,
+            str(HERE / "_bench_worker.py"),
+            "--api",
+            api,
+            "--workload",
+            workload,
+            "--seconds",
+            str(seconds),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -56,8 +71,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", nargs="*", default=WORKLOADS, choices=WORKLOADS)
     args = ap.parse_args(argv)
     if not args.ref_python:
-        print("compare_adaptdl: no --ref-python given; skipping the side-by-side comparison "
-              "(build one with ../shared/ref/adaptdl/setup_ref.sh)")
+        print(
+            "compare_adaptdl: no --ref-python given; skipping the side-by-side comparison "
+            "(build one with ../shared/ref/adaptdl/setup_ref.sh)"
+        )
         return 0
     rows = []
     for workload in args.workloads:
@@ -68,15 +85,27 @@ def main(argv=None) -> int:
             fast.append(f)
             ref.append(r)
             ratios.append(r["median_s"] / f["median_s"])
-        rows.append((workload, statistics.median(x["median_s"] for x in ref),
-                     statistics.median(x["median_s"] for x in fast), statistics.median(ratios),
-                     min(ratios), max(ratios), statistics.median(x["first_call_s"] for x in fast)))
+        rows.append(
+            (
+                workload,
+                statistics.median(x["median_s"] for x in ref),
+                statistics.median(x["median_s"] for x in fast),
+                statistics.median(ratios),
+                min(ratios),
+                max(ratios),
+                statistics.median(x["first_call_s"] for x in fast),
+            )
+        )
         print(f"  done {workload}", file=sys.stderr)
-    print(f"{'workload':<17} {'adaptdl':>10} {'fastsched':>10} {'ratio':>8} {'(min-max)':>15} {'floor':>6} "
-          f"{'fs first call':>14}")
+    print(
+        f"{'workload':<17} {'adaptdl':>10} {'fastsched':>10} {'ratio':>8} {'(min-max)':>15} {'floor':>6} "
+        f"{'fs first call':>14}"
+    )
     for name, r, f, ratio, lo, hi, first in rows:
-        print(f"{name:<17} {fmt(r):>10} {fmt(f):>10} {ratio:>7.1f}x {f'{lo:.0f}-{hi:.0f}':>15} "
-              f"{FLOORS[name]:>5}x {fmt(first):>14}")
+        print(
+            f"{name:<17} {fmt(r):>10} {fmt(f):>10} {ratio:>7.1f}x {f'{lo:.0f}-{hi:.0f}':>15} "
+            f"{FLOORS[name]:>5}x {fmt(first):>14}"
+        )
     return 0
 
 

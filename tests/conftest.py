@@ -16,7 +16,11 @@ SHARED = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parent
 
 # CI: fewer examples but deterministic; locally: the default profile.
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -248,7 +248,16 @@ def fill_table_kernel(
         if filled[m, r]:
             continue
         g, _a, _s = best_config(
-            perf, grad_sqr, grad_var, init_bsz, m == 1, r, max_bsz, min_atomic, max_atomic, accumulation
+            perf,
+            grad_sqr,
+            grad_var,
+            init_bsz,
+            m == 1,
+            r,
+            max_bsz,
+            min_atomic,
+            max_atomic,
+            accumulation,
         )
         table[m, r] = g / base_goodput
         filled[m, r] = True
@@ -329,7 +338,20 @@ def _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, check_batch
 
 @pjit
 def _elementwise_kernel(
-    perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, use_tables, max_rep, a_min, a_max, out
+    perf,
+    grad_sqr,
+    grad_var,
+    init_bsz,
+    nodes,
+    replicas,
+    atomic_bsz,
+    accum_steps,
+    with_eff,
+    use_tables,
+    max_rep,
+    a_min,
+    a_max,
+    out,
 ):
     gamma = perf[6]
     inv_gamma = 1.0 / gamma
@@ -388,16 +410,27 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
     The four inputs are flat arrays, either all int64 or all float64 (two compiled
     specialisations). Returns a status code; ``out`` is valid only when it is ``OK``.
     """
-    status, max_rep, a_min, a_max, integral = _scan_inputs(
-        nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff
-    )
+    status, max_rep, a_min, a_max, integral = _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
     if status != OK:
         return status
     n = out.shape[0]
     limit = min(_TABLE_LIMIT, 4 * n)
     use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit
     _elementwise_kernel(
-        perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, use_tables, max_rep, a_min, a_max, out
+        perf,
+        grad_sqr,
+        grad_var,
+        init_bsz,
+        nodes,
+        replicas,
+        atomic_bsz,
+        accum_steps,
+        with_eff,
+        use_tables,
+        max_rep,
+        a_min,
+        a_max,
+        out,
     )
     return OK
 

@@ -8,7 +8,6 @@ kernel (:mod:`fastsched.goodput._fit_kernels`) and scipy's L-BFGS-B does the sea
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 
 from fastsched import _validate as V
 from fastsched.goodput._fit_kernels import objective_and_grad
@@ -67,6 +66,8 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
     ValueError
         Empty, mismatched, non-finite or non-positive observations.
     """
+    import scipy.optimize  # deferred: keeps `import fastsched` light for CLI start-up
+
     nodes, replicas, atomic, t_accum, t_optim = _observations(
         num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_step_time
     )

@@ -54,8 +54,7 @@ def _check_perf_params(perf_params) -> np.ndarray:
         values = tuple(perf_params)
     except TypeError:
         raise TypeError(
-            f"perf_params must be a PerfParams or a sequence of 7 numbers, "
-            f"got {type(perf_params).__name__}"
+            f"perf_params must be a PerfParams or a sequence of 7 numbers, got {type(perf_params).__name__}"
         ) from None
     if len(values) != 7:
         raise ValueError(f"perf_params must have 7 entries, got {len(values)}")
@@ -72,8 +71,7 @@ def _check_grad_params(grad_params) -> tuple[float, float]:
         values = tuple(grad_params)
     except TypeError:
         raise TypeError(
-            f"grad_params must be a GradParams or a pair of numbers, "
-            f"got {type(grad_params).__name__}"
+            f"grad_params must be a GradParams or a pair of numbers, got {type(grad_params).__name__}"
         ) from None
     if len(values) != 2:
         raise ValueError(f"grad_params must have 2 entries (sqr, var), got {len(values)}")
@@ -165,10 +163,7 @@ class GoodputFunction:
         return self._init_batch_size
 
     def __repr__(self) -> str:
-        return (
-            f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, "
-            f"{self._init_batch_size!r})"
-        )
+        return f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, {self._init_batch_size!r})"
 
     def __reduce__(self):
         return (GoodputFunction, (self._perf_params, self._grad_params, self._init_batch_size))
@@ -182,7 +177,7 @@ class GoodputFunction:
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
-        arrays = [_real_array(name, value) for name, value in zip(names, raw)]
+        arrays = [_real_array(name, value) for name, value in zip(names, raw, strict=True)]
         shapes = [a.shape for a in arrays]
         try:
             shape = np.broadcast_shapes(*shapes)
@@ -270,9 +265,7 @@ class GoodputFunction:
         else:
             max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True)
         if self._init > max_bsz:
-            raise ValueError(
-                f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})"
-            )
+            raise ValueError(f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})")
         if atomic_bsz_range is None:
             lo = hi = None
         else:
@@ -289,7 +282,14 @@ class GoodputFunction:
         # batch size is then valid and the grid search reports goodput 0.
         return max_bsz, min_atomic, max_atomic
 
-    def optimize(self, num_nodes, num_replicas, max_batch_size=None, atomic_bsz_range=None, accumulation=False):
+    def optimize(
+        self,
+        num_nodes,
+        num_replicas,
+        max_batch_size=None,
+        atomic_bsz_range=None,
+        accumulation=False,
+    ):
         """Best goodput over total batch sizes for each (num_nodes, num_replicas).
 
         Searches 50 geometrically spaced total batch sizes between
@@ -328,7 +328,16 @@ class GoodputFunction:
             if hit is not None:
                 return hit
             result = K.best_config(
-                self._perf, self._sqr, self._var, self._init, n > 1, r, max_bsz, min_atomic, max_atomic, accumulation
+                self._perf,
+                self._sqr,
+                self._var,
+                self._init,
+                n > 1,
+                r,
+                max_bsz,
+                min_atomic,
+                max_atomic,
+                accumulation,
             )
             if len(self._scalar_memo) >= _MEMO_SIZE:
                 self._scalar_memo.clear()

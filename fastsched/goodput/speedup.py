@@ -53,7 +53,14 @@ class SpeedupFunction:
     ``speedup(0, 0) == 0``. Calls are thread-safe: concurrent fills write identical values.
     """
 
-    def __init__(self, goodput_fn, max_batch_size=None, atomic_bsz_range=None, accumulation=False, mem_size=32):
+    def __init__(
+        self,
+        goodput_fn,
+        max_batch_size=None,
+        atomic_bsz_range=None,
+        accumulation=False,
+        mem_size=32,
+    ):
         if not hasattr(goodput_fn, "optimize"):
             raise TypeError("goodput_fn must have an optimize(num_nodes, num_replicas, ...) method")
         self._goodput_fn = goodput_fn
@@ -105,7 +112,13 @@ class SpeedupFunction:
     def __reduce__(self):
         return (
             SpeedupFunction,
-            (self._goodput_fn, self._max_batch_size, self._atomic_bsz_range, self._accumulation, self._mem_size),
+            (
+                self._goodput_fn,
+                self._max_batch_size,
+                self._atomic_bsz_range,
+                self._accumulation,
+                self._mem_size,
+            ),
         )
 
     # -- fast path -------------------------------------------------------------------------

@@ -40,9 +40,10 @@ def test_recovers_known_parameters_from_noise_free_data():
     fit = fit_perf_params(nodes, replicas, atomic, t_accum, t_optim)
     # The objective at the fit is at most the objective at the truth (which is only the
     # regularisers, since the data is noise-free).
-    assert fit_objective(fit, nodes, replicas, atomic, t_accum, t_optim) <= fit_objective(
-        TRUE, nodes, replicas, atomic, t_accum, t_optim
-    ) + 1e-9
+    assert (
+        fit_objective(fit, nodes, replicas, atomic, t_accum, t_optim)
+        <= fit_objective(TRUE, nodes, replicas, atomic, t_accum, t_optim) + 1e-9
+    )
     pred_accum, pred_optim = observe(fit, nodes, replicas, atomic)
     assert np.allclose(pred_accum, t_accum, rtol=2e-2)
     assert np.allclose(pred_optim, t_optim, rtol=5e-2)

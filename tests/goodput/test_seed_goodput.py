@@ -15,9 +15,7 @@ PERF_PARAMS = [PerfParams(*RNG.gamma(2.0, 2.0, [7])) for _ in range(10)]
 GRAD_PARAMS = [GradParams(*RNG.gamma(2.0, 2.0, [2])) for _ in range(10)]
 # (All ten gamma draws fall inside the model's [1, 10], so no draw is rejected.)
 
-params = pytest.mark.parametrize(
-    "perf_params, grad_params", list(itertools.product(PERF_PARAMS, GRAD_PARAMS))
-)
+params = pytest.mark.parametrize("perf_params, grad_params", list(itertools.product(PERF_PARAMS, GRAD_PARAMS)))
 
 
 def groupby_indices(*args):
@@ -112,9 +110,7 @@ def test_optimize_max_bounds(perf_params, grad_params):
 @params
 def test_optimize_accumulation(perf_params, grad_params):
     fn = GoodputFunction(perf_params, grad_params, 128)
-    goodput, bsz, steps = fn.optimize(
-        1, 1, max_batch_size=1280, atomic_bsz_range=(64, 256), accumulation=True
-    )
+    goodput, bsz, steps = fn.optimize(1, 1, max_batch_size=1280, atomic_bsz_range=(64, 256), accumulation=True)
     assert isinstance(goodput, float)
     replicas = np.asarray(range(1, 20))
     for multi, nodes in ((False, np.ones_like(replicas)), (True, replicas)):

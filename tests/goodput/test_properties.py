@@ -70,7 +70,11 @@ def test_optimize_matches_reference(perf, grad, init, cfg, max_mult, bsz_range, 
     for i, (n, r) in enumerate(zip(nodes, replicas, strict=True)):
         eg, ea, es = naive.optimize_one(perf, grad, init, int(n), int(r), max_bsz, bsz_range, accumulation)
         assert rel_close(goodput[i], eg)
-        assert (atomic[i], accum[i]) == (ea, es)
+        if (atomic[i], accum[i]) != (ea, es):
+            # Only a tie up to rounding may pick another point (the two sides round the
+            # overlap power differently); ours must then score the same in the reference.
+            ours = naive.goodput(perf, grad, init, int(n), int(r), int(atomic[i]), int(accum[i]))
+            assert rel_close(ours, eg)
     # The scalar path agrees with the vectorised one.
     g0, a0, s0 = fn.optimize(int(nodes[0]), int(replicas[0]), max_bsz, bsz_range, accumulation)
     assert isinstance(g0, float) and isinstance(a0, int) and isinstance(s0, int)

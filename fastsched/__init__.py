@@ -5,6 +5,7 @@ re-exported here, so switching from AdaptDL means changing only the import.
 """
 
 from fastsched._version import __version__
+from fastsched.costmodel import Case, Cost, CostModel, Program, estimate_cost, load_case
 from fastsched.goodput import (
     GoodputFunction,
     GradParams,
@@ -15,6 +16,12 @@ from fastsched.goodput import (
 
 __all__ = [
     "__version__",
+    "Case",
+    "Cost",
+    "CostModel",
+    "Program",
+    "estimate_cost",
+    "load_case",
     "GoodputFunction",
     "GradParams",
     "PerfParams",

@@ -14,12 +14,13 @@ Every kernel in fastsched is compiled through :func:`jit` (serial) or :func:`pji
 
 Thread safety
 -------------
-numba's default ``workqueue`` threading layer aborts the process when two Python threads
-enter parallel regions at once. We keep that layer (it is fork-safe and always available)
-and serialise *parallel* kernel launches with one process-wide lock, :data:`PARALLEL_LOCK`,
-used through :func:`parallel_region`. Serial kernels need no lock. The lock is re-created in
-a forked child (``os.register_at_fork``) so a fork taken while another thread held it
-cannot deadlock the child.
+fastsched selects numba's ``workqueue`` threading layer (unless ``NUMBA_THREADING_LAYER`` is
+set): it is always available and fork-safe, whereas GNU OpenMP, which numba would otherwise
+prefer, aborts a process that forks after using it. workqueue in turn aborts when two Python
+threads enter parallel regions at once, so fastsched serialises *parallel* kernel launches with one process-wide lock, :data:`PARALLEL_LOCK`,
+used through :func:`parallel_region`. Serial kernels need no lock. ``os.fork`` waits for
+the lock (``os.register_at_fork``), so no parallel region is in flight when a process forks,
+and the child starts with a fresh lock.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ import numba
 __all__ = ["jit", "pjit", "parallel_region", "PARALLEL_LOCK"]
 
 _COMMON = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+# numba would pick GNU OpenMP when it is present, and GNU OpenMP aborts a process that forks
+# after using it. workqueue is always available and fork-safe; its one weakness (concurrent
+# parallel regions) is covered by PARALLEL_LOCK. A user's explicit choice is respected.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 
 def jit(*args, **kwargs):
@@ -56,13 +63,28 @@ def pjit(*args, **kwargs):
 PARALLEL_LOCK = threading.RLock()
 
 
+def _hold_lock_across_fork() -> None:
+    # A fork taken while another thread is inside a parallel region would leave the child
+    # with the thread pool's bookkeeping half-updated (its worker threads do not survive the
+    # fork), so the forking thread waits until no parallel region is in flight.
+    PARALLEL_LOCK.acquire()
+
+
+def _release_lock_in_parent() -> None:
+    PARALLEL_LOCK.release()
+
+
 def _reset_lock_in_child() -> None:
     global PARALLEL_LOCK
     PARALLEL_LOCK = threading.RLock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_lock_in_child)
+    os.register_at_fork(
+        before=_hold_lock_across_fork,
+        after_in_parent=_release_lock_in_parent,
+        after_in_child=_reset_lock_in_child,
+    )
 
 
 @contextlib.contextmanager

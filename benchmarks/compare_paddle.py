@@ -1,0 +1,157 @@
+"""Side by side: fastsched.costmodel vs Paddle 3.3.1's cost model on the same case.
+
+Usage::
+
+    python benchmarks/compare_paddle.py [CASE.json ...] --ref-python /work/refenv/paddle/bin/python
+
+Both sides run as fresh subprocesses, alternating (fastsched, Paddle, fastsched, ...), each
+timing the whole ``get_cost`` path from a program description: fastsched's
+``estimate_cost`` (parse + merge + memory + pipeline) and Paddle's ``CostModel(...)``,
+``init``, ``get_cost`` (its ``Queue(1024)`` made unbounded, otherwise it deadlocks on
+cases with >= 1024 source nodes). Paddle reads the case through duck-typed program
+objects that expose exactly what its cost model touches. fastsched reports its first
+call in a fresh process (cold: numba cache load or compile) separately from warm calls.
+Without ``--ref-python`` only fastsched is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CASE = ROOT.parent / "shared" / "paddle-cases" / "mlp_L64.json"
+
+OURS = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from fastsched.costmodel import load_case
+case = load_case(sys.argv[1]); reps = int(sys.argv[2])
+t1 = time.perf_counter(); case.estimate(); t2 = time.perf_counter()
+warm = []
+for _ in range(reps):
+    a = time.perf_counter(); c = case.estimate(); warm.append(time.perf_counter() - a)
+print(json.dumps({"import_s": t1 - t0, "cold_s": t2 - t1, "warm_s": warm, "runtime": c.runtime}))
+"""
+
+REF = r"""
+import json, os, queue, sys, time, types
+os.environ["FLAGS_enable_pir_api"] = "0"
+import paddle
+import paddle.distributed.auto_parallel.static.cost_model as cm
+
+class _Unbounded(queue.Queue):
+    def __init__(self, maxsize=0):
+        super().__init__(0)
+
+cm.queue = types.SimpleNamespace(Queue=_Unbounded)  # Queue(1024) deadlocks (B2)
+
+class Var:
+    def __init__(self, name, shape, dtype, persistable):
+        self.name, self.shape, self.persistable = name, list(shape), persistable
+        self.dtype = getattr(paddle, dtype)
+
+class Desc:
+    def __init__(self, i): self._i = i
+    def id(self): return self._i
+
+class Op:
+    def __init__(self, d, idx):
+        self.type, self.idx, self.desc = d["type"], idx, Desc(d["desc_id"])
+        self._in = {s: list(n) for s, n in d["inputs"]}
+        self._out = {s: list(n) for s, n in d["outputs"]}
+        self.input_names = [s for s, _ in d["inputs"]]
+        self.output_names = [s for s, _ in d["outputs"]]
+        self.input_arg_names = [n for _, ns in d["inputs"] for n in ns]
+        self._attr = {"op_role": d["op_role"], "ring_id": d["ring_id"], "peer": d["peer"]}
+    def input(self, s): return self._in[s]
+    def output(self, s): return self._out[s]
+    def attr(self, k): return self._attr[k]
+
+class Block:
+    def __init__(self, r):
+        self.vars = {v["name"]: Var(v["name"], v["shape"], v["dtype"], v["persistable"])
+                     for v in r["vars"] if not v.get("added_by_reference")}
+        self.ops = [Op(o, i) for i, o in enumerate(r["ops"])]
+    def create_var(self, name, dtype, type):
+        v = Var(name, [], "float32", False); self.vars[name] = v; return v
+
+class Program:
+    def __init__(self, r): self.blocks = [Block(r)]
+    def global_block(self): return self.blocks[0]
+
+d = json.load(open(sys.argv[1])); reps = int(sys.argv[2])
+pp = d["pipeline_config"]
+stages = len(pp) if pp else 1
+rank2st = {r: s for s, rs in enumerate(pp or []) for r in rs}
+data = [dict() for _ in range(stages)]
+for i, r in enumerate(d["ranks"]):
+    for o in r["ops"]:
+        if not o["is_comm"]:
+            data[rank2st.get(i, 0)][o["desc_id"]] = o["cost"]
+times = []
+for _ in range(reps):
+    progs = [Program(r) for r in d["ranks"]]
+    a = time.perf_counter()
+    m = cm.CostModel(batch_size=d["batch_size"], microbatch_num=d["microbatch_num"],
+                     opcall_overhead=d["opcall_overhead"], standalone_cost_data=data,
+                     pipeline_config=pp)
+    m.init(progs)
+    c = m.get_cost()
+    times.append(time.perf_counter() - a)
+print(json.dumps({"warm_s": times, "runtime": c.runtime}))
+"""
+
+
+def _run(argv, env=None):
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    """Run the comparison; print medians and ratios. Returns the exit status."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", default=[str(DEFAULT_CASE)])
+    ap.add_argument("--ref-python", default=None, help="interpreter with paddlepaddle 3.3.1")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    ap.add_argument("--repeats", type=int, default=20, help="fastsched warm calls per round")
+    ap.add_argument("--ref-repeats", type=int, default=1, help="Paddle calls per round")
+    args = ap.parse_args(argv)
+    if args.ref_python is None:
+        print("no --ref-python given: measuring fastsched only (skipping the Paddle side)")
+    for case in args.cases:
+        if not Path(case).is_file():
+            print(f"{case}: not found, skipped")
+            continue
+        cold, warm, ref = [], [], []
+        rt_ours = rt_ref = None
+        for _ in range(args.rounds):
+            o = _run([sys.executable, "-c", OURS, case, str(args.repeats)])
+            cold.append(o["cold_s"])
+            warm.extend(o["warm_s"])
+            rt_ours = o["runtime"]
+            if args.ref_python:
+                r = _run([args.ref_python, "-c", REF, case, str(args.ref_repeats)])
+                ref.extend(r["warm_s"])
+                rt_ref = r["runtime"]
+        mc, mw = statistics.median(cold), statistics.median(warm)
+        print(f"{Path(case).stem}:")
+        print(f"  fastsched cold (first call, fresh process): {mc * 1e3:9.3f} ms")
+        print(f"  fastsched warm median of {len(warm)}:          {mw * 1e3:9.3f} ms")
+        print(f"  fastsched runtime estimate: {rt_ours!r}")
+        if ref:
+            mr = statistics.median(ref)
+            print(f"  Paddle get_cost median of {len(ref)}:           {mr * 1e3:9.3f} ms")
+            print(f"  Paddle runtime estimate:    {rt_ref!r}")
+            print(f"  ratio Paddle / fastsched warm: {mr / mw:9.1f}x   cold: {mr / mc:7.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

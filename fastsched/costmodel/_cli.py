@@ -1,0 +1,67 @@
+"""``fastsched cost CASE.json``: print a cost estimate of a case file."""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Add the ``cost`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "cost",
+        help="estimate runtime and memory of a program (paddle-cost-model-case JSON)",
+        description="Estimate runtime and memory of a distributed program.",
+    )
+    p.add_argument("case", help="case JSON file (paddle-cost-model-case/1 layout)")
+    p.add_argument("--microbatches", type=int, default=None, help="override microbatch_num")
+    p.add_argument("--mem-unit", choices=("bytes", "elements"), default="bytes")
+    p.add_argument(
+        "--merge-order",
+        choices=("serial-first", "parallel-first"),
+        default="serial-first",
+        help="merge rule priority (default: serial-first, as the reference)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--timeline", metavar="OUT.png", default=None, help="draw the pipeline")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Execute ``fastsched cost`` for parsed ``args``; return the exit status."""
+    from fastsched.costmodel.case import load_case
+
+    case = load_case(args.case)
+    over = {"mem_unit": args.mem_unit, "merge_order": args.merge_order}
+    if args.microbatches is not None:
+        over["microbatch_num"] = args.microbatches
+    cm = case.model(**over)
+    cost = cm.get_cost()
+    mbs = sorted({*case.microbatch_list, cm.microbatch_num})
+    by_mb = {str(m): cm.get_pipeline_time(m) for m in mbs}
+    if args.timeline:
+        from fastsched.costmodel.timeline import plot_timeline
+
+        plot_timeline(cm.get_pipeline_schedule(), args.timeline, title=case.name)
+    if args.json:
+        d = cost.to_dict()
+        d["name"] = case.name
+        d["microbatch_num"] = cm.microbatch_num
+        d["pipeline_time_by_microbatch"] = by_mb
+        print(json.dumps(d))
+        return 0
+    unit = "B" if args.mem_unit == "bytes" else "elem"
+    print(f"case {case.name}: {len(cost.n_ops)} rank(s), {sum(cost.n_ops)} ops")
+    print(f"runtime (microbatches={cm.microbatch_num}): {cost.runtime:.6g} ms")
+    hdr = f"{'rank':>4} {'ops':>7} {'nodes':>6} {'fwd ms':>12} {'bwd ms':>12} {'optim ms':>10}"
+    print(hdr + f" {'static ' + unit:>14} {'peak ' + unit:>14}")
+    for r in range(len(cost.n_ops)):
+        print(
+            f"{r:>4} {cost.n_ops[r]:>7} {cost.nodes_after[r]:>6} {cost.fwd_time[r]:>12.6g} "
+            f"{cost.bwd_time[r]:>12.6g} {cost.optim_time[r]:>10.6g} "
+            f"{cost.static_mem[r]:>14.6g} {cost.peak_mem[r]:>14.6g}"
+        )
+    if case.pipeline_config is not None:
+        print("pipeline time by microbatches: " + ", ".join(f"{k}: {v:.6g}" for k, v in by_mb.items()))
+    return 0

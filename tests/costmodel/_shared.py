@@ -1,0 +1,19 @@
+"""Locate ../shared beside the checkout (skip cleanly when absent)."""
+
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).parents[2].parent / "shared"
+CASES = SHARED / "paddle-cases"
+
+
+def case_paths():
+    if not CASES.is_dir():
+        return []
+    return sorted(CASES.glob("*.json"))
+
+
+def need_cases():
+    if not CASES.is_dir():
+        pytest.skip(f"shared cases not found at {CASES}")

@@ -1,0 +1,162 @@
+"""Plain-Python references for the cost-model kernels (our port of the seed's semantics,
+with the bugs listed in ../shared/paddle-cases/README.md fixed). Dicts and sets, no numba,
+written for clarity; quadratic or worse, for small inputs only."""
+
+from __future__ import annotations
+
+
+def merge(n, cost, phase, edges, serial_first):
+    """Merge to the fixed point. Returns {frozenset(members): (cost, phase)}.
+
+    Rules as in fastsched.costmodel._merge: 1 series, 2 parallel (all successors of a
+    node, each with that node as only predecessor and one common successor, one phase),
+    3 serialising (X's only predecessor is P, same phase; smallest key first). Optimizer
+    nodes (phase 2) never merge. ``serial_first`` gives rule 3 priority.
+    """
+    members = {v: frozenset([v]) for v in range(n)}
+    c = {v: float(cost[v]) for v in range(n)}
+    ph = {v: int(phase[v]) for v in range(n)}
+    succ = {v: set() for v in range(n)}
+    pred = {v: set() for v in range(n)}
+    for a, b in edges:
+        succ[a].add(b)
+        pred[b].add(a)
+
+    def key(v):
+        return min(members[v])
+
+    def combine(new_id, olds, new_cost):
+        # replace nodes ``olds`` by ``new_id`` everywhere (sets dedupe multi-edges)
+        ps = set().union(*(pred[o] for o in olds)) - set(olds)
+        ss = set().union(*(succ[o] for o in olds)) - set(olds)
+        mem = frozenset().union(*(members[o] for o in olds))
+        p0 = ph[olds[0]]
+        for o in olds:
+            for q in pred[o]:
+                succ[q].discard(o)
+            for s in succ[o]:
+                pred[s].discard(o)
+            del pred[o], succ[o], members[o], c[o], ph[o]
+        pred[new_id], succ[new_id], members[new_id] = ps, ss, mem
+        c[new_id], ph[new_id] = new_cost, p0
+        for q in ps:
+            succ[q].add(new_id)
+        for s in ss:
+            pred[s].add(new_id)
+
+    next_id = [n]
+
+    def fresh():
+        next_id[0] += 1
+        return next_id[0] - 1
+
+    def try_series_or_parallel():
+        for v in sorted(c, key=key):
+            if ph[v] != 2 and len(succ[v]) == 1:
+                (x,) = succ[v]
+                if len(pred[x]) == 1 and ph[x] == ph[v]:
+                    combine(fresh(), [v, x], c[v] + c[x])
+                    return True
+            if len(succ[v]) >= 2:
+                ss = list(succ[v])
+                ends = set()
+                ok = True
+                for s in ss:
+                    if pred[s] != {v} or len(succ[s]) != 1 or ph[s] == 2 or ph[s] != ph[ss[0]]:
+                        ok = False
+                        break
+                    ends |= succ[s]
+                if ok and len(ends) == 1:
+                    combine(fresh(), ss, max(c[s] for s in ss))
+                    return True
+        return False
+
+    def try_serial():
+        cands = [x for x in c if ph[x] != 2 and len(pred[x]) == 1 and ph[next(iter(pred[x]))] == ph[x]]
+        if not cands:
+            return False
+        x = min(cands, key=key)
+        (p,) = pred[x]
+        combine(fresh(), [p, x], c[p] + c[x])
+        return True
+
+    while True:
+        if serial_first:
+            if try_serial() or try_series_or_parallel():
+                continue
+        elif try_series_or_parallel() or try_serial():
+            continue
+        break
+    return {members[v]: (c[v], ph[v]) for v in c}
+
+
+def op_graph(ops_reads, ops_writes, persistable):
+    """Versioned op graph: a reader depends on the last earlier writer of each variable.
+
+    ``ops_reads[i]``/``ops_writes[i]``: variable ids. Returns (edges set, first_use,
+    last_use) with -1 = live from the start and -2 = never used.
+    """
+    last_writer = {}
+    edges = set()
+    first, last = {}, {}
+    for i, (rd, wr) in enumerate(zip(ops_reads, ops_writes, strict=False)):
+        for v in rd:
+            w = last_writer.get(v)
+            if w is not None and w != i:
+                edges.add((w, i))
+            first.setdefault(v, -1 if w is None else i)
+            last[v] = i
+        for v in wr:
+            last_writer[v] = i
+            first.setdefault(v, i)
+            last[v] = i
+    n = len(persistable)
+    return (
+        edges,
+        [first.get(v, -2) for v in range(n)],
+        [last.get(v, -2) for v in range(n)],
+    )
+
+
+def memory(first, last, size, persistable, n_ops):
+    """Static memory and the peak of live memory, op by op (sets)."""
+    static = sum(s for s, p in zip(size, persistable, strict=False) if p)
+    peak = 0.0
+    for t in range(-1, n_ops):
+        live = sum(
+            size[v] for v in range(len(size)) if not persistable[v] and first[v] != -2 and first[v] <= t <= last[v]
+        )
+        peak = max(peak, live)
+    return static, static + peak
+
+
+def pipeline(fwd, bwd, optim, m):
+    """The seed's FIFO pipeline simulation with an unbounded queue and stage times."""
+    from collections import deque
+
+    S = len(fwd)
+    q = deque(("fwd", 0, -1.0) for _ in range(m))
+    gtime = [0.0] * S
+    slots = [S - s for s in range(S)]
+    left = [m] * S
+    while q:
+        name, s, t0 = q.popleft()
+        if name == "fwd":
+            if slots[s] <= 0:
+                q.append((name, s, t0))
+                continue
+            end = max(gtime[s], t0) + fwd[s]
+            q.append(("fwd", s + 1, end) if s != S - 1 else ("bwd", s, end))
+            slots[s] -= 1
+        elif name == "bwd":
+            end = max(gtime[s], t0) + bwd[s]
+            if s != 0:
+                q.append(("bwd", s - 1, end))
+            slots[s] += 1
+            left[s] -= 1
+            if left[s] == 0:
+                q.append(("optim", s, end))
+        else:
+            end = max(gtime[s], t0) + optim[s]
+        gtime[s] = end
+    return max(gtime) if gtime else 0.0

@@ -1,0 +1,121 @@
+"""Program IO, comm costing, and the ``fastsched cost`` command."""
+
+import json
+
+import pytest
+
+from fastsched.cli import main
+from fastsched.costmodel import Program, estimate_cost, load_case, transformer_stack
+from fastsched.costmodel.graph import DEFAULT_BANDWIDTH
+
+from ._shared import CASES
+
+
+def test_roundtrip(tmp_path):
+    p = transformer_stack(2)
+    f = tmp_path / "p.json"
+    p.save(f)
+    q = Program.load(f)
+    assert q == p
+    assert estimate_cost(q).to_dict() == estimate_cost(p).to_dict()
+
+
+def test_comm_costs_and_bwd_comm():
+    ranks = []
+    for _r in range(4):
+        ranks.append(
+            {
+                "vars": [{"name": "g@GRAD", "shape": [1024]}, {"name": "a", "shape": [1024]}],
+                "ops": [
+                    {
+                        "id": "fill_constant_0",
+                        "type": "fill_constant",
+                        "outputs": [["Out", ["g@GRAD"]]],
+                        "cost": 0.0,
+                        "op_role": 1,
+                    },
+                    {
+                        "id": "all_reduce_1",
+                        "type": "all_reduce",
+                        "ring_id": 3,
+                        "inputs": [["x", ["g@GRAD"]]],
+                        "outputs": [["out", ["g@GRAD"]]],
+                    },
+                    {"id": "recv_v2_2", "type": "recv_v2", "peer": 1, "outputs": [["Out", ["a"]]]},
+                ],
+            }
+        )
+    c = estimate_cost(ranks)
+    ar = 4096 * 2 * 3 / (4 * DEFAULT_BANDWIDTH)  # ring of 4 ranks (B11)
+    rv = 4096 / DEFAULT_BANDWIDTH  # recv costed from its output (B11)
+    assert c.bwd_time[0] == pytest.approx(ar)  # gradient all_reduce is backward (B3)
+    assert c.fwd_time[0] == pytest.approx(rv)
+    one = estimate_cost(ranks[:1])  # a one-rank ring costs 0 (no division by zero)
+    assert one.bwd_time == [0.0]
+    fast = estimate_cost(ranks, cluster={"bandwidth": 2 * DEFAULT_BANDWIDTH})
+    assert fast.bwd_time[0] == pytest.approx(ar / 2)
+
+
+def test_standalone_cost_keys():
+    p = {"vars": [{"name": "x"}], "ops": [{"id": "relu_0", "type": "relu", "desc_id": 7, "outputs": [["Out", ["x"]]]}]}
+    for key in (7, "relu_0", "relu"):  # B14
+        assert estimate_cost(p, standalone_cost_data=[{key: 0.25}]).runtime == 0.25
+
+
+def test_overhead_once_per_op():
+    p = transformer_stack(1)
+    a = estimate_cost(p)
+    b = estimate_cost(p, opcall_overhead=1 / 64)
+    assert b.runtime == a.runtime + p.n_ops / 64
+
+
+def test_cli_table_and_json(capsys, tmp_path):
+    if not CASES.is_dir():
+        pytest.skip("shared cases absent")
+    path = str(CASES / "pp_tfm_S2_dp2.json")
+    assert main(["cost", path]) == 0
+    out = capsys.readouterr().out
+    assert "runtime" in out and "pipeline time by microbatches" in out
+    assert main(["cost", path, "--json", "--microbatches", "16", "--mem-unit", "elements"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    want = load_case(path).results["pipeline_time_stage_mapped_by_microbatch"]
+    assert d["runtime"] == want["16"]
+    assert d["pipeline_time_by_microbatch"]["4"] == want["4"]
+    assert d["static_mem"] == load_case(path).results["static_mem"]
+
+
+def test_cli_errors(capsys, tmp_path):
+    assert main(["cost", str(tmp_path / "missing.json")]) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps({"ranks": [{"vars": [], "ops": [{"id": "a", "type": "relu", "inputs": [["X", ["nope"]]]}]}]})
+    )
+    assert main(["cost", str(bad)]) == 2
+    assert "unknown variable" in capsys.readouterr().err
+    assert main(["cost", str(bad), "--microbatches", "0"]) == 2
+
+
+def test_cli_timeline(tmp_path):
+    pytest.importorskip("matplotlib")
+    if not CASES.is_dir():
+        pytest.skip("shared cases absent")
+    out = tmp_path / "t.png"
+    assert main(["cost", str(CASES / "pp_tfm_S2_dp2.json"), "--timeline", str(out)]) == 0
+    assert out.stat().st_size > 1000
+
+
+def test_paddle_adapter():
+    paddle = pytest.importorskip("paddle")
+    import os
+
+    os.environ.setdefault("FLAGS_enable_pir_api", "0")
+    from fastsched.costmodel.paddle import from_paddle
+
+    paddle.enable_static()
+    main_prog = paddle.static.Program()
+    with paddle.static.program_guard(main_prog, paddle.static.Program()):
+        x = paddle.static.data("x", [4, 8], "float32")
+        paddle.nn.functional.relu(paddle.static.nn.fc(x, 8))
+    prog = from_paddle([main_prog])
+    assert prog.n_ops == len(main_prog.global_block().ops)
+    assert estimate_cost(prog).runtime == 0.0

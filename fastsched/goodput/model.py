@@ -26,6 +26,7 @@ import numbers
 import numpy as np
 
 from fastsched import _validate as V
+from fastsched import cuda as _cuda
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
 
@@ -169,11 +170,11 @@ class GoodputFunction:
         return (GoodputFunction, (self._perf_params, self._grad_params, self._init_batch_size))
 
     # -- elementwise model -----------------------------------------------------------------
-    def __call__(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+    def __call__(self, num_nodes, num_replicas, atomic_bsz, accum_steps, backend="auto"):
         """Alias of :meth:`evaluate`."""
-        return self.evaluate(num_nodes, num_replicas, atomic_bsz, accum_steps)
+        return self.evaluate(num_nodes, num_replicas, atomic_bsz, accum_steps, backend=backend)
 
-    def _elementwise(self, num_nodes, num_replicas, atomic_bsz, accum_steps, with_efficiency):
+    def _elementwise(self, num_nodes, num_replicas, atomic_bsz, accum_steps, with_efficiency, backend="auto"):
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
@@ -192,13 +193,15 @@ class GoodputFunction:
             for a in arrays
         ]
         out = np.empty(flat[0].shape[0], dtype=np.float64)
+        # Same signature and status codes on both backends (the CUDA one validates on the CPU first).
+        kernel = K.elementwise if _cuda.resolve_backend(backend, out.shape[0]) == "cpu" else _cuda.checked_elementwise
         with parallel_region():
-            status = K.elementwise(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
+            status = kernel(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
         if status != K.OK:
             raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)
 
-    def evaluate(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+    def evaluate(self, num_nodes, num_replicas, atomic_bsz, accum_steps, backend="auto"):
         """Goodput (useful samples per second) of the given configurations.
 
         Parameters
@@ -209,6 +212,9 @@ class GoodputFunction:
             Per-replica micro-batch size (positive).
         accum_steps : int or array_like
             Gradient-accumulation steps per optimizer step (>= 0).
+        backend : {"auto", "cpu", "cuda"}
+            Where to compute; ``"auto"`` uses CUDA only for at least
+            ``fastsched.cuda.AUTO_THRESHOLD`` configurations on a machine with a GPU.
 
         Returns
         -------
@@ -223,14 +229,14 @@ class GoodputFunction:
         TypeError
             On non-numeric input.
         """
-        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, True)
+        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, True, backend)
 
-    def throughput(self, num_nodes, num_replicas, atomic_bsz, accum_steps):
+    def throughput(self, num_nodes, num_replicas, atomic_bsz, accum_steps, backend="auto"):
         """Samples processed per second, ignoring statistical efficiency.
 
         Same parameters and shape rules as :meth:`evaluate` (no batch-size floor).
         """
-        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, False)
+        return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, False, backend)
 
     def efficiency(self, batch_size):
         """Statistical efficiency in (0, 1] of total batch size(s) ``batch_size`` (> 0)."""
@@ -289,6 +295,7 @@ class GoodputFunction:
         max_batch_size=None,
         atomic_bsz_range=None,
         accumulation=False,
+        backend="auto",
     ):
         """Best goodput over total batch sizes for each (num_nodes, num_replicas).
 
@@ -307,6 +314,10 @@ class GoodputFunction:
             Bounds on the per-replica micro-batch; ``None``/0 entries mean unbounded.
         accumulation : bool
             Whether gradient accumulation may be used.
+        backend : {"auto", "cpu", "cuda"}
+            Where to run the grid search; ``"auto"`` uses CUDA only for at least
+            ``fastsched.cuda.AUTO_THRESHOLD`` distinct (multi-node, replicas) keys on a machine
+            with a GPU. Scalar queries always run on the CPU.
 
         Returns
         -------
@@ -317,6 +328,8 @@ class GoodputFunction:
         max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
         accumulation = bool(accumulation)
         if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
+            if backend != "auto":
+                _cuda.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
             # Scalar fast path: no array conversion, one serial kernel call, memoised on the
             # validated (multi-node, replicas, bounds) key since the result depends on nothing else.
             n = V.check_int_scalar("num_nodes", num_nodes, low=1)
@@ -355,12 +368,14 @@ class GoodputFunction:
         replicas = np.ascontiguousarray(np.broadcast_to(replicas, shape)).reshape(-1)
         if np.any(nodes > replicas):
             raise ValueError("num_nodes must be <= num_replicas")
-        goodput, atomic, accum = self._optimize_flat(nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation)
+        goodput, atomic, accum = self._optimize_flat(
+            nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation, backend
+        )
         if len(shape) == 0:
             return float(goodput[0]), int(atomic[0]), int(accum[0])
         return goodput.reshape(shape), atomic.reshape(shape), accum.reshape(shape)
 
-    def _optimize_flat(self, nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation):
+    def _optimize_flat(self, nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation, backend="cpu"):
         """Grid search over validated flat int64 arrays; solves each distinct key once."""
         size = nodes.shape[0]
         max_rep = int(replicas.max())
@@ -374,8 +389,11 @@ class GoodputFunction:
         kg = np.empty(nk, dtype=np.float64)
         ka = np.empty(nk, dtype=np.int64)
         ks = np.empty(nk, dtype=np.int64)
+        # Same signature on both backends; the GPU pays off only for many distinct keys.
+        on_gpu = _cuda.resolve_backend(backend, nk) == "cuda"
+        search = _cuda.optimize_keys if on_gpu else K.optimize_keys_kernel
         with parallel_region():
-            K.optimize_keys_kernel(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             if key_of is None:
                 return kg, ka, ks
             goodput = np.empty(size, dtype=np.float64)

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from fastsched import _validate as V
+from fastsched import cuda as _cuda
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
 from fastsched.goodput.model import GoodputFunction
@@ -47,6 +48,9 @@ class SpeedupFunction:
     mem_size : int
         Memo size for a generic ``goodput_fn`` (AdaptDL's semantics); the fast path has no
         such limit.
+    backend : {"auto", "cpu", "cuda"}
+        Where table fills run; ``"auto"`` uses CUDA for fills of at least
+        ``fastsched.cuda.AUTO_THRESHOLD`` keys on a machine with a GPU.
 
     Notes
     -----
@@ -60,7 +64,11 @@ class SpeedupFunction:
         atomic_bsz_range=None,
         accumulation=False,
         mem_size=32,
+        backend="auto",
     ):
+        # Validate the option now ("cuda" without a GPU raises here, not mid-round).
+        _cuda.resolve_backend(backend, 0)
+        self._backend = backend
         if not hasattr(goodput_fn, "optimize"):
             raise TypeError("goodput_fn must have an optimize(num_nodes, num_replicas, ...) method")
         self._goodput_fn = goodput_fn
@@ -118,6 +126,7 @@ class SpeedupFunction:
                 self._atomic_bsz_range,
                 self._accumulation,
                 self._mem_size,
+                self._backend,
             ),
         )
 
@@ -135,8 +144,11 @@ class SpeedupFunction:
                 table, filled = new_table, new_filled
             g = self._goodput_fn
             max_bsz, lo, hi = self._bounds
+            # Same signature on both backends (the CUDA twin copies the table in and out).
+            on_gpu = _cuda.resolve_backend(self._backend, want_rep.shape[0]) == "cuda"
+            fill = _cuda.fill_table if on_gpu else K.fill_table_kernel
             with parallel_region():
-                K.fill_table_kernel(
+                fill(
                     g._perf,
                     g._sqr,
                     g._var,

@@ -99,14 +99,21 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
         f = objective_and_grad(x, nodes, replicas, atomic, log_accum, log_optim, grad)
         return f, grad.copy()
 
-    result = scipy.optimize.minimize(
-        fun,
-        params,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=scipy.optimize.Bounds(lower, upper, keep_feasible=True),
-    )
-    x = np.array(result.x, dtype=np.float64)
+    bounds = scipy.optimize.Bounds(lower, upper, keep_feasible=True)
+    # Tighter than scipy's defaults (AdaptDL's): the exact gradient is cheap. On flat valleys
+    # L-BFGS-B can stop on a failed line search; restarting from its own answer (which
+    # resets the curvature memory) continues the descent. Stop once a restart gains nothing.
+    options = {"ftol": 1e-14, "gtol": 1e-10, "maxiter": 2000}
+    x = params
+    best = np.inf
+    for _ in range(4):
+        result = scipy.optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
+        if not result.fun < best * (1.0 - 1e-12):
+            if result.fun < best:
+                x = result.x
+            break
+        best, x = result.fun, result.x
+    x = np.array(x, dtype=np.float64)
     if not np.any(multi_node):
         x[2] = max(x[2], x[4] * 1.1)
         x[3] = max(x[3], x[5] * 1.1)

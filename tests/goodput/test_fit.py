@@ -116,3 +116,26 @@ def test_single_observation():
 def test_bad_observations_raise(args, match):
     with pytest.raises(ValueError, match=match):
         fit_perf_params(*args)
+
+
+@pytest.mark.parametrize("noise", [0.001, 0.01])
+def test_seed_fit_on_noisy_model_data(noise):
+    """AdaptDL's fit_test, ported: 1000 noisy observations of a known model (seeded here).
+
+    As upstream, nodes may exceed replicas in these synthetic observations.
+    """
+    import fastsched.goodput as goodput
+
+    rng = np.random.RandomState(7)
+    size = (1000,)
+    nodes = rng.randint(low=1, high=11, size=size)
+    replicas = rng.randint(low=1, high=nodes + 1, size=size)
+    local_bsz = rng.randint(32, 1024, size=size)
+    params = goodput.PerfParams(0.1, 0.01, 0.5, 1.0, 1e-6, 1e-6, 1.2)
+    accum_step_time = goodput._predict_accum_time(params, local_bsz) + np.maximum(rng.normal(0, noise, size), 0.0)
+    network_time = goodput._predict_network_time(params, nodes, replicas) + np.maximum(rng.normal(0, noise, size), 0.0)
+    optim_step_time = (accum_step_time**params.gamma + network_time**params.gamma) ** (1 / params.gamma)
+    result = goodput.fit_perf_params(nodes, replicas, local_bsz, accum_step_time, optim_step_time)
+    loss_result = goodput._obj_fn(result, nodes, replicas, local_bsz, accum_step_time, optim_step_time)
+    loss_true = goodput._obj_fn(params, nodes, replicas, local_bsz, accum_step_time, optim_step_time)
+    assert abs(loss_result - loss_true) < 0.1 * loss_true or loss_result < loss_true

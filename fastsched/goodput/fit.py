@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched import _validate as V
+from fastsched._blas import single_threaded_blas
 from fastsched.goodput._fit_kernels import objective_and_grad
 from fastsched.goodput.model import PerfParams
 
@@ -107,7 +108,8 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
     x = params
     best = np.inf
     for _ in range(4):
-        result = scipy.optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
+        with single_threaded_blas():
+            result = scipy.optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
         if not result.fun < best * (1.0 - 1e-12):
             if result.fun < best:
                 x = result.x

@@ -1,0 +1,359 @@
+"""Sweep specifications: load, validate and expand a grid of simulation configurations.
+
+A spec is a mapping (a Python dict, or a JSON / TOML / YAML file holding one):
+
+``workloads`` (required)
+    A workload CSV path, ``"builtin"``, or a list of them. Relative paths are resolved
+    against the spec file's folder (against the current folder for a dict).
+``seeds``
+    A count ``N`` (default 1): repetitions ``0..N-1``, each with a seed derived from
+    (``seed``, configuration, repetition); or a list of seeds used verbatim, one repetition each.
+``seed``
+    The sweep's base seed (default 0), an integer >= 0.
+``output``
+    Default output folder (relative paths resolved like the workloads).
+any :func:`fastsched.sim.simulate` option
+    ``policy``, ``preset``, ``traces``, ``nodes``, ``gpus``, ``interval``, ``interference``,
+    ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of values to grid over
+    (``policy_options`` is a dict, or a list of dicts).
+
+Everything is checked before any simulation runs; errors are ``ValueError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import math
+import numbers
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
+
+#: Simulation options that may be gridded, in the order the grid is expanded.
+GRID_KEYS = (
+    "policy",
+    "preset",
+    "traces",
+    "nodes",
+    "gpus",
+    "interval",
+    "interference",
+    "max_nodes",
+    "max_time",
+    "policy_options",
+)
+_META_KEYS = ("workloads", "seeds", "seed", "output", "name")
+ALLOWED_KEYS = _META_KEYS + GRID_KEYS
+BUILTIN = "builtin"
+
+
+def _canonical(obj) -> str:
+    """Canonical JSON text (sorted keys, no whitespace) used for hashing."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def config_key(config: dict) -> str:
+    """A stable hex digest of a configuration (independent of dict order and of the process)."""
+    return hashlib.sha256(_canonical(config).encode()).hexdigest()
+
+
+def derive_seed(sweep_seed: int, config: dict, repetition: int) -> int:
+    """Seed of one run from (sweep seed, configuration, repetition).
+
+    Uses :class:`numpy.random.SeedSequence` keyed by the SHA-256 of the configuration's
+    canonical JSON, so it never depends on Python's salted ``hash``, on the worker, or on
+    the order of execution.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**31)``.
+    """
+    digest = hashlib.sha256(_canonical(config).encode()).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    ss = np.random.SeedSequence(entropy=[int(sweep_seed), *words, int(repetition)])
+    return int(ss.generate_state(1, np.uint32)[0] >> 1)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One simulation of a sweep.
+
+    Attributes
+    ----------
+    config : dict
+        The configuration as written in the spec (``workload`` plus the gridded options);
+        what identifies the run in the tables.
+    repetition : int
+    seed : int
+        The seed passed to :func:`fastsched.sim.simulate`.
+    kwargs : dict
+        Keyword arguments of ``simulate`` (paths resolved).
+    run_id : str
+        Stable identifier of (config, repetition, seed), used to resume.
+    """
+
+    config: dict
+    repetition: int
+    seed: int
+    kwargs: dict = field(repr=False)
+    run_id: str = ""
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep.
+
+    Attributes
+    ----------
+    workloads : list of str
+        As written in the spec.
+    grid : dict
+        Key -> list of values, for the keys present in the spec (in :data:`GRID_KEYS` order).
+    seeds : int or list of int
+    seed : int
+    base_dir : Path
+        Folder against which relative paths are resolved.
+    output : str or None
+    raw : dict
+        The spec as given (JSON-ready).
+    """
+
+    workloads: list
+    grid: dict
+    seeds: object
+    seed: int
+    base_dir: Path
+    output: str | None
+    raw: dict
+
+    @property
+    def repetitions(self) -> int:
+        """Runs per configuration."""
+        return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
+
+    def configs(self) -> list[dict]:
+        """The configurations (without seeds), workloads outermost, in a stable order."""
+        keys = list(self.grid)
+        out = []
+        for wl in self.workloads:
+            for values in itertools.product(*(self.grid[k] for k in keys)):
+                cfg = {"workload": wl}
+                cfg.update(zip(keys, values, strict=True))
+                out.append(cfg)
+        return out
+
+    def runs(self) -> list[RunConfig]:
+        """Every run (configuration x repetition), in table order."""
+        runs = []
+        for cfg in self.configs():
+            kwargs = {k: v for k, v in cfg.items() if k != "workload"}
+            kwargs["workload"] = None if cfg["workload"] == BUILTIN else str(self._resolve(cfg["workload"]))
+            if "traces" in kwargs:
+                kwargs["traces"] = str(self._resolve(kwargs["traces"]))
+            for rep in range(self.repetitions):
+                seed = derive_seed(self.seed, cfg, rep) if isinstance(self.seeds, int) else int(self.seeds[rep])
+                run_id = config_key({"config": cfg, "repetition": rep, "seed": seed})[:20]
+                runs.append(RunConfig(cfg, rep, seed, {**kwargs, "seed": seed}, run_id))
+        return runs
+
+    def _resolve(self, path) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.base_dir / p
+
+    def output_dir(self) -> Path | None:
+        """The spec's ``output`` folder, resolved, or ``None``."""
+        return None if self.output is None else self._resolve(self.output)
+
+
+# -- loading -------------------------------------------------------------------------------
+def _read_file(path: Path) -> dict:
+    if not path.is_file():
+        raise FileNotFoundError(f"sweep spec not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        parse = json.loads
+    elif suffix == ".toml":
+        import tomllib
+
+        parse = tomllib.loads
+    elif suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ValueError(f"{path}: YAML specs need PyYAML (pip install pyyaml); use JSON or TOML") from None
+        parse = yaml.safe_load
+    else:
+        raise ValueError(f"{path}: unknown spec format {suffix!r} (use .json, .toml, .yaml or .yml)")
+    try:
+        data = parse(path.read_text())
+    except Exception as exc:  # noqa: BLE001 - JSON / TOML / YAML parser errors
+        raise ValueError(f"{path}: could not parse the spec: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the spec must be a mapping of keys to values")
+    return data
+
+
+def _fail(key, message):
+    raise ValueError(f"sweep spec: {key!r} {message}")
+
+
+def _as_list(key, value, *, dict_is_scalar=False):
+    if isinstance(value, (list, tuple)):
+        if len(value) == 0:
+            _fail(key, "is an empty list: the grid would be empty")
+        return list(value)
+    if isinstance(value, dict) and not dict_is_scalar:
+        _fail(key, "must be a value or a list of values, not a mapping")
+    return [value]
+
+
+def _check_int(key, v, low):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and v != int(v)):
+        _fail(key, f"must hold integers, got {v!r}")
+    if int(v) < low:
+        _fail(key, f"must be >= {low}, got {v!r}")
+    return int(v)
+
+
+def _check_values(key, values, base_dir):
+    from fastsched.sim.api import PRESETS
+    from fastsched.sim.policies import POLICY_NAMES
+
+    out = []
+    for v in values:
+        if key == "policy":
+            if v not in POLICY_NAMES:
+                _fail(key, f"must be one of {list(POLICY_NAMES)}, got {v!r}")
+        elif key == "preset":
+            if v not in PRESETS:
+                _fail(key, f"must be one of {sorted(PRESETS)}, got {v!r}")
+        elif key in ("nodes", "gpus", "interval", "max_time"):
+            v = _check_int(key, v, 1)
+        elif key == "max_nodes":
+            v = None if v is None else _check_int(key, v, 1)
+        elif key == "interference":
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0.0 <= float(v) < 1.0):
+                _fail(key, f"must be a number in [0, 1), got {v!r}")
+            v = float(v)
+        elif key == "traces":
+            if not isinstance(v, str):
+                _fail(key, f"must be a folder path, got {v!r}")
+            p = Path(v).expanduser()
+            p = p if p.is_absolute() else base_dir / p
+            if not p.is_dir():
+                _fail(key, f"names a trace folder that does not exist: {p}")
+        elif key == "policy_options":
+            if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+                _fail(key, f"must be a mapping of option names to values (or a list of them), got {v!r}")
+            try:
+                _canonical(v)
+            except (TypeError, ValueError):
+                _fail(key, f"must be JSON-serialisable, got {v!r}")
+        out.append(v)
+    if len({_canonical(v) for v in out}) != len(out):
+        _fail(key, f"lists the same value twice: {values!r}")
+    return out
+
+
+def load_spec(spec, *, base_dir=None) -> SweepSpec:
+    """Load and validate a sweep spec.
+
+    Parameters
+    ----------
+    spec : dict, str, path or SweepSpec
+        The spec itself, or a ``.json`` / ``.toml`` / ``.yaml`` file holding it.
+    base_dir : str or path, optional
+        Folder for relative paths (default: the spec file's folder, or the current folder).
+
+    Returns
+    -------
+    SweepSpec
+
+    Raises
+    ------
+    ValueError
+        Unknown key, missing or empty ``workloads``, a workload file that does not exist or
+        cannot be read, an empty grid, or a bad value; the message names the key.
+    FileNotFoundError
+        If the spec file does not exist.
+    """
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, (str, Path)):
+        path = Path(spec).expanduser()
+        raw = _read_file(path)
+        base = Path(base_dir) if base_dir is not None else path.resolve().parent
+    elif isinstance(spec, dict):
+        raw = dict(spec)
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+    else:
+        raise TypeError(f"spec must be a dict or a path to a spec file, got {type(spec).__name__}")
+
+    for key in raw:
+        if key not in ALLOWED_KEYS:
+            close = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"sweep spec: unknown key {key!r}{hint}; allowed keys: {', '.join(ALLOWED_KEYS)}")
+    if "workloads" not in raw:
+        raise ValueError("sweep spec: 'workloads' is required (CSV paths or \"builtin\")")
+
+    workloads = _as_list("workloads", raw["workloads"])
+    from fastsched.sim.workload import read_workload
+
+    for wl in workloads:
+        if not isinstance(wl, str) or not wl:
+            _fail("workloads", f"must hold CSV paths or 'builtin', got {wl!r}")
+        if wl == BUILTIN:
+            continue
+        p = Path(wl).expanduser()
+        p = p if p.is_absolute() else base / p
+        if not p.is_file():
+            _fail("workloads", f"names a workload file that does not exist: {p}")
+        try:
+            read_workload(p)
+        except ValueError as exc:
+            _fail("workloads", f"names an unreadable workload {p}: {exc}")
+    if len(set(workloads)) != len(workloads):
+        _fail("workloads", "lists the same workload twice")
+
+    seeds = raw.get("seeds", 1)
+    if isinstance(seeds, (list, tuple)):
+        if not seeds:
+            _fail("seeds", "is an empty list: the grid would be empty")
+        seeds = [_check_int("seeds", s, 0) for s in seeds]
+        if len(set(seeds)) != len(seeds):
+            _fail("seeds", "lists the same seed twice")
+    else:
+        seeds = _check_int("seeds", seeds, 0)
+        if seeds == 0:
+            _fail("seeds", "is 0: the grid would be empty")
+    seed = _check_int("seed", raw.get("seed", 0), 0)
+    output = raw.get("output")
+    if output is not None and not isinstance(output, str):
+        _fail("output", f"must be a folder path, got {output!r}")
+
+    grid = {}
+    for key in GRID_KEYS:
+        if key in raw:
+            values = _as_list(key, raw[key], dict_is_scalar=key == "policy_options")
+            grid[key] = _check_values(key, values, base)
+    json_raw = json.loads(json.dumps(raw, default=str))
+    return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw)
+
+
+def clean_number(x):
+    """A float for a table: finite floats as is, NaN/inf/None as ``None``."""
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None

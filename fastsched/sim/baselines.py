@@ -1,0 +1,192 @@
+"""Baseline schedulers of the Pollux study: Tiresias (2-queue discretised LAS) and Optimus+Oracle.
+
+Both are deterministic, so they pin the simulator's mechanics exactly (see SIMULATOR.md §6.9
+of the traces' documentation for the algorithms in words).
+"""
+
+from __future__ import annotations
+
+import math
+
+from fastsched.sim.policies import SimPolicy
+
+__all__ = ["TiresiasPolicy", "OptimusPolicy"]
+
+
+def _pack(num_replicas: int, free: dict, order: list) -> list:
+    """Place ``num_replicas`` by repeatedly taking the node with the most free GPUs.
+
+    Ties go to the node first in ``order``. ``free`` is updated in place.
+    """
+    alloc: list = []
+    while len(alloc) < num_replicas:
+        best = None
+        for node in order:
+            if best is None or free[node] > free[best]:
+                best = node
+        count = free[best]
+        if count <= 0:
+            raise RuntimeError("no free GPU left while placing a job")
+        num = min(count, num_replicas - len(alloc))
+        alloc.extend([best] * num)
+        free[best] -= num
+    return alloc
+
+
+def _free_gpus(nodes: dict, allocations: dict) -> tuple[dict, list]:
+    free = dict(nodes)
+    for alloc in allocations.values():
+        for n in alloc:
+            free[n] -= 1
+    order = [n for n in nodes if free[n] > 0]
+    return free, order
+
+
+class TiresiasPolicy(SimPolicy):
+    """Tiresias: two-queue discretised least-attained-service, fixed GPUs and batch size.
+
+    A job is demoted to the second queue once its executed time times its GPU count reaches
+    ``queue_threshold`` GPU-seconds. Each round, queue 0 then queue 1 are walked in arrival
+    order and every job that fits in the GPUs still unclaimed runs; the others are preempted.
+    Running jobs keep their nodes; a newly started job is packed onto the nodes with the most
+    free GPUs. No starvation handling.
+
+    Parameters
+    ----------
+    queue_threshold : float
+        GPU-seconds of service before demotion (16 GPU-hours by default).
+    """
+
+    name = "tiresias"
+
+    def __init__(self, queue_threshold=3600 * 16):
+        self.queue_threshold = queue_threshold
+        self._queues: tuple[list, list] = ([], [])
+        self._status: dict = {}
+        self._last_check: dict = {}
+        self._executed: dict = {}
+
+    def job_kwargs(self, wjob, app):
+        return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
+
+    def optimize(self, now, jobs, nodes, allocations):
+        event_time = int(now)
+        active = {job.name: job for job in jobs}
+        q0, q1 = self._queues
+        q0[:] = [k for k in q0 if k in active]
+        q1[:] = [k for k in q1 if k in active]
+        self._status = {k: v for k, v in self._status.items() if k in active}
+        allocations = {k: v for k, v in allocations.items() if k in active}
+        for key in active:
+            if key not in self._status:
+                self._status[key] = "PENDING"
+                q0.append(key)
+        for key, job in active.items():
+            elapsed = int(event_time - self._last_check.get(key, 0))
+            self._last_check[key] = event_time
+            if self._status[key] == "RUNNING":
+                self._executed[key] = int(self._executed.get(key, 0) + elapsed)
+                gputime = int(self._executed[key] * job.target_num_replicas)
+                if key in q0 and gputime >= self.queue_threshold:
+                    q0.remove(key)
+                    q1.append(key)
+        num_gpus = sum(nodes.values())
+        for queue in (q0, q1):
+            for key in queue:
+                need = active[key].target_num_replicas
+                if need <= num_gpus:
+                    self._status[key] = "RUNNING"
+                    num_gpus -= need
+                else:
+                    self._status[key] = "PENDING"
+                    allocations.pop(key, None)
+        free, order = _free_gpus(nodes, allocations)
+        for queue in (q0, q1):
+            for key in queue:
+                if self._status[key] == "RUNNING" and not allocations.get(key):
+                    allocations[key] = _pack(active[key].target_num_replicas, free, order)
+        return allocations
+
+
+class OptimusPolicy(SimPolicy):
+    """Optimus with an oracle of the remaining work, fixed batch size.
+
+    Every job first gets one GPU while GPUs last; then GPUs go one at a time to the job with
+    the largest ``(step_time(r) - step_time(r + 1)) * remaining_iterations``, using the true
+    trace step time of a packed placement. Jobs whose GPU count is unchanged keep their
+    nodes; the rest are re-placed in ascending GPU-count order.
+    """
+
+    name = "optimus"
+
+    def __init__(self):
+        self._gpus_per_node = 4
+
+    def job_kwargs(self, wjob, app):
+        return {"target_batch_size": wjob.batch_size}
+
+    def _max_replicas(self, job):
+        app = job.application
+        if app.max_replicas is not None:
+            return app.max_replicas
+        return job.target_batch_size // app.min_local_bsz
+
+    def predict_step_time(self, job, num_replicas):
+        """True seconds per optimizer step at ``num_replicas`` packed GPUs (fixed batch)."""
+        app = job.application
+        g = self._gpus_per_node
+        placement = (g,) * (num_replicas // g) + ((num_replicas % g,) if num_replicas % g else ())
+        local_bsz = math.ceil(job.target_batch_size / num_replicas - 1e-8)
+        accum_steps = math.ceil(local_bsz / app.max_local_bsz - 1e-8) - 1
+        if num_replicas == 1:
+            accum_steps = max(1, accum_steps)
+        atomic_bsz = math.ceil(local_bsz / (accum_steps + 1) - 1e-8)
+        count = num_replicas * (accum_steps + 1)
+        atomic_bsz = min(atomic_bsz, int(app.max_batch_size / count))
+        step_time, sync_time = app.throughput(placement, atomic_bsz)
+        return step_time + (step_time - sync_time) * accum_steps
+
+    def optimize(self, now, jobs, nodes, allocations):
+        allocations = {job.name: allocations[job.name] for job in jobs if job.name in allocations}
+        gpn = max(nodes.values()) if nodes else 4
+        self._gpus_per_node = gpn
+        remaining = {}
+        for job in jobs:
+            app = job.application
+            completion_epoch = app.completion_epoch(job.target_batch_size)
+            if completion_epoch <= job.epoch:
+                remaining[job.name] = 1
+            else:
+                remaining[job.name] = app.iteration(job.target_batch_size, completion_epoch) - app.iteration(
+                    job.target_batch_size, job.epoch
+                )
+        num_gpus = sum(nodes.values())
+        num_replicas = {}
+        gain = {}
+        by_name = {job.name: job for job in jobs}
+
+        def marginal(job):
+            r = num_replicas[job.name]
+            if r + 1 > self._max_replicas(job) or num_gpus < 1:
+                return 0
+            return (self.predict_step_time(job, r) - self.predict_step_time(job, r + 1)) * remaining[job.name]
+
+        for job in jobs:  # every job wants 1 GPU first (stable order)
+            if num_gpus < 1:
+                num_replicas[job.name] = 0
+                gain[job.name] = 0
+                continue
+            num_replicas[job.name] = 1
+            num_gpus -= 1
+            gain[job.name] = marginal(job)
+        while num_gpus > 0 and gain and max(gain.values()) > 0:
+            key = max(gain, key=gain.__getitem__)
+            num_replicas[key] += 1
+            gain[key] = marginal(by_name[key])
+            num_gpus -= 1
+        allocations = {k: v for k, v in allocations.items() if len(v) == num_replicas[k]}
+        free, order = _free_gpus(nodes, allocations)
+        for key in sorted(num_replicas, key=num_replicas.__getitem__):
+            if num_replicas[key] > 0 and not allocations.get(key):
+                allocations[key] = _pack(num_replicas[key], free, order)
+        return allocations

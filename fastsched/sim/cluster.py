@@ -1,0 +1,167 @@
+"""The cluster loop: fixed scheduling intervals over N nodes x G GPUs.
+
+Each round (published ``Cluster.step``): apply the interference slowdown of the allocations
+in force, advance every job by the interval, call the policy with the active jobs, and
+reallocate every job whose node list changed. Completed jobs release their GPUs at the next
+scheduling point; there is no backfilling inside an interval.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+__all__ = ["Cluster", "placement_of"]
+
+
+def placement_of(alloc) -> list[int]:
+    """Run-length count of consecutive equal node ids: ``[3, 3, 0] -> [2, 1]``."""
+    placement: list[int] = []
+    for i, node in enumerate(alloc):
+        if i == 0 or node != alloc[i - 1]:
+            placement.append(1)
+        else:
+            placement[-1] += 1
+    return placement
+
+
+class Cluster:
+    """A simulated cluster running a list of jobs under a policy.
+
+    Parameters
+    ----------
+    jobs : list of Job
+        In workload order (the order ties are broken in).
+    policy : SimPolicy
+    num_nodes, gpus_per_node : int
+    interference : float
+        Slowdown of a distributed job sharing a node with another distributed job.
+    max_nodes : int, optional
+        Upper bound for autoscaling (the policy's desired node count is followed, clamped
+        to ``[num_nodes, max_nodes]``); ``None`` disables autoscaling.
+    log : file object, optional
+        Receives one JSON object per round.
+    """
+
+    def __init__(self, jobs, policy, num_nodes, gpus_per_node=4, interference=0.0, max_nodes=None, log=None):
+        self.jobs = jobs
+        self.policy = policy
+        self.min_nodes = self.num_nodes = num_nodes
+        self.max_nodes = num_nodes if max_nodes is None else max_nodes
+        self.gpus_per_node = gpus_per_node
+        self.interference = interference
+        self.current_time = 0
+        self.allocations: dict = {}
+        self.log = log
+        self.rounds = 0
+        self._index = {job.name: i for i, job in enumerate(jobs)}
+        # Timeline, one entry per round (after the policy ran).
+        self.times: list[int] = []
+        self.used_gpus: list[int] = []
+        self.total_gpus: list[int] = []
+        self.active: list[int] = []
+        self.alloc_rows: list[np.ndarray] = []
+        self.policy_seconds = 0.0
+
+    def nodes(self) -> dict:
+        """``{node id: GPUs}`` of the current cluster."""
+        return {i: self.gpus_per_node for i in range(self.num_nodes)}
+
+    def all_complete(self) -> bool:
+        """True once every job has completed."""
+        return all(job.completion_time is not None for job in self.jobs)
+
+    def _slowdowns(self):
+        if not self.interference:
+            return None
+        distributed = [set(v) for v in self.allocations.values() if len(set(v)) > 1]
+        count: dict = {}
+        for nodes in distributed:
+            for n in nodes:
+                count[n] = count.get(n, 0) + 1
+        bad = {n for n, c in count.items() if c > 1}
+        out = {}
+        for key, alloc in self.allocations.items():
+            s = set(alloc)
+            if len(s) > 1 and s & bad:
+                out[key] = self.interference
+        return out
+
+    def step(self, seconds):
+        """Run one scheduling round of ``seconds``."""
+        slow = self._slowdowns()
+        for job in self.jobs:
+            job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
+        self.current_time += seconds
+        now = self.current_time
+        active = [job for job in self.jobs if job.submission_time <= now and job.completion_time is None]
+        if active:
+            names = {job.name for job in active}
+            self.allocations = {k: v for k, v in self.allocations.items() if k in names}
+            t0 = time.perf_counter()
+            new = self.policy.optimize(now, active, self.nodes(), dict(self.allocations))
+            self.policy_seconds += time.perf_counter() - t0
+            self._check(new)
+            for job in self.jobs:
+                if new.get(job.name) != self.allocations.get(job.name):
+                    job.reallocate(placement_of(new.get(job.name, [])))
+            self.allocations = new
+            want = self.policy.desired_nodes()
+            if want is not None and self.max_nodes > self.min_nodes:
+                self.num_nodes = int(min(max(want, self.min_nodes), self.max_nodes))
+        self.rounds += 1
+        row = np.zeros(len(self.jobs), dtype=np.int16)
+        for key, alloc in self.allocations.items():
+            if key in self._index and self.jobs[self._index[key]].completion_time is None:
+                row[self._index[key]] = len(alloc)
+        self.times.append(now)
+        self.used_gpus.append(int(row.sum()))
+        self.total_gpus.append(self.num_nodes * self.gpus_per_node)
+        self.active.append(len(active))
+        self.alloc_rows.append(row)
+        if self.log is not None:
+            self._write_log(now, seconds)
+
+    def _check(self, allocations):
+        used: dict = {}
+        for key, alloc in allocations.items():
+            if key not in self._index:
+                raise RuntimeError(f"policy allocated an unknown job {key!r}")
+            for n in alloc:
+                used[n] = used.get(n, 0) + 1
+        for n, c in used.items():
+            if not (0 <= n < self.num_nodes) or c > self.gpus_per_node:
+                raise RuntimeError(f"policy over-allocated node {n!r} ({c} GPUs)")
+
+    def _write_log(self, now, seconds):
+        jobs = []
+        for job in self.jobs:
+            if job.submission_time > now:
+                continue
+            if job.completion_time is not None and job.completion_time <= now - seconds:
+                continue
+            jobs.append(
+                {
+                    "name": job.name,
+                    "application": job.application.name,
+                    "epoch": job.epoch,
+                    "progress": job.progress,
+                    "num_restarts": job.num_restarts,
+                    "allocation": list(self.allocations.get(job.name, [])),
+                    "placement": list(job.placement),
+                    "batch_size": job.batch_size,
+                    "accum_steps": job.accum_steps,
+                    "submission_time": job.submission_time,
+                    "completion_time": job.completion_time,
+                }
+            )
+        record = {
+            "timestamp": now,
+            "num_nodes": self.num_nodes,
+            "used_gpus": self.used_gpus[-1],
+            "active_jobs": self.active[-1],
+            "jobs": jobs,
+        }
+        self.log.write(json.dumps(record) + "\n")

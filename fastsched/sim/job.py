@@ -1,0 +1,237 @@
+"""One simulated training job: true progress from its application model, observed profile.
+
+Semantics follow the published Pollux simulator (``Job.step``, ``Job.reallocate``,
+``update_local_bsz``): integer clocks, a 30 s re-scale delay after every reallocation, epoch
+crossings rounded to whole seconds, a noise-free profile refitted on every new
+``(nodes, replicas, atomic batch)`` key, and batch-size re-optimisation between epochs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
+
+__all__ = ["Job", "RESCALE_DELAY"]
+
+#: Seconds a job pauses after every (re)allocation.
+RESCALE_DELAY = 30
+
+
+class Job:
+    """State of one job in the simulation.
+
+    Parameters
+    ----------
+    name : str
+    application : Application
+        True behaviour of the job (see :mod:`fastsched.sim.traces`).
+    submission_time : int
+        Seconds from the simulation start.
+    target_num_replicas : int, optional
+        Fixed GPU count (Tiresias).
+    target_batch_size : int, optional
+        Fixed total batch size; ``None`` lets the goodput model choose (Pollux).
+    rescale_delay : int
+        Seconds of pause after every allocation change (30 in the published study).
+    """
+
+    def __init__(
+        self,
+        name,
+        application,
+        submission_time,
+        target_num_replicas=None,
+        target_batch_size=None,
+        rescale_delay=RESCALE_DELAY,
+    ):
+        self.name = name
+        self.application = application
+        self.submission_time = submission_time
+        self.target_num_replicas = target_num_replicas
+        self.target_batch_size = target_batch_size
+        self.rescale_delay = rescale_delay
+        self.completion_time = None
+        self.current_time = 0
+        self.rescale_time = 0
+        self.placement: tuple[int, ...] = ()
+        self.atomic_bsz = 0
+        self.accum_steps = 0
+        self.profile: dict[tuple[int, int, int], tuple[float, float]] = {}
+        self._perf_params = None
+        self._perf_dirty = False
+        self.grad_params = None
+        self.best_metric = None
+        self.progress = 0.0
+        self.epoch = 0
+        self.attained_service = 0
+        self.num_restarts = None
+        self._speedup_cache = None
+
+    # -- observed model --------------------------------------------------------------------
+    @property
+    def max_profiled_replicas(self) -> int:
+        """Largest replica count the job has run with (0 if it never ran)."""
+        return max((k[1] for k in self.profile), default=0)
+
+    @property
+    def perf_params(self):
+        """PerfParams fitted on the profile (refitted lazily after a new observation)."""
+        if self._perf_dirty:
+            keys = tuple(self.profile)
+            # Observations are noise-free functions of (application, key), so jobs of one
+            # application that saw the same keys in the same order share the fit.
+            memo = self.application.__dict__.setdefault("_fit_memo", {})
+            fitted = memo.get(keys)
+            if fitted is None:
+                vals = list(self.profile.values())
+                step = np.array([v[0] for v in vals])
+                sync = np.array([v[1] for v in vals])
+                fitted = fit_perf_params(
+                    np.array([k[0] for k in keys]),
+                    np.array([k[1] for k in keys]),
+                    np.array([k[2] for k in keys]),
+                    step - sync,
+                    step,
+                )
+                memo[keys] = fitted
+            self._perf_params = fitted
+            self._perf_dirty = False
+        return self._perf_params
+
+    def observe(self, num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var):
+        """Record what the job's agent measures; a new key triggers a refit (lazily)."""
+        self.grad_params = (grad_sqr, grad_var)
+        key = (num_nodes, num_replicas, atomic_bsz)
+        if key in self.profile:
+            return
+        self.profile[key] = (step_time, sync_time)
+        self._perf_dirty = True
+
+    def goodput_fn(self) -> GoodputFunction:
+        """The job's current fitted goodput model (needs a profile)."""
+        return GoodputFunction(self.perf_params, self.grad_params, self.application.init_batch_size)
+
+    def speedup_fn(self):
+        """A SpeedupFunction of the fitted model, or ``None`` if the job never ran.
+
+        Cached while the fitted parameters and gradient statistics are unchanged.
+        """
+        if not self.profile:
+            return None
+        perf = self.perf_params
+        key = (perf, self.grad_params)
+        cache = self._speedup_cache
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        app = self.application
+        fn = SpeedupFunction(
+            self.goodput_fn(), app.max_batch_size, (app.min_local_bsz, app.max_local_bsz), accumulation=True
+        )
+        self._speedup_cache = (key, fn)
+        return fn
+
+    # -- batch configuration ---------------------------------------------------------------
+    def update_local_bsz(self, placement):
+        """Choose the atomic batch size and accumulation steps for ``placement``."""
+        app = self.application
+        placement = tuple(filter(None, placement))
+        num_nodes, num_replicas = len(placement), sum(placement)
+        batch_size = self.target_batch_size
+        if batch_size is None and not self.profile:
+            batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
+        if batch_size is None:
+            _, atomic, accum = self.goodput_fn().optimize(
+                num_nodes,
+                num_replicas,
+                app.max_batch_size,
+                (app.min_local_bsz, app.max_local_bsz),
+                accumulation=True,
+            )
+            self.atomic_bsz, self.accum_steps = int(atomic), int(accum)
+        else:
+            local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
+            self.accum_steps = math.ceil(local_bsz / app.max_local_bsz - 1e-8) - 1
+            if num_replicas == 1 and batch_size > app.init_batch_size:
+                self.accum_steps = max(1, self.accum_steps)
+            self.atomic_bsz = math.ceil(local_bsz / (self.accum_steps + 1) - 1e-8)
+        count = num_replicas * (self.accum_steps + 1)
+        self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
+
+    @property
+    def batch_size(self) -> int:
+        """Current total batch size (0 without placement)."""
+        return self.atomic_bsz * (self.accum_steps + 1) * sum(self.placement)
+
+    # -- time ------------------------------------------------------------------------------
+    def step(self, seconds, interference=0.0):
+        """Advance the job's clock by ``seconds``, training if it holds GPUs.
+
+        Parameters
+        ----------
+        seconds : int
+            Length of the interval.
+        interference : float
+            Slowdown in [0, 1) multiplying the true goodput by ``1 - interference``.
+        """
+        if not self.placement:
+            self.current_time += seconds
+            return
+        app = self.application
+        gpus = sum(self.placement)
+        delay = min(self.rescale_time, seconds)
+        self.current_time += delay
+        self.attained_service += delay * gpus
+        self.rescale_time -= delay
+        seconds -= delay
+        while seconds > 0 and self.completion_time is None:
+            if self.epoch >= app.max_epochs:
+                raise RuntimeError(f"job {self.name}: epoch {self.epoch} >= max_epochs {app.max_epochs}")
+            placement = tuple(filter(None, self.placement))
+            num_nodes, num_replicas = len(placement), sum(placement)
+            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
+            scale = batch_size / app.init_batch_size
+            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
+            accum_time = step_time - sync_time
+            grad_sqr, grad_var = app.grad_stats(batch_size, self.epoch)
+            gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
+            self.observe(num_nodes, num_replicas, self.atomic_bsz, step_time, sync_time, grad_sqr, grad_var)
+            total_time = step_time + accum_time * self.accum_steps
+            goodput = gain / total_time * (1.0 - interference)
+            next_progress = app.progress(self.epoch + 1)
+            if self.progress + goodput * seconds < next_progress:
+                self.progress += goodput * seconds
+                self.current_time += seconds
+                self.attained_service += seconds * gpus
+                seconds = 0
+            else:
+                self.epoch += 1
+                delta = round(float((next_progress - self.progress) / goodput))
+                if delta > seconds:  # pragma: no cover - guarded by the branch above
+                    raise RuntimeError(f"job {self.name}: epoch crossing beyond the interval")
+                if self.epoch > app.completion_epoch(batch_size):
+                    self.completion_time = self.current_time + delta
+                self.progress = next_progress
+                self.best_metric = app.best_metric(batch_size, self.epoch)
+                self.current_time += delta
+                self.attained_service += delta * gpus
+                seconds -= delta
+            self.update_local_bsz(self.placement)
+        self.current_time += seconds
+
+    def reallocate(self, placement):
+        """Apply a new placement (GPUs per node); empty means de-allocate.
+
+        A non-empty placement recomputes the batch configuration, starts the re-scale delay
+        and counts a restart (the first allocation counts 0).
+        """
+        if placement:
+            self.placement = tuple(placement)
+            self.update_local_bsz(self.placement)
+            self.rescale_time = self.rescale_delay
+            self.num_restarts = 0 if self.num_restarts is None else self.num_restarts + 1
+        else:
+            self.placement = ()
+            self.atomic_bsz = 0

@@ -1,0 +1,50 @@
+"""Figure of a simulation: cluster allocation over time and the JCT distribution (matplotlib)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_result"]
+
+
+def plot_result(result, path) -> None:
+    """Save a two-panel figure of ``result`` to ``path``.
+
+    Left: GPUs held by each job over time (stacked), with the cluster size. Right: the
+    empirical CDF of job completion times.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (``pip install fastsched[plot]``).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install 'fastsched[plot]'") from None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    hours = result.times / 3600.0
+    alloc = result.allocations.astype(np.float64)
+    if alloc.size:
+        used = alloc[:, alloc.sum(axis=0) > 0]
+        ax1.stackplot(hours, used.T, linewidth=0)
+        ax1.step(hours, result.total_gpus, where="post", color="k", lw=1, label="cluster GPUs")
+        ax1.legend(loc="upper right")
+    ax1.set_xlabel("time (h)")
+    ax1.set_ylabel("GPUs allocated (one colour per job)")
+    ax1.set_title(f"{result.policy}: allocation over time")
+    jcts = np.sort(result.jcts) / 3600.0
+    if jcts.size:
+        ax2.step(jcts, np.arange(1, jcts.size + 1) / jcts.size, where="post")
+        ax2.set_xscale("log")
+        ax2.axvline(result.avg_jct / 3600.0, color="r", ls="--", label=f"mean {result.avg_jct / 3600:.2f} h")
+        ax2.legend(loc="lower right")
+    ax2.set_xlabel("job completion time (h)")
+    ax2.set_ylabel("fraction of jobs")
+    ax2.set_title("JCT distribution")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

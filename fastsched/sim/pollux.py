@@ -1,0 +1,191 @@
+"""The Pollux policy in the simulator: JobInfo construction and the OSDI'21 research variant.
+
+:class:`PolluxSimPolicy` turns simulator jobs into :class:`fastsched.policy.JobInfo` and calls
+:class:`fastsched.policy.PolluxPolicy` once per round. Two variants:
+
+``default``
+    The policy as shipped (AdaptDL's production objective: plain sum of speedups over one
+    replica, constant restart penalty), jobs in FIFO order.
+``osdi21``
+    The research configuration of the Pollux paper's simulator (SIMULATOR.md §6.5):
+    power mean ``p = -1`` of scaled speedups, each job's speedup re-based on its goodput at
+    the fair share (``ceil(GPUs / J)`` replicas on one node; ``r / fair_R`` for a job with
+    no model yet), jobs ordered by attained service, and the multiplicative restart factor
+    ``max(age - 30 * restarts, 0) / (age + 30)``. The policy takes one restart penalty for
+    all jobs, so the factor is applied as the round's GPU-weighted mean over allocated jobs
+    (see :meth:`PolluxSimPolicy.restart_penalty_for`).
+
+In both, ``max_replicas = min(max(2 * largest profiled replicas, 1), 64, max_batch //
+min_local_bsz)`` (a job at most doubles its largest observed scale per round), or the
+application's own cap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fastsched.sim.policies import SimPolicy
+
+__all__ = ["PolluxSimPolicy", "RebasedSpeedup", "LinearSpeedup"]
+
+VARIANTS = ("default", "osdi21")
+
+
+class RebasedSpeedup:
+    """A SpeedupFunction divided by the job's goodput at the fair share instead of 1 replica.
+
+    Exposes the table interface the policy reads (``is_tabulated``, ``table``).
+    """
+
+    is_tabulated = True
+
+    def __init__(self, speedup_fn, fair_nodes, fair_replicas):
+        self._fn = speedup_fn
+        fair, _, _ = speedup_fn.goodput_fn.optimize(
+            fair_nodes,
+            fair_replicas,
+            max_batch_size=speedup_fn._max_batch_size,
+            atomic_bsz_range=speedup_fn._atomic_bsz_range,
+            accumulation=speedup_fn._accumulation,
+        )
+        self.factor = speedup_fn.base_goodput / fair if fair > 0 else 0.0
+
+    def table(self, max_replicas):
+        """Speedup table ``[2, max_replicas + 1]`` (single node, multi node) re-based."""
+        return np.asarray(self._fn.table(max_replicas)) * self.factor
+
+    def __call__(self, num_nodes, num_replicas):
+        return self._fn(num_nodes, num_replicas) * self.factor
+
+
+class LinearSpeedup:
+    """Placeholder speedup ``r / divisor`` of a job that has not run yet (tabulated)."""
+
+    is_tabulated = True
+
+    def __init__(self, divisor=1.0):
+        self.divisor = float(divisor)
+
+    def table(self, max_replicas):
+        """``[2, max_replicas + 1]`` table of ``r / divisor``."""
+        row = np.arange(max_replicas + 1, dtype=np.float64) / self.divisor
+        return np.stack([row, row])
+
+    def __call__(self, num_nodes, num_replicas):
+        return np.asarray(num_replicas, dtype=np.float64) / self.divisor
+
+
+class PolluxSimPolicy(SimPolicy):
+    """Adapter from the simulator to :class:`fastsched.policy.PolluxPolicy`.
+
+    Parameters
+    ----------
+    variant : {"default", "osdi21"}
+        See the module docstring.
+    seed : int, optional
+        Seed of the genetic search.
+    p : float, optional
+        Fairness exponent of the power mean (``osdi21``: -1; default: plain sum).
+    restart_penalty : float or "osdi21", optional
+        Constant penalty, or the research restart factor (default of ``osdi21``).
+    restart_delay : int
+        Seconds lost per restart in the research factor (30).
+    max_replicas_cap : int
+        Upper bound of any job's replicas (64 in the published simulator).
+    **policy_options
+        Passed to :class:`fastsched.policy.PolluxPolicy` (e.g. ``pop_size``, ``generations``).
+    """
+
+    name = "pollux"
+
+    def __init__(
+        self,
+        variant="default",
+        seed=None,
+        p=None,
+        restart_penalty=None,
+        restart_delay=30,
+        max_replicas_cap=64,
+        **policy_options,
+    ):
+        try:
+            from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+        except ImportError as exc:  # pragma: no cover - the policy ships with fastsched
+            raise ImportError(f"the pollux policy is unavailable: {exc}") from exc
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {list(VARIANTS)}, got {variant!r}")
+        self.variant = variant
+        research = variant == "osdi21"
+        if p is None and research:
+            p = -1.0
+        if restart_penalty is None and research:
+            restart_penalty = "osdi21"
+        self.dynamic_penalty = restart_penalty == "osdi21"
+        kwargs = dict(policy_options)
+        if p is not None:
+            kwargs["p"] = p
+        if restart_penalty is not None and not self.dynamic_penalty:
+            kwargs["restart_penalty"] = restart_penalty
+        self._JobInfo, self._NodeInfo = JobInfo, NodeInfo
+        self.policy = PolluxPolicy(seed=seed, **kwargs)
+        self.restart_delay = restart_delay
+        self.max_replicas_cap = max_replicas_cap
+        self._desired = None
+
+    def job_kwargs(self, wjob, app):
+        return {"target_batch_size": app.fixed_batch_size}
+
+    def desired_nodes(self):
+        return self._desired
+
+    def _max_replicas(self, job) -> int:
+        app = job.application
+        if app.max_replicas is not None:
+            return int(app.max_replicas)
+        return int(
+            min(max(2 * job.max_profiled_replicas, 1), self.max_replicas_cap, app.max_batch_size // app.min_local_bsz)
+        )
+
+    def restart_penalty_for(self, now, jobs, allocations) -> float:
+        """Research restart factor as one penalty: 1 - GPU-weighted mean factor of allocated jobs."""
+        num = den = 0.0
+        for job in jobs:
+            gpus = len(allocations.get(job.name, ()))
+            if gpus == 0:
+                continue
+            age = now - job.submission_time
+            restarts = job.num_restarts or 0
+            factor = max(age - self.restart_delay * restarts, 0.0) / (age + self.restart_delay)
+            num += gpus * factor
+            den += gpus
+        return 1.0 - num / den if den else 0.0
+
+    def optimize(self, now, jobs, nodes, allocations):
+        research = self.variant == "osdi21"
+        total_gpus = sum(nodes.values())
+        fair_r = math.ceil(total_gpus / len(jobs)) if research else 1
+        infos = {}
+        for job in jobs:
+            fn = job.speedup_fn()
+            if fn is None:
+                fn = LinearSpeedup(fair_r)
+            elif research:
+                fn = RebasedSpeedup(fn, 1, fair_r)
+            order = (job.attained_service, job.submission_time) if research else job.submission_time
+            infos[job.name] = self._JobInfo(
+                resources={"nvidia.com/gpu": 1},
+                speedup_fn=fn,
+                creation_timestamp=order,
+                min_replicas=0,
+                max_replicas=self._max_replicas(job),
+                preemptible=True,
+            )
+        node_infos = {k: self._NodeInfo({"nvidia.com/gpu": g}, preemptible=False) for k, g in nodes.items()}
+        if self.dynamic_penalty:
+            self.policy.restart_penalty = self.restart_penalty_for(now, jobs, allocations)
+        template = next(iter(node_infos.values()))
+        new, desired = self.policy.optimize(infos, node_infos, allocations, template)
+        self._desired = desired
+        return {k: list(v) for k, v in new.items()}

@@ -1,0 +1,425 @@
+"""Application models read from measured traces (the Pollux artifact's trace format).
+
+A trace folder ``<app>/`` holds ``placements.csv``, ``scalability.csv`` and one
+``validation-<B>.csv`` per measured total batch size ``B`` (see the NOTICE of the traces for
+what each column means). :class:`TraceApplication` answers the questions the simulator asks:
+
+* :meth:`~TraceApplication.throughput`: true (step time, sync time) of a placement and
+  per-GPU batch size, interpolated linearly along the batch size for a measured layout, or
+  linearly over a Delaunay triangulation of (nodes, replicas, batch) otherwise;
+* :meth:`~TraceApplication.grad_stats`: gradient statistics of a total batch size during an
+  epoch, interpolated linearly between the two measured batch sizes around it;
+* :meth:`~TraceApplication.progress`: statistical progress needed to finish an epoch;
+* :meth:`~TraceApplication.iteration`: optimizer steps after an epoch (Optimus's oracle).
+
+Every answer is memoised: the simulator asks the same questions many times.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "Application",
+    "TraceApplication",
+    "PUBLISHED_OVERRIDES",
+    "load_application",
+    "load_applications",
+    "normalize_placement",
+]
+
+#: Per-application settings of the published simulator study (OSDI'21 artifact):
+#: epochs to completion, and yolov3's per-GPU batch-size cap.
+PUBLISHED_OVERRIDES = {
+    "bert": {"max_epochs": 2},
+    "cifar10": {"max_epochs": 100},
+    "ncf": {"max_epochs": 10, "fixed_batch_size": 32768, "max_replicas": 1},
+    "imagenet": {"max_epochs": 90},
+    "deepspeech2": {"max_epochs": 80},
+    "yolov3": {"max_epochs": 50, "max_local_bsz": 8},
+}
+
+
+def normalize_placement(placement) -> tuple[int, ...]:
+    """Drop empty nodes and rotate to the lexicographically smallest rotation.
+
+    Parameters
+    ----------
+    placement : sequence of int
+        GPUs used on each node.
+
+    Returns
+    -------
+    tuple of int
+        The canonical form under which layouts are measured, e.g. ``(4, 0, 2) -> (2, 4)``.
+    """
+    p = tuple(int(x) for x in placement if x)
+    if not p:
+        return p
+    return min(p[i:] + p[:i] for i in range(len(p)))
+
+
+class Application:
+    """Interface of an application model used by the simulator.
+
+    Attributes
+    ----------
+    name : str
+    init_batch_size, max_batch_size : int
+        Total batch size of statistical efficiency 1, and the largest allowed.
+    min_local_bsz, max_local_bsz : int
+        Per-GPU (atomic) batch-size range.
+    max_epochs : int
+        A job completes when it finishes this many epochs.
+    fixed_batch_size : int or None
+        Total batch size an adaptive scheduler must keep (``None``: free to adapt).
+    max_replicas : int or None
+        Most GPUs one job may use (``None``: no application limit).
+    """
+
+    fixed_batch_size = None
+    max_replicas = None
+
+    name: str
+    init_batch_size: int
+    max_batch_size: int
+    min_local_bsz: int
+    max_local_bsz: int
+    max_epochs: int
+
+    def throughput(self, placement, local_bsz):  # pragma: no cover - interface
+        """Return ``(step_time, sync_time)`` in seconds of one optimizer step."""
+        raise NotImplementedError
+
+    def grad_stats(self, batch_size, epoch):  # pragma: no cover - interface
+        """Return ``(grad_sqr, grad_var)`` during ``epoch`` at total ``batch_size``."""
+        raise NotImplementedError
+
+    def progress(self, epoch):  # pragma: no cover - interface
+        """Cumulative statistical progress needed to finish ``epoch`` epochs."""
+        raise NotImplementedError
+
+    def iteration(self, batch_size, epoch):  # pragma: no cover - interface
+        """Optimizer steps taken after ``epoch`` epochs at ``batch_size``."""
+        raise NotImplementedError
+
+    def best_metric(self, batch_size, epoch):
+        """Best validation metric before ``epoch`` (logging only); ``None`` if unknown."""
+        return None
+
+    def completion_epoch(self, batch_size) -> int:
+        """Index of the last epoch: a job completes when its epoch count exceeds it."""
+        return self.max_epochs - 1
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.name!r}, init_batch_size={self.init_batch_size}, "
+            f"max_batch_size={self.max_batch_size}, local_bsz=[{self.min_local_bsz}, "
+            f"{self.max_local_bsz}], max_epochs={self.max_epochs})"
+        )
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> dict[str, list[float]]:
+    """Read a numeric CSV into columns, checking that ``required`` columns exist."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.reader(f)
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise ValueError(f"{path}: empty file") from None
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise ValueError(f"{path}: missing column(s) {missing}; found {header}")
+            idx = [header.index(c) for c in required]
+            cols: dict[str, list[float]] = {c: [] for c in required}
+            for lineno, row in enumerate(reader, start=2):
+                if not row:
+                    continue
+                try:
+                    for c, i in zip(required, idx, strict=True):
+                        cols[c].append(float(row[i]))
+                except (ValueError, IndexError):
+                    raise ValueError(f"{path}:{lineno}: malformed row {row!r}") from None
+    except FileNotFoundError:
+        raise FileNotFoundError(f"trace file not found: {path}") from None
+    if not cols[required[0]]:
+        raise ValueError(f"{path}: no data rows")
+    return cols
+
+
+class TraceApplication(Application):
+    """An application whose true behaviour comes from measured traces.
+
+    Parameters
+    ----------
+    trace_dir : str or path
+        Folder with ``placements.csv``, ``scalability.csv`` and ``validation-<B>.csv``.
+    name : str, optional
+        Defaults to the folder's name.
+    init_batch_size, max_batch_size, min_local_bsz, max_local_bsz, max_epochs : int, optional
+        Overrides; by default the smallest/largest validated batch size, the smallest/largest
+        measured per-GPU batch size, and the shortest validation file.
+    fixed_batch_size, max_replicas : int, optional
+        See :class:`Application`.
+    """
+
+    def __init__(
+        self,
+        trace_dir,
+        name=None,
+        *,
+        init_batch_size=None,
+        max_batch_size=None,
+        min_local_bsz=None,
+        max_local_bsz=None,
+        max_epochs=None,
+        fixed_batch_size=None,
+        max_replicas=None,
+    ):
+        trace_dir = Path(trace_dir)
+        if not trace_dir.is_dir():
+            raise FileNotFoundError(f"trace folder not found: {trace_dir}")
+        self.name = name or trace_dir.name
+        self.trace_dir = trace_dir
+        # Validation curves, sorted by batch size.
+        vfiles = {}
+        for path in trace_dir.glob("validation-*.csv"):
+            try:
+                bsz = int(path.stem.split("-")[-1])
+            except ValueError:
+                raise ValueError(f"{path}: expected a name validation-<batch size>.csv") from None
+            vfiles[bsz] = path
+        if not vfiles:
+            raise FileNotFoundError(f"{trace_dir}: no validation-<B>.csv files")
+        vcols = ("progress", "iteration", "metric", "grad_sqr", "grad_var")
+        self._bsz = sorted(vfiles)
+        self._valid = {b: _read_csv(vfiles[b], vcols) for b in self._bsz}
+        # Placement traces.
+        pcols = _read_csv(trace_dir / "placements.csv", ("placement", "local_bsz", "step_time", "sync_time"))
+        scols = _read_csv(
+            trace_dir / "scalability.csv", ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
+        )
+        self._by_placement: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        groups: dict[int, list[tuple[float, float, float]]] = {}
+        triples: dict[tuple[int, int, float], list[tuple[float, float]]] = {}
+        for p, a, st, sy in zip(
+            pcols["placement"], pcols["local_bsz"], pcols["step_time"], pcols["sync_time"], strict=True
+        ):
+            pid = int(p)
+            digits = str(pid)
+            groups.setdefault(pid, []).append((a, st, sy))
+            triples.setdefault((len(digits), sum(map(int, digits)), a), []).append((st, sy))
+        for pid, rows in groups.items():
+            order = sorted(range(len(rows)), key=lambda i: rows[i][0])  # stable, like a mergesort
+            arr = np.array([rows[i] for i in order], dtype=np.float64)
+            self._by_placement[pid] = (arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy())
+        # 3-D interpolation points: per-triple means (sorted by key), then the scalability rows.
+        pts, vals = [], []
+        for key in sorted(triples):
+            rows = triples[key]
+            s0 = s1 = 0.0
+            for st, sy in rows:
+                s0 += st
+                s1 += sy
+            pts.append(key)
+            vals.append((s0 / len(rows), s1 / len(rows)))
+        for row in zip(
+            *(scols[c] for c in ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")), strict=True
+        ):
+            pts.append(row[:3])
+            vals.append(row[3:])
+        self._nd_points = np.array(pts, dtype=np.float64)
+        self._nd_values = np.array(vals, dtype=np.float64)
+        self._nd_interp = None
+        local = pcols["local_bsz"]
+        self.init_batch_size = int(init_batch_size or self._bsz[0])
+        self.max_batch_size = int(max_batch_size or self._bsz[-1])
+        self.min_local_bsz = int(min_local_bsz or min(local))
+        self.max_local_bsz = int(max_local_bsz or max(local))
+        nrows = min(len(v["progress"]) for v in self._valid.values())
+        self.max_epochs = int(max_epochs or nrows)
+        self.fixed_batch_size = fixed_batch_size
+        self.max_replicas = max_replicas
+        if self.max_epochs > nrows:
+            raise ValueError(
+                f"{self.name}: max_epochs={self.max_epochs} but the validation files have only {nrows} rows"
+            )
+        if self.max_batch_size < self.min_local_bsz:
+            raise ValueError(f"{self.name}: max_batch_size < min_local_bsz")
+        first = self._valid[self._bsz[0]]["metric"]
+        self._metric_increases = first[0] < first[-1]
+        self._memo_tp: dict = {}
+        self._memo_gs: dict = {}
+        self._memo_prog: dict = {}
+        self._memo_it: dict = {}
+
+    # -- batch-size interpolation ----------------------------------------------------------
+    def _bounds(self, batch_size):
+        lower = upper = None
+        for b in self._bsz:
+            if b <= batch_size:
+                lower = b
+            if b >= batch_size:
+                upper = b
+                break
+        if lower is None or upper is None:
+            raise ValueError(
+                f"{self.name}: batch size {batch_size} is outside the validated range [{self._bsz[0]}, {self._bsz[-1]}]"
+            )
+        return lower, upper
+
+    def _interp_b(self, batch_size, column, row):
+        lo, hi = self._bounds(batch_size)
+        lv = self._valid[lo][column][row]
+        if lo == hi:
+            return lv
+        hv = self._valid[hi][column][row]
+        return ((batch_size - lo) * hv + (hi - batch_size) * lv) / (hi - lo)
+
+    def grad_stats(self, batch_size, epoch):
+        """Gradient ``(sqr, var)`` during ``epoch`` (0-based) at total ``batch_size``."""
+        key = (batch_size, epoch)
+        out = self._memo_gs.get(key)
+        if out is None:
+            out = (self._interp_b(batch_size, "grad_sqr", epoch), self._interp_b(batch_size, "grad_var", epoch))
+            self._memo_gs[key] = out
+        return out
+
+    def progress(self, epoch):
+        """Progress needed to finish ``epoch`` epochs: the minimum over batch sizes."""
+        out = self._memo_prog.get(epoch)
+        if out is None:
+            out = 0.0 if epoch == 0 else min(v["progress"][epoch - 1] for v in self._valid.values())
+            self._memo_prog[epoch] = out
+        return out
+
+    def iteration(self, batch_size, epoch):
+        """Optimizer steps after finishing epoch ``epoch`` (row ``epoch``) at ``batch_size``."""
+        key = (batch_size, epoch)
+        out = self._memo_it.get(key)
+        if out is None:
+            out = self._interp_b(batch_size, "iteration", epoch)
+            self._memo_it[key] = out
+        return out
+
+    def best_metric(self, batch_size, epoch):
+        """Best validation metric over epochs ``[0, epoch)``, interpolated in batch size."""
+        if epoch == 0:
+            return None
+        lo, hi = self._bounds(batch_size)
+        best = max if self._metric_increases else min
+        lv = best(self._valid[lo]["metric"][:epoch])
+        if lo == hi:
+            return lv
+        hv = best(self._valid[hi]["metric"][:epoch])
+        return ((batch_size - lo) * hv + (hi - batch_size) * lv) / (hi - lo)
+
+    # -- throughput ------------------------------------------------------------------------
+    def throughput(self, placement, local_bsz):
+        """True ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
+
+        Parameters
+        ----------
+        placement : sequence of int
+            GPUs used on each node (zeros allowed).
+        local_bsz : int or float
+            Per-GPU micro-batch size.
+
+        Raises
+        ------
+        ValueError
+            If the point lies outside the measured traces.
+        """
+        key = (tuple(placement), local_bsz)
+        out = self._memo_tp.get(key)
+        if out is None:
+            out = self._throughput(normalize_placement(placement), local_bsz)
+            self._memo_tp[key] = out
+        return out
+
+    def _throughput(self, placement, local_bsz):
+        if not placement:
+            raise ValueError("throughput of an empty placement")
+        pid = int("".join(map(str, placement))) if max(placement) < 10 else None
+        rows = self._by_placement.get(pid) if pid is not None else None
+        if rows is not None:
+            x, st, sy = rows
+            if not (x[0] <= local_bsz <= x[-1]):
+                raise ValueError(
+                    f"{self.name}: local batch size {local_bsz} outside the measured range "
+                    f"[{x[0]:g}, {x[-1]:g}] of placement {pid}"
+                )
+            # Linear interpolation with scipy.interpolate.interp1d's arithmetic.
+            i = int(np.searchsorted(x, local_bsz, side="left"))
+            i = min(max(i, 1), x.shape[0] - 1) if x.shape[0] > 1 else 0
+            if x.shape[0] == 1:
+                return float(st[0]), float(sy[0])
+            lo, hi = i - 1, i
+            dx = local_bsz - x[lo]
+            span = x[hi] - x[lo]
+            step = (st[hi] - st[lo]) / span * dx + st[lo]
+            sync = (sy[hi] - sy[lo]) / span * dx + sy[lo]
+            return float(step), float(sync)
+        if self._nd_interp is None:
+            from scipy.interpolate import LinearNDInterpolator
+
+            self._nd_interp = LinearNDInterpolator(self._nd_points, self._nd_values)
+        num_nodes = min(len(placement), 16)
+        step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
+        if not (math.isfinite(step) and math.isfinite(sync)):
+            raise ValueError(
+                f"{self.name}: placement {placement} at local batch size {local_bsz} is outside "
+                "the measured traces (too many GPUs per node or replicas?)"
+            )
+        return float(step), float(sync)
+
+
+def load_application(trace_dir, *, published=True, **overrides) -> TraceApplication:
+    """Load one :class:`TraceApplication` from a trace folder.
+
+    Parameters
+    ----------
+    trace_dir : str or path
+        The application's trace folder; its name is the application name.
+    published : bool
+        Apply the published study's settings for known applications
+        (:data:`PUBLISHED_OVERRIDES`).
+    **overrides
+        Keyword overrides passed to :class:`TraceApplication`.
+    """
+    name = Path(trace_dir).name
+    kwargs = dict(PUBLISHED_OVERRIDES.get(name, {})) if published else {}
+    kwargs.update(overrides)
+    return TraceApplication(trace_dir, name, **kwargs)
+
+
+def load_applications(traces_dir, *, published=True) -> dict[str, TraceApplication]:
+    """Load every application folder under ``traces_dir`` (keyed by folder name).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``traces_dir`` does not exist or holds no application folder.
+    """
+    traces_dir = Path(traces_dir)
+    if not traces_dir.is_dir():
+        raise FileNotFoundError(f"traces folder not found: {traces_dir}")
+    apps = {}
+    for sub in sorted(traces_dir.iterdir()):
+        if sub.is_dir() and (sub / "placements.csv").exists():
+            apps[sub.name] = load_application(sub, published=published)
+    if not apps:
+        raise FileNotFoundError(f"{traces_dir}: no application folders (with placements.csv) found")
+    return apps
+
+
+def default_traces_dir() -> Path | None:
+    """``$FASTSCHED_TRACES`` if set, else ``None`` (the builtin profiles are used)."""
+    env = os.environ.get("FASTSCHED_TRACES")
+    return Path(env) if env else None

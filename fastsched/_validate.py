@@ -11,6 +11,9 @@ import numbers
 
 import numpy as np
 
+# Largest count accepted anywhere: every integer up to it is exact as a float64.
+MAX_INT = 2**53
+
 __all__ = [
     "as_float_array",
     "as_int_array",
@@ -55,6 +58,8 @@ def check_int_scalar(name: str, value, *, low=None, high=None) -> int:
         raise ValueError(f"{name} must be >= {low}, got {v}")
     if high is not None and v > high:
         raise ValueError(f"{name} must be <= {high}, got {v}")
+    if abs(v) > MAX_INT:
+        raise ValueError(f"{name} is too large ({v}); the limit is 2**53")
     return v
 
 
@@ -95,6 +100,9 @@ def as_int_array(name: str, value, *, low=None, high=None) -> np.ndarray:
             raise ValueError(f"{name} must be finite (got NaN or inf)")
         if np.any(arr != np.round(arr)):
             raise ValueError(f"{name} must hold integers")
+    if arr.dtype.kind in "fu" and np.any(np.abs(arr) > MAX_INT):
+        # Checked before the cast: float -> int64 is undefined beyond 2**63, uint64 wraps.
+        raise ValueError(f"{name} holds a value too large for a count (the limit is 2**53)")
     arr = arr.astype(np.int64, copy=False)
     if low is not None and np.any(arr < low):
         raise ValueError(f"{name} must be >= {low}, got {arr[arr < low].flat[0]}")

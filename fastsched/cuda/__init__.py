@@ -434,7 +434,7 @@ def checked_elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, ato
     if status != CPU.OK:
         return status
     elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out)
-    return CPU.OK
+    return CPU.OK if np.isfinite(out).all() else CPU.OVERFLOW
 
 
 def optimize_keys(

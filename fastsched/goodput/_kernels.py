@@ -54,12 +54,12 @@ def step_throughput(perf, accum_time, net_pow, num_replicas, atomic_bsz, accum_s
 def efficiency(grad_sqr, grad_var, init_bsz, batch_size):
     """Statistical efficiency of ``batch_size`` relative to ``init_bsz``."""
     scale = batch_size / init_bsz
-    denom = grad_var / scale + grad_sqr
+    # gain / scale with gain = (var + sqr) / (var / scale + sqr), rearranged so that no
+    # intermediate under- or overflows for extreme batch sizes (equal up to rounding).
+    denom = grad_var + grad_sqr * scale
     if denom > 0.0:
-        gain = (grad_var + grad_sqr) / denom
-    else:
-        gain = 1.0
-    return gain / scale
+        return (grad_var + grad_sqr) / denom
+    return 1.0 / scale
 
 
 @pjit
@@ -283,6 +283,7 @@ BAD_ACCUM = 4  # accum_steps < 0 or not finite
 BAD_BATCH = 5  # total batch below init_batch_size
 MISSING = 6  # a table entry is not filled yet
 ZERO_MISMATCH = 7  # num_nodes == 0 but num_replicas > 0, or vice versa
+OVERFLOW = 8  # inputs so large that the model overflows float64
 
 # Direct-address tables are used only when they are small relative to the input.
 _TABLE_LIMIT = 1 << 20
@@ -355,6 +356,7 @@ def _elementwise_kernel(
 ):
     gamma = perf[6]
     inv_gamma = 1.0 / gamma
+    nonfinite = 0
     if use_tables:
         # x**gamma is the costly part; on integer inputs it is tabulated once per distinct value.
         r_hi = int(max_rep)
@@ -391,6 +393,8 @@ def _elementwise_kernel(
             if with_eff:
                 v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
             out[i] = v
+            if not (abs(v) < np.inf):
+                nonfinite += 1
     else:
         for i in prange(out.shape[0]):
             r = float(replicas[i])
@@ -402,6 +406,9 @@ def _elementwise_kernel(
             if with_eff:
                 v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
             out[i] = v
+            if not (abs(v) < np.inf):
+                nonfinite += 1
+    return nonfinite
 
 
 def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
@@ -415,8 +422,10 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
         return status
     n = out.shape[0]
     limit = min(_TABLE_LIMIT, 4 * n)
-    use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit
-    _elementwise_kernel(
+    # Table indices go through int64: values beyond 2**52 are not exactly integral doubles
+    # and 2**63 would overflow, so huge batch sizes take the direct path.
+    use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit and a_max < 2.0**52
+    nonfinite = _elementwise_kernel(
         perf,
         grad_sqr,
         grad_var,
@@ -432,7 +441,7 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
         a_max,
         out,
     )
-    return OK
+    return OVERFLOW if nonfinite else OK
 
 
 @jit

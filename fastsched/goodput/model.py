@@ -86,6 +86,7 @@ _ELEMENTWISE_ERRORS = {
     K.BAD_REPLICAS: "num_replicas must be finite and >= 1",
     K.BAD_ATOMIC: "atomic_bsz must be finite and > 0",
     K.BAD_ACCUM: "accum_steps must be finite and >= 0",
+    K.OVERFLOW: "inputs are too large: the throughput model overflows float64 (check atomic_bsz and the parameters)",
     K.BAD_BATCH: "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be >= init_batch_size ({init})",
 }
 
@@ -239,15 +240,24 @@ class GoodputFunction:
         return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, False, backend)
 
     def efficiency(self, batch_size):
-        """Statistical efficiency in (0, 1] of total batch size(s) ``batch_size`` (> 0)."""
+        """Statistical efficiency of total batch size(s) ``batch_size`` (> 0).
+
+        1 at ``init_batch_size``, decreasing in the batch size (above 1 below the initial
+        batch). A float for scalar input, else an array of the input's shape.
+        """
         if _is_plain_scalar(batch_size):
             b = V.check_finite_scalar("batch_size", batch_size, low=0.0, low_open=True)
-            return float(K.efficiency(self._sqr, self._var, self._init, b))
-        arr = V.as_float_array("batch_size", batch_size, low=0.0, low_open=True)
-        out = np.empty(arr.size, dtype=np.float64)
-        with parallel_region():
-            K.efficiency_kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
-        return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+            out = np.array([K.efficiency(self._sqr, self._var, self._init, b)])
+            shape = None
+        else:
+            arr = V.as_float_array("batch_size", batch_size, low=0.0, low_open=True)
+            out = np.empty(arr.size, dtype=np.float64)
+            shape = arr.shape
+            with parallel_region():
+                K.efficiency_kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
+        if not np.isfinite(out).all():
+            raise ValueError("batch_size is too small: efficiency overflows float64")
+        return float(out[0]) if not shape else out.reshape(shape)
 
     # -- batch-size optimisation -----------------------------------------------------------
     def _grid_bounds(self, max_batch_size, atomic_bsz_range):

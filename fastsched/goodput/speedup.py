@@ -25,6 +25,10 @@ from fastsched.goodput.model import GoodputFunction
 
 __all__ = ["SpeedupFunction"]
 
+# The lazily filled table covers at most this many replicas (16 MiB); larger queries are
+# answered without memoisation, so no input can make the table grow without bound.
+TABLE_MAX_REPLICAS = 1 << 20
+
 _LOOKUP_ERRORS = {
     K.BAD_NODES: "num_nodes must satisfy 0 <= num_nodes <= num_replicas",
     K.BAD_REPLICAS: "num_replicas must be >= 0",
@@ -175,7 +179,7 @@ class SpeedupFunction:
         """
         if not self._fast:
             raise TypeError("table() needs a fastsched GoodputFunction; call the function instead")
-        max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0)
+        max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
         reps = np.arange(max_replicas + 1, dtype=np.int64)
         multi = np.concatenate([np.zeros(max_replicas + 1, np.bool_), np.ones(max_replicas + 1, np.bool_)])
         table, _ = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
@@ -209,8 +213,12 @@ class SpeedupFunction:
             table, filled = self._state  # one read: the pair is swapped atomically on growth
             status = K.checked_lookup(table, filled, nodes, replicas, out)
             if status == K.MISSING:
-                _, key_multi, key_rep = K.dedupe_keys(nodes, replicas, int(replicas.max()))
-                table, filled = self._ensure(key_multi, key_rep, int(replicas.max()))
+                max_rep = int(replicas.max())
+                if max_rep > TABLE_MAX_REPLICAS:
+                    # Beyond any real cluster: solve directly instead of growing the table.
+                    return self._call_untabulated(nodes, replicas, shape)
+                _, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
+                table, filled = self._ensure(key_multi, key_rep, max_rep)
                 status = K.checked_lookup(table, filled, nodes, replicas, out)
             if status != K.OK:
                 raise ValueError(_LOOKUP_ERRORS[status])
@@ -219,6 +227,24 @@ class SpeedupFunction:
             if status != K.OK:
                 raise ValueError(_LOOKUP_ERRORS[status])
             out = self._call_generic(nodes, replicas)
+        return float(out[0]) if len(shape) == 0 else out.reshape(shape)
+
+    def _call_untabulated(self, nodes, replicas, shape):
+        out = np.zeros(nodes.shape[0], dtype=np.float64)
+        live = replicas > 0
+        if live.any():
+            g = self._goodput_fn
+            max_bsz, lo, hi = self._bounds
+            goodput, _, _ = g._optimize_flat(
+                np.ascontiguousarray(nodes[live]),
+                np.ascontiguousarray(replicas[live]),
+                max_bsz,
+                lo,
+                hi,
+                bool(self._accumulation),
+                self._backend,
+            )
+            out[live] = goodput / self._base_goodput
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)
 
     def _call_generic(self, nodes, replicas):

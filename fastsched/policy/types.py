@@ -17,7 +17,9 @@ __all__ = ["JobInfo", "NodeInfo"]
 def _check_resources(owner: str, resources) -> dict:
     """Validate a ``{resource name: non-negative integer amount}`` mapping."""
     if not hasattr(resources, "items"):
-        raise TypeError(f"{owner}.resources must be a mapping of resource name to amount, got {type(resources).__name__}")
+        raise TypeError(
+            f"{owner}.resources must be a mapping of resource name to amount, got {type(resources).__name__}"
+        )
     out = {}
     for key, value in resources.items():
         if not isinstance(key, str):

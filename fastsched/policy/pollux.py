@@ -1,0 +1,529 @@
+"""``PolluxPolicy``: AdaptDL's scheduling policy on a numba NSGA-II (drop-in).
+
+One round (:meth:`PolluxPolicy.optimize`):
+
+1. :func:`~fastsched.policy.problem.build_problem` validates the dicts and builds arrays.
+2. An initial population of sparse allocations: the previous round's final population
+   adapted to the new jobs/nodes (warm start), the base allocation, first-fit and greedy
+   marginal-gain fills at several cluster sizes, and mutated copies of these.
+3. ``generations`` rounds of NSGA-II (tournament, crossover + mutation + repair + fitness in
+   one parallel kernel, non-dominated sort + crowding survival).
+4. Pareto front → cluster utilities → desired node count (utilisation between
+   ``min_util`` and ``max_util``) → the best allocation within ``min(nodes, desired)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numba
+import numpy as np
+
+from fastsched import _validate as V
+from fastsched._jit import parallel_region
+from fastsched.policy import _genetic as G
+from fastsched.policy.problem import Problem, build_problem, sort_nodes
+
+LOG = logging.getLogger(__name__)
+
+
+def _key(seed, a, b, c):
+    # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
+    return np.uint64(G.stream_key(seed, a, b, c))
+
+
+__all__ = ["PolluxPolicy"]
+
+
+class _Population:
+    """Rows of sparse individuals (see :mod:`fastsched.policy._genetic`) and their scores."""
+
+    def __init__(self, rows: int, njobs: int, width: int):
+        self.off = np.zeros((rows, njobs + 1), dtype=np.int64)
+        self.node = np.zeros((rows, max(width, 1)), dtype=np.int32)
+        self.cnt = np.zeros((rows, max(width, 1)), dtype=np.int32)
+        self.acc = np.zeros(rows, dtype=np.float64)  # objective before the fairness mean
+        self.obj = np.zeros(rows, dtype=np.float64)
+        self.size = np.zeros(rows, dtype=np.int64)
+        self.hash = np.zeros(rows, dtype=np.uint64)
+
+    @property
+    def rows(self) -> int:
+        return self.off.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.off, self.node, self.cnt, self.acc, self.obj, self.size, self.hash)
+        return sum(a.nbytes for a in arrays)
+
+    def take(self, rows: np.ndarray, out: _Population) -> None:
+        G.gather_rows(self.off, self.node, self.cnt, rows, out.off, out.node, out.cnt)
+        k = rows.shape[0]
+        out.acc[:k] = self.acc[rows]
+        out.obj[:k] = self.obj[rows]
+        out.size[:k] = self.size[rows]
+        out.hash[:k] = self.hash[rows]
+
+
+class PolluxPolicy:
+    """Pollux's goodput-driven scheduling policy (AdaptDL ``PolluxPolicy``), numba-compiled.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the counter-based random streams. The same seed gives the same allocations
+        with any number of numba threads. ``None`` draws one from ``numpy.random`` (so
+        ``np.random.seed`` makes runs repeatable, as with AdaptDL).
+    pop_size : int
+        NSGA-II population size (AdaptDL: 100).
+    generations : int
+        Generations per round (AdaptDL: 100).
+    restart_penalty : float
+        Fraction of a job's value lost when its placement changes (AdaptDL: 0.1).
+    min_util, max_util : float
+        Target band of cluster utility for the desired node count (AdaptDL: 0.35, 0.65).
+    p : float, optional
+        Fairness: ``None`` (default) maximises the plain sum of scaled speedups as AdaptDL
+        does; otherwise ``J x`` the power mean with exponent ``p`` of the jobs' scaled
+        speedups (``p = -1`` as in the Pollux paper's simulator, ``p = 0`` geometric mean).
+        For ``p <= 0`` a job's value is floored at ``1e-3`` (``0 ** p`` is infinite).
+    mutation_rate : float
+        Expected number of mutated jobs per child (default 2).
+    shrink_to_desired : bool
+        AdaptDL restricts the returned allocation to ``min(len(nodes), desired_nodes)`` nodes
+        (``True``). By default (``False``) the best Pareto solution within the real nodes is
+        returned and ``desired_nodes`` is advice for the autoscaler: with a Pareto front that
+        covers small cluster sizes, AdaptDL's rule can pick a tiny, restart-penalty-favoured
+        cluster (seen: 4 of 512 nodes with 1000 jobs queued).
+    parallel : bool, optional
+        Build children in parallel (numba threads). ``None``: when numba has more than one
+        thread and population x jobs >= 50 000. Results are identical either way.
+
+    Notes
+    -----
+    Interference avoidance (at most one distributed job per node) is always a constraint, as
+    in AdaptDL. The final population is kept and adapted to the next round's jobs and nodes.
+    """
+
+    def __init__(
+        self,
+        seed=None,
+        pop_size=100,
+        generations=100,
+        restart_penalty=0.1,
+        min_util=0.35,
+        max_util=0.65,
+        p=None,
+        mutation_rate=2.0,
+        parallel=None,
+        shrink_to_desired=False,
+    ):
+        # seed None: drawn from numpy's global generator at the first round (as AdaptDL draws
+        # its randomness during optimize), so np.random.seed(...) before it repeats a run.
+        self.seed = None if seed is None else V.check_int_scalar("seed", seed, low=0)
+        self.pop_size = V.check_int_scalar("pop_size", pop_size, low=4)
+        self.generations = V.check_int_scalar("generations", generations, low=0)
+        self.restart_penalty = V.check_finite_scalar("restart_penalty", restart_penalty, low=0.0, high=1.0)
+        self._min_util = V.check_finite_scalar("min_util", min_util, low=0.0)
+        self._max_util = V.check_finite_scalar("max_util", max_util, low=self._min_util)
+        self.p = None if p is None else V.check_finite_scalar("p", p)
+        self.mutation_rate = V.check_finite_scalar("mutation_rate", mutation_rate, low=0.0)
+        self.parallel = None if parallel is None else bool(parallel)
+        self.shrink_to_desired = bool(shrink_to_desired)
+        self._round = 0
+        self._prev = None  # (population arrays, job keys, node keys) of the last round
+        self.last_stats: dict = {}
+
+    # -- AdaptDL API ----------------------------------------------------------------------
+    def allocate_job(self, job_info, nodes):
+        """First-fit placement of one arriving job.
+
+        Returns ``[node] * max(min_replicas, 1)`` for the first node (non-preemptible first,
+        then by key) that fits that many replicas on every resource type the job requests,
+        else ``[]``. ``nodes`` should account for resources already in use.
+        """
+        want = max(int(job_info.min_replicas), 1)
+        for key in sort_nodes(nodes):
+            res = nodes[key].resources
+            fit = min(
+                (res.get(rt, 0) // amount if amount > 0 else want for rt, amount in job_info.resources.items()),
+                default=want,
+            )
+            if fit >= want:
+                return [key] * want
+        return []
+
+    def optimize(self, jobs, nodes, base_allocations, node_template):
+        """Run one scheduling round.
+
+        Parameters
+        ----------
+        jobs : dict
+            Job key → :class:`JobInfo` of the unfinished jobs.
+        nodes : dict
+            Node key → :class:`NodeInfo` of the existing nodes (resources not used by
+            other pods).
+        base_allocations : dict
+            Job key → current allocation (list with one node key per replica).
+        node_template : NodeInfo
+            A node the autoscaler could add (``None``: no placeholders).
+
+        Returns
+        -------
+        allocations : dict
+            Job key → list of node keys (one per replica), every job listed.
+        desired_nodes : int
+            Cluster size whose utilisation falls in ``[min_util, max_util]``.
+        """
+        t0 = time.perf_counter()
+        if self.seed is None:
+            # Global legacy state on purpose: np.random.seed(...) must repeat runs.
+            self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
+        base_allocations = {} if base_allocations is None else base_allocations
+        prob = build_problem(jobs, nodes, base_allocations, node_template)
+        t_build = time.perf_counter() - t0
+        self._round += 1
+        if prob.num_jobs == 0 or prob.num_real == 0:
+            self._prev = None
+            desired = len(nodes) if prob.num_jobs == 0 else 1
+            LOG.info(
+                "pollux round %d: %d jobs, %d nodes: nothing to optimise", self._round, prob.num_jobs, prob.num_real
+            )
+            return {k: [] for k in prob.job_keys}, desired
+        pop = self._search(prob)
+        t_search = time.perf_counter() - t0 - t_build
+        # Pareto front of the final population.
+        rank = G.nondominated_rank(-pop.obj, pop.size.astype(np.float64))
+        front = np.flatnonzero(rank == 0)
+        values = np.column_stack([-pop.obj[front], pop.size[front].astype(np.float64)])
+        util = G.cluster_utilities(pop.off, pop.node, pop.cnt, front, prob.table, prob.job_res, prob.node_res)
+        desired = self._desired_nodes(util, values, prob.num_real)
+        limit = min(prob.num_real, desired) if self.shrink_to_desired else prob.num_real
+        idx = self._select_result(values, limit)
+        self._prev = (pop, list(prob.job_keys), list(prob.node_keys))
+        if idx is None:
+            allocations = {}
+        else:
+            allocations = self._row_to_allocations(pop, int(front[idx]), prob)
+        elapsed = time.perf_counter() - t0
+        best = float(-values[idx, 0]) if idx is not None else 0.0
+        idx_real = self._select_result(values, prob.num_real)
+        self.last_stats = {
+            "round": self._round,
+            "jobs": prob.num_jobs,
+            "nodes": prob.num_real,
+            "objective": best,
+            # Best first objective within the real nodes (what the MILP oracle optimises).
+            "objective_real": float(-values[idx_real, 0]) if idx_real is not None else 0.0,
+            "desired_nodes": int(desired),
+            "front_size": int(front.size),
+            "build_s": t_build,
+            "search_s": t_search,
+            "total_s": elapsed,
+            "population_bytes": pop.nbytes,
+        }
+        LOG.info(
+            "pollux round %d: %d jobs on %d nodes, objective %.4f, desired %d nodes, front %d, %.1f ms",
+            self._round,
+            prob.num_jobs,
+            prob.num_real,
+            best,
+            desired,
+            front.size,
+            1e3 * elapsed,
+        )
+        if LOG.isEnabledFor(logging.DEBUG):
+            for t, _i in enumerate(front):
+                LOG.debug("solution %d: value %s utility %.4f", t, values[t].tolist(), util[t])
+        return allocations, int(desired)
+
+    # -- result selection (AdaptDL semantics) ---------------------------------------------
+    @staticmethod
+    def _select_result(values, max_nodes):
+        if np.amin(values[:, 1]) > max_nodes:
+            return None
+        return int(np.argmin(np.where(values[:, 1] <= max_nodes, values[:, 0], 0)))
+
+    def _desired_nodes(self, utilities, values, num_nodes):
+        idx = self._select_result(values, num_nodes)
+        if idx is not None and self._min_util <= utilities[idx] <= self._max_util:
+            return num_nodes
+        target = (self._min_util + self._max_util) / 2
+        best_util = np.inf
+        best_nodes = num_nodes
+        for util, (_, size) in zip(utilities, values, strict=False):
+            if util < self._min_util:
+                continue
+            if np.isclose(util, best_util) and size > best_nodes:
+                best_nodes = size
+            if abs(util - target) < abs(best_util - target):
+                best_util = util
+                best_nodes = size
+        return int(best_nodes)
+
+    @staticmethod
+    def _row_to_allocations(pop, row, prob: Problem) -> dict:
+        off = pop.off[row]
+        out = {}
+        for j, key in enumerate(prob.job_keys):
+            alloc = []
+            for q in range(off[j], off[j + 1]):
+                n = int(pop.node[row, q])
+                if n < prob.num_real:  # placeholders are not real nodes
+                    alloc.extend([prob.node_keys[n]] * int(pop.cnt[row, q]))
+            out[key] = alloc
+        return out
+
+    # -- the genetic search ---------------------------------------------------------------
+    def _kernel_args(self, prob: Problem):
+        if self.p is None:
+            mode, p = G.SUM, 1.0
+        elif self.p == 0.0:
+            mode, p = G.GEOMETRIC, 0.0
+        else:
+            mode, p = G.POWER, float(self.p)
+        return (
+            prob.job_res,
+            prob.node_res,
+            prob.max_rep,
+            prob.min_rep,
+            prob.pinned,
+            prob.base_off,
+            prob.base_node,
+            prob.base_cnt,
+            prob.table,
+            prob.scale,
+            float(self.restart_penalty),
+            mode,
+            p,
+        )
+
+    def _scratch(self, prob: Problem) -> int:
+        per_job_base = int(np.diff(prob.base_off).max()) if prob.num_jobs else 0
+        return int(min(int(prob.max_rep.max()), prob.num_nodes)) + per_job_base + 2
+
+    def _search(self, prob: Problem) -> _Population:
+        P = self.pop_size
+        J = prob.num_jobs
+        width = J + prob.num_nodes + prob.base_width + 1
+        args = self._kernel_args(prob)
+        scratch = self._scratch(prob)
+        warm = self._adapt_previous(prob)
+        seeds = self._seed_rows(prob, width, args, scratch, warm is not None)
+        # Initial pool: seeds, warm rows, then heavily mutated copies of those.
+        src_rows = seeds.rows + (warm.rows if warm is not None else 0)
+        # A warm round has a whole population already: fewer random rows.
+        extra = P if warm is None else max(P // 4, 1)
+        pool = _Population(src_rows + extra, J, width)
+        with parallel_region():
+            self._repair_into(seeds, np.arange(seeds.rows, dtype=np.int64), 0.0, pool, 0, args, scratch)
+            if warm is not None:
+                self._repair_into(warm, np.arange(warm.rows, dtype=np.int64), 0.0, pool, seeds.rows, args, scratch)
+            # Random feasible individuals around the seeds and warm rows: heavy mutation.
+            rng = np.random.default_rng([self.seed % (2**32), self._round])
+            rows = rng.integers(0, src_rows, size=extra).astype(np.int64)
+            pm_init = min(1.0, max(0.1, 8.0 / J))
+            self._repair_into(pool, rows, pm_init, pool, src_rows, args, scratch)
+        cur = _Population(2 * P, J, width)
+        nxt = _Population(2 * P, J, width)
+        protect = float(prob.num_real)
+        keep = G.survive(-pool.obj, pool.size.astype(np.float64), pool.hash, P, protect)
+        pool.take(keep, cur)
+        pm = min(1.0, self.mutation_rate / J)
+        parallel = self._use_parallel(P, J)
+        bufs = []
+        for pop in (cur, nxt):
+            bufs += [pop.off, pop.node, pop.cnt, pop.acc, pop.obj, pop.size, pop.hash]
+        with parallel_region():
+            where = G.evolve(
+                np.uint64(self.seed),
+                self._round,
+                self.generations,
+                keep.shape[0],
+                parallel,
+                pm,
+                protect,
+                *bufs,
+                *args,
+                scratch,
+            )
+        out = cur if where == 0 else nxt
+        final = _Population(keep.shape[0], J, width)
+        out.take(np.arange(keep.shape[0], dtype=np.int64), final)
+        return final
+
+    def _use_parallel(self, P, J) -> bool:
+        if self.parallel is not None:
+            return bool(self.parallel)
+        # A parallel launch per generation only pays off for large populations x jobs.
+        return numba.get_num_threads() > 1 and P * J >= 50_000
+
+    def _repair_into(self, src, rows, pm, dst, start, args, scratch):
+        G.repair_population(
+            _key(self.seed, self._round, int(start), 9),
+            src.off,
+            src.node,
+            src.cnt,
+            rows,
+            pm,
+            *args,
+            scratch,
+            dst.off,
+            dst.node,
+            dst.cnt,
+            dst.acc,
+            dst.obj,
+            dst.size,
+            dst.hash,
+            int(start),
+        )
+
+    def _seed_rows(self, prob: Problem, width: int, args, scratch: int, warm: bool) -> _Population:
+        """Base allocation, first fit and greedy fills at several cluster sizes."""
+        J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
+        # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give
+        # the Pareto front (and so the desired-size decision) realistic utilities. A warm
+        # round inherits those sizes from the previous population: first fit at N is enough.
+        limits = {N2, N}
+        L = N
+        while L > 1 and not warm:
+            L = (L + 1) // 2
+            limits.add(L)
+        if warm:
+            limits = {N}
+        limits = sorted(limits, reverse=True)
+        rows = 1 + 2 * len(limits) + 2
+        seeds = _Population(rows, J, width)
+        b = prob.base_width
+        seeds.off[0] = prob.base_off
+        seeds.node[0, :b] = prob.base_node
+        seeds.cnt[0, :b] = prob.base_cnt
+        # Repair the base first: greedy fills must start from feasible rows.
+        fixed = _Population(rows, J, width)
+        job_res, node_res, max_rep, min_rep, pinned, base_off, base_node, base_cnt, table, scale, pen, _, _ = args
+        with parallel_region():
+            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, args, scratch)
+        r = 1
+        for L in limits:
+            G.first_fit_row(
+                job_res,
+                node_res,
+                max_rep,
+                min_rep,
+                pinned,
+                base_off,
+                base_node,
+                base_cnt,
+                L,
+                fixed.off,
+                fixed.node,
+                fixed.cnt,
+                r,
+            )
+            G.greedy_fill(
+                fixed.off,
+                fixed.node,
+                fixed.cnt,
+                r,
+                L,
+                job_res,
+                node_res,
+                max_rep,
+                min_rep,
+                pinned,
+                base_off,
+                base_node,
+                base_cnt,
+                table,
+                scale,
+                pen,
+                scratch,
+                fixed.off,
+                fixed.node,
+                fixed.cnt,
+                r + 1,
+            )
+            r += 2
+        for L in (N, N2):
+            G.greedy_fill(
+                fixed.off,
+                fixed.node,
+                fixed.cnt,
+                0,
+                L,
+                job_res,
+                node_res,
+                max_rep,
+                min_rep,
+                pinned,
+                base_off,
+                base_node,
+                base_cnt,
+                table,
+                scale,
+                pen,
+                scratch,
+                fixed.off,
+                fixed.node,
+                fixed.cnt,
+                r,
+            )
+            r += 1
+        return fixed
+
+    def _adapt_previous(self, prob: Problem):
+        """Previous final population re-indexed to this round's jobs and nodes (unrepaired).
+
+        Real nodes map by key; a new node takes over an old placeholder (the autoscaler's
+        new node is what the placeholder stood for); remaining old placeholders map to the
+        new placeholders in order. Jobs map by key; new jobs start empty.
+        """
+        if self._prev is None:
+            return None
+        pop, old_jobs, old_nodes = self._prev
+        J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
+        Jp, Np = len(old_jobs), len(old_nodes)
+        n2p = int(pop.node.max()) + 1 if pop.off[:, -1].any() else 0
+        n2p = max(n2p, 2 * Np)
+        jmap = np.full(max(Jp, 1), -1, dtype=np.int64)
+        new_j = {k: i for i, k in enumerate(prob.job_keys)}
+        for i, k in enumerate(old_jobs):
+            jmap[i] = new_j.get(k, -1)
+        nmap = np.full(max(n2p, 1), -1, dtype=np.int64)
+        new_n = {k: i for i, k in enumerate(prob.node_keys)}
+        old_set = set(old_nodes)
+        for i, k in enumerate(old_nodes):
+            nmap[i] = new_n.get(k, -1)
+        ph = Np
+        for i, k in enumerate(prob.node_keys):
+            if k not in old_set and ph < n2p:
+                nmap[ph] = i
+                ph += 1
+        t = N
+        while ph < n2p and t < N2:
+            nmap[ph] = t
+            ph += 1
+            t += 1
+        rows = pop.rows
+        per = np.diff(pop.off, axis=1)  # [rows, Jp]
+        lens = pop.off[:, -1]
+        mask = np.arange(pop.node.shape[1])[None, :] < lens[:, None]
+        e_node = pop.node[mask].astype(np.int64)
+        e_cnt = pop.cnt[mask]
+        e_row = np.repeat(np.arange(rows), lens)
+        e_job = np.repeat(np.tile(np.arange(Jp), rows), per.ravel())
+        nj = jmap[e_job]
+        nn = nmap[e_node]
+        ok = (nj >= 0) & (nn >= 0)
+        e_row, nj, nn, e_cnt = e_row[ok], nj[ok], nn[ok], e_cnt[ok]
+        order = np.lexsort((nn, nj, e_row))
+        e_row, nj, nn, e_cnt = e_row[order], nj[order], nn[order], e_cnt[order]
+        counts = np.bincount(e_row * J + nj, minlength=rows * J).reshape(rows, J)
+        width = int(counts.sum(axis=1).max()) if rows else 0
+        out = _Population(rows, J, width)
+        out.off[:, 1:] = np.cumsum(counts, axis=1)
+        pos = np.arange(e_row.shape[0]) - np.concatenate([[0], np.cumsum(counts.sum(axis=1))])[e_row]
+        out.node[e_row, pos] = nn
+        out.cnt[e_row, pos] = e_cnt
+        return out

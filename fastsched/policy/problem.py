@@ -1,0 +1,346 @@
+"""One scheduling round as arrays: dicts of JobInfo/NodeInfo → contiguous typed arrays.
+
+Everything the genetic kernels read is built here, once per round, after validating the
+inputs (numba does not bounds-check): job and node orders, resource matrices, template
+placeholder nodes, replica bounds, the base allocation as CSR entries, the pinned mask, the
+objective scale and the speedup tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LOG = logging.getLogger(__name__)
+
+__all__ = ["Problem", "build_problem", "sort_nodes", "speedup_tables"]
+
+
+@dataclass
+class Problem:
+    """Arrays of one round. ``J`` jobs, ``N`` real nodes, ``N2 = N + placeholders``, ``R``
+    resource types.
+
+    Attributes
+    ----------
+    job_keys, node_keys : list
+        Job order (pinned first, then min_replicas, then creation time) and real-node order
+        (non-preemptible first, then by key). Placeholder ``k`` is problem node ``N + k``.
+    rtypes : list of str
+        Resource types requested by at least one job (sorted).
+    job_res : int64[J, R], node_res : int64[N2, R]
+    max_rep, min_rep : int64[J]
+        Replica bounds; ``max_rep`` is clipped to what the whole problem can hold.
+    pinned : bool[J]
+        Non-preemptible jobs that already have an allocation: kept as they are.
+    base_off : int64[J + 1], base_node : int32[B], base_cnt : int32[B]
+        Base allocation as sorted ``(node, count)`` entries per job.
+    scale : float64[J]
+        Dominant resource share x ``N2``: a job's speedup is multiplied by this.
+    table : float64[J, K + 1, Rmax + 1]
+        ``table[j, k, r]`` = speedup of ``r`` replicas on ``k`` nodes (``k`` clipped at ``K``).
+    """
+
+    job_keys: list
+    node_keys: list
+    num_real: int
+    rtypes: list
+    job_res: np.ndarray
+    node_res: np.ndarray
+    max_rep: np.ndarray
+    min_rep: np.ndarray
+    pinned: np.ndarray
+    base_off: np.ndarray
+    base_node: np.ndarray
+    base_cnt: np.ndarray
+    scale: np.ndarray
+    table: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.job_keys)
+
+    @property
+    def num_nodes(self) -> int:
+        """Problem nodes: real nodes plus template placeholders."""
+        return int(self.node_res.shape[0])
+
+    @property
+    def base_width(self) -> int:
+        return int(self.base_node.shape[0])
+
+
+def _check_info(kind: str, key, info, attrs) -> None:
+    for a in attrs:
+        if not hasattr(info, a):
+            raise TypeError(f"{kind}[{key!r}] must be a {kind[:-1].capitalize()}Info-like object (no {a!r})")
+
+
+def _check_count(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return int(value)
+
+
+def sort_nodes(nodes: dict) -> list:
+    """Node keys, non-preemptible nodes first, then by key (AdaptDL's order)."""
+    return [k for k, _ in sorted(nodes.items(), key=lambda kv: (bool(kv[1].preemptible), kv[0]))]
+
+
+def _job_order(jobs: dict, base_allocations: dict) -> tuple[list, dict]:
+    pinned = {k: (not job.preemptible) and bool(base_allocations.get(k)) for k, job in jobs.items()}
+    # Pinned jobs first (their allocation is fixed and takes resources first), then fewer
+    # min_replicas (so guarantees do not starve the cluster), then FIFO by creation time.
+    keys = sorted(jobs, key=lambda k: (not pinned[k], jobs[k].min_replicas, jobs[k].creation_timestamp))
+    return keys, pinned
+
+
+def _call_generic(fn, key, n, r):
+    """Evaluate an arbitrary speedup callable on arrays, falling back to scalars."""
+    try:
+        out = np.asarray(fn(n, r), dtype=np.float64)
+        if out.shape != n.shape:
+            out = np.broadcast_to(out, n.shape).astype(np.float64)
+    except Exception:  # callables that only take scalars
+        try:
+            out = np.array([float(fn(int(a), int(b))) for a, b in zip(n, r, strict=False)], dtype=np.float64)
+        except Exception as exc:
+            raise ValueError(f"speedup_fn of job {key!r} failed: {exc}") from exc
+    return out
+
+
+def _check_values(key, values) -> None:
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"speedup_fn of job {key!r} returned NaN or inf")
+    if np.any(values < 0):
+        raise ValueError(f"speedup_fn of job {key!r} returned a negative speedup")
+
+
+def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) -> np.ndarray:
+    """Stack per-job speedup tables into ``float64[J, K + 1, Rmax + 1]``.
+
+    A fastsched SpeedupFunction (``is_tabulated``) is read from its ``[2, R]`` table (single
+    vs multi node); ``K = 2`` unless some job has another callable, which is evaluated once per
+    distinct function object over every ``(nodes, replicas)`` pair it can meet.
+    """
+    njobs = len(fns)
+    rmax = int(max_reps.max()) if njobs else 0
+    kmax = 2
+    generic = [getattr(fn, "is_tabulated", False) is not True for fn in fns]
+    for j in range(njobs):
+        if generic[j]:
+            kmax = max(kmax, min(int(max_reps[j]), num_nodes))
+    table = np.zeros((njobs, kmax + 1, rmax + 1), dtype=np.float64)
+    # Deduplicate by function object: jobs often share one (same model, same hints).
+    groups: dict = {}
+    for j, fn in enumerate(fns):
+        groups.setdefault(id(fn), []).append(j)
+    for members in groups.values():
+        fn = fns[members[0]]
+        m = int(max(max_reps[j] for j in members))
+        if m == 0:
+            continue
+        key = keys[members[0]]
+        if not generic[members[0]]:
+            t = np.asarray(fn.table(m))[:, : m + 1]
+            _check_values(key, t)
+            for j in members:
+                mj = int(max_reps[j]) + 1
+                table[j, 1, :mj] = t[0, :mj]
+                table[j, 2:, :mj] = t[1, :mj]
+        else:
+            kk = min(m, num_nodes)
+            r_idx, n_idx = np.meshgrid(np.arange(1, m + 1), np.arange(1, kk + 1), indexing="ij")
+            ok = n_idx <= r_idx
+            n_arr = n_idx[ok].astype(np.int64)
+            r_arr = r_idx[ok].astype(np.int64)
+            vals = _call_generic(fn, key, n_arr, r_arr)
+            _check_values(key, vals)
+            sub = np.zeros((kmax + 1, m + 1), dtype=np.float64)
+            sub[n_arr, r_arr] = vals
+            if kk < kmax:  # Node counts beyond what this job can meet: copy the last one.
+                sub[kk + 1 :, :] = sub[kk, :]
+            for j in members:
+                mj = int(max_reps[j]) + 1
+                table[j, :, :mj] = sub[:, :mj]
+    return table
+
+
+def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
+    """Validate one round's inputs and convert them to a :class:`Problem`.
+
+    Raises
+    ------
+    TypeError
+        Non-dict inputs or objects without the JobInfo/NodeInfo attributes.
+    ValueError
+        Unknown node keys in ``base_allocations``, a job requesting a resource that no node
+        (nor the template) has, negative or non-integer counts, ``min_replicas >
+        max_replicas``, a speedup function returning NaN/inf or negative values.
+
+    Notes
+    -----
+    Base allocations of job keys not in ``jobs`` are ignored (finished jobs).
+    """
+    for name, d in (("jobs", jobs), ("nodes", nodes), ("base_allocations", base_allocations)):
+        if not isinstance(d, dict):
+            raise TypeError(f"{name} must be a dict, got {type(d).__name__}")
+    for k, job in jobs.items():
+        _check_info(
+            "jobs",
+            k,
+            job,
+            ("resources", "speedup_fn", "creation_timestamp", "min_replicas", "max_replicas", "preemptible"),
+        )
+        mn = _check_count(f"jobs[{k!r}].min_replicas", job.min_replicas)
+        mx = _check_count(f"jobs[{k!r}].max_replicas", job.max_replicas)
+        if mx < 1:
+            raise ValueError(f"jobs[{k!r}].max_replicas must be >= 1, got {mx}")
+        if mn > mx:
+            raise ValueError(f"jobs[{k!r}]: min_replicas ({mn}) > max_replicas ({mx})")
+        for rk, rv in job.resources.items():
+            _check_count(f"jobs[{k!r}].resources[{rk!r}]", rv)
+    for k, node in nodes.items():
+        _check_info("nodes", k, node, ("resources", "preemptible"))
+        for rk, rv in node.resources.items():
+            _check_count(f"nodes[{k!r}].resources[{rk!r}]", rv)
+    if node_template is not None:
+        _check_info("node_template", "template", node_template, ("resources", "preemptible"))
+        for rk, rv in node_template.resources.items():
+            _check_count(f"node_template.resources[{rk!r}]", rv)
+    for k, alloc in base_allocations.items():
+        if alloc is None:
+            continue
+        if isinstance(alloc, (str, bytes)) or not hasattr(alloc, "__iter__"):
+            raise TypeError(f"base_allocations[{k!r}] must be a list of node keys, got {type(alloc).__name__}")
+        if k in jobs:
+            for nk in alloc:
+                if nk not in nodes:
+                    raise ValueError(f"base_allocations[{k!r}] names unknown node {nk!r}")
+
+    job_keys, pinned_of = _job_order(jobs, base_allocations)
+    node_keys = sort_nodes(nodes)
+    num_real = len(node_keys)
+    num_ph = num_real if node_template is not None else 0
+    node_infos = [nodes[k] for k in node_keys] + [node_template] * num_ph
+    job_infos = [jobs[k] for k in job_keys]
+    rtypes = sorted(set().union(*(set(j.resources) for j in job_infos))) if job_infos else []
+    njobs, nres, n2 = len(job_infos), len(rtypes), len(node_infos)
+
+    job_res = np.zeros((njobs, nres), dtype=np.int64)
+    for j, job in enumerate(job_infos):
+        for r, rt in enumerate(rtypes):
+            job_res[j, r] = int(job.resources.get(rt, 0))
+    node_res = np.zeros((n2, nres), dtype=np.int64)
+    for n, node in enumerate(node_infos):
+        for r, rt in enumerate(rtypes):
+            node_res[n, r] = int(node.resources.get(rt, 0))
+
+    total = node_res.sum(axis=0).astype(np.float64)
+    for r, rt in enumerate(rtypes):
+        if total[r] <= 0:
+            asking = [job_keys[j] for j in range(njobs) if job_res[j, r] > 0]
+            if asking and n2 > 0:  # with no nodes at all nothing is placed anyway
+                raise ValueError(f"job {asking[0]!r} requests resource {rt!r} that no node (nor the template) has")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(job_res > 0, job_res / np.where(total > 0, total, 1.0), 0.0)
+    dominant = shares.max(axis=1) if nres else np.zeros(njobs)
+    scale = np.ascontiguousarray(dominant * n2, dtype=np.float64)
+
+    # Largest replica count each job could ever get: sum over distinct node shapes of the
+    # per-node fit. Bounds the speedup tables and the genome.
+    shapes, counts = np.unique(node_res, axis=0, return_counts=True) if n2 else (node_res, np.zeros(0, np.int64))
+    big = np.int64(1 << 40)
+    capacity = np.zeros(njobs, dtype=np.int64)
+    for s in range(shapes.shape[0]):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(job_res > 0, shapes[s][None, :] // np.maximum(job_res, 1), big)
+        fit = per.min(axis=1) if nres else np.full(njobs, big)
+        capacity += np.minimum(fit, big // max(n2, 1)) * counts[s]
+    max_rep = np.array([j.max_replicas for j in job_infos], dtype=np.int64)
+    min_rep = np.array([j.min_replicas for j in job_infos], dtype=np.int64)
+    max_rep = np.minimum(max_rep, capacity)
+
+    # Base allocation entries (sorted by node index) and pinned mask.
+    node_index = {k: i for i, k in enumerate(node_keys)}
+    base_off = np.zeros(njobs + 1, dtype=np.int64)
+    bnodes: list = []
+    bcnts: list = []
+    pinned = np.zeros(njobs, dtype=np.bool_)
+    base_reps = np.zeros(njobs, dtype=np.int64)
+    for j, k in enumerate(job_keys):
+        alloc = base_allocations.get(k) or []
+        cnt: dict = {}
+        for nk in alloc:
+            i = node_index[nk]
+            cnt[i] = cnt.get(i, 0) + 1
+        for i in sorted(cnt):
+            bnodes.append(i)
+            bcnts.append(cnt[i])
+        base_reps[j] = len(alloc)
+        base_off[j + 1] = len(bnodes)
+        pinned[j] = pinned_of[k]
+    base_node = np.array(bnodes, dtype=np.int32)
+    base_cnt = np.array(bcnts, dtype=np.int32)
+    # A pinned job keeps its allocation even beyond its bounds: size the table for it.
+    table_rep = max_rep.copy()
+    table_rep[pinned] = np.maximum(table_rep[pinned], base_reps[pinned])
+    for j in np.flatnonzero(pinned):
+        if base_reps[j] > job_infos[j].max_replicas:
+            LOG.warning(
+                "pinned job %r keeps %d replicas > max_replicas %d",
+                job_keys[j],
+                base_reps[j],
+                job_infos[j].max_replicas,
+            )
+
+    table = speedup_tables([j.speedup_fn for j in job_infos], job_keys, table_rep, n2)
+    return Problem(
+        job_keys=job_keys,
+        node_keys=node_keys,
+        num_real=num_real,
+        rtypes=rtypes,
+        job_res=np.ascontiguousarray(job_res),
+        node_res=np.ascontiguousarray(node_res),
+        max_rep=np.ascontiguousarray(max_rep),
+        min_rep=np.ascontiguousarray(min_rep),
+        pinned=pinned,
+        base_off=base_off,
+        base_node=base_node,
+        base_cnt=base_cnt,
+        scale=scale,
+        table=np.ascontiguousarray(table),
+    )
+
+
+def allocation_objective(prob: Problem, allocations: dict, restart_penalty: float = 0.1) -> float:
+    """First objective (sum of scaled speedups, higher is better) of an allocation dict.
+
+    Uses the same table, scale and restart penalty as the genetic search; ``allocations``
+    maps job keys to lists of real node keys. Plain Python: for tests and reports.
+    """
+    node_index = {k: i for i, k in enumerate(prob.node_keys)}
+    kmax = prob.table.shape[1] - 1
+    total = 0.0
+    for j, key in enumerate(prob.job_keys):
+        counts: dict = {}
+        for nk in allocations.get(key, []) or []:
+            counts[node_index[nk]] = counts.get(node_index[nk], 0) + 1
+        reps = sum(counts.values())
+        if reps == 0:
+            continue
+        base = {int(prob.base_node[q]): int(prob.base_cnt[q]) for q in range(prob.base_off[j], prob.base_off[j + 1])}
+        v = prob.table[j, min(len(counts), kmax), reps] * prob.scale[j]
+        if counts != base:
+            v *= 1.0 - restart_penalty
+        total += v
+    return float(total)

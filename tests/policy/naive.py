@@ -1,0 +1,164 @@
+"""Plain references of the policy kernels, written from AdaptDL's semantics (numpy / Python)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+
+def to_dense(off, node, cnt, row, num_nodes):
+    """Sparse row → dense ``[J, num_nodes]`` replica counts."""
+    J = off.shape[1] - 1
+    state = np.zeros((J, num_nodes), dtype=np.int64)
+    for j in range(J):
+        for q in range(off[row, j], off[row, j + 1]):
+            state[j, node[row, q]] += cnt[row, q]
+    return state
+
+
+def base_dense(prob):
+    state = np.zeros((prob.num_jobs, prob.num_nodes), dtype=np.int64)
+    for j in range(prob.num_jobs):
+        for q in range(prob.base_off[j], prob.base_off[j + 1]):
+            state[j, prob.base_node[q]] += prob.base_cnt[q]
+    return state
+
+
+def objectives(state, table, scale, base, penalty):
+    """AdaptDL Problem._evaluate on a dense state: (sum of scaled speedups, cluster size)."""
+    kmax = table.shape[1] - 1
+    nn = np.count_nonzero(state, axis=1)
+    reps = state.sum(axis=1)
+    total = 0.0
+    for j in range(state.shape[0]):
+        if reps[j] == 0:
+            continue
+        v = table[j, min(nn[j], kmax), reps[j]] * scale[j]
+        if np.any(state[j] != base[j]):
+            v *= 1.0 - penalty
+        total += v
+    used = np.flatnonzero(state.any(axis=0))
+    size = int(used.max()) + 1 if used.size else 0
+    return total, size
+
+
+def nondominated_rank(f1, f2):
+    """O(N^2) fronts by repeated peeling (minimising both)."""
+    n = len(f1)
+    rank = np.full(n, -1)
+    remaining = set(range(n))
+    r = 0
+    while remaining:
+        front = []
+        for i in remaining:
+            dominated = any(f1[k] <= f1[i] and f2[k] <= f2[i] and (f1[k] < f1[i] or f2[k] < f2[i]) for k in remaining)
+            if not dominated:
+                front.append(i)
+        for i in front:
+            rank[i] = r
+            remaining.discard(i)
+        r += 1
+    return rank
+
+
+def crowding_distance(f1, f2, rank):
+    n = len(f1)
+    dist = np.zeros(n)
+    for r in np.unique(rank):
+        idx = np.flatnonzero(rank == r)
+        for f in (np.asarray(f1), np.asarray(f2)):
+            order = idx[np.argsort(f[idx], kind="mergesort")]
+            dist[order[0]] = np.inf
+            dist[order[-1]] = np.inf
+            span = f[order[-1]] - f[order[0]]
+            if span > 0:
+                for t in range(1, len(order) - 1):
+                    dist[order[t]] += (f[order[t + 1]] - f[order[t - 1]]) / span
+    return dist
+
+
+def repair(state, prob):
+    """Sequential repair in job order (the semantics of fastsched's repair_job, in Python)."""
+    J, N2 = state.shape
+    used = np.zeros_like(prob.node_res)
+    owner = np.zeros(N2, dtype=bool)
+    base = base_dense(prob)
+    out = np.zeros_like(state)
+    for j in range(J):
+        if prob.pinned[j]:
+            row = base[j].copy()
+        else:
+            row = state[j].copy()
+            excess = row.sum() - prob.max_rep[j]
+            for n in range(N2 - 1, -1, -1):
+                if excess <= 0:
+                    break
+                cut = min(excess, row[n])
+                row[n] -= cut
+                excess -= cut
+            for n in np.flatnonzero(row):
+                need = prob.job_res[j]
+                pos = need > 0
+                cap = int(np.min(np.maximum(prob.node_res[n] - used[n], 0)[pos] // need[pos])) if pos.any() else row[n]
+                row[n] = min(row[n], cap)
+            if np.count_nonzero(row) > 1:
+                row[owner & (row > 0)] = 0
+            if row.sum() < prob.min_rep[j]:
+                row[:] = 0
+        used += row[:, None] * prob.job_res[j][None, :]
+        if np.count_nonzero(row) > 1:
+            owner |= row > 0
+        out[j] = row
+    return out
+
+
+def cluster_utility(state, table, job_res, node_res):
+    """AdaptDL Problem.get_cluster_utilities for one dense state."""
+    kmax = table.shape[1] - 1
+    reps = state.sum(axis=1)
+    nn = np.count_nonzero(state, axis=1)
+    speed = np.array([table[j, min(nn[j], kmax), reps[j]] if reps[j] else 0.0 for j in range(len(reps))])
+    mask = state.sum(axis=0) > 0
+    total = (mask[:, None] * node_res).sum(axis=0)
+    alloc = reps[:, None] * job_res
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(alloc, alloc / total[None, :], 0.0)
+        util = np.where(reps, speed / np.maximum(reps, 1), 0.0)
+    return float(np.max((util[:, None] * shares).sum(axis=0))) if job_res.shape[1] else 0.0
+
+
+def check_allocations(jobs, nodes, base_allocations, allocations):
+    """Assert every constraint of a returned allocation; returns the list of problems."""
+    bad = []
+    used = Counter()
+    dist = Counter()
+    for key, alloc in allocations.items():
+        job = jobs[key]
+        for nk in alloc:
+            if nk not in nodes:
+                bad.append(f"{key}: unknown node {nk}")
+        pinned = (not job.preemptible) and bool(base_allocations.get(key))
+        if pinned:
+            if Counter(alloc) != Counter(base_allocations[key]):
+                bad.append(f"{key}: pinned job moved")
+            continue
+        if len(alloc) > job.max_replicas:
+            bad.append(f"{key}: {len(alloc)} > max_replicas")
+        if 0 < len(alloc) < job.min_replicas:
+            bad.append(f"{key}: {len(alloc)} < min_replicas")
+    for key, alloc in allocations.items():
+        for nk, c in Counter(alloc).items():
+            for r, v in jobs[key].resources.items():
+                used[nk, r] += c * v
+        if len(set(alloc)) > 1:
+            for nk in set(alloc):
+                dist[nk] += 1
+    for (nk, r), v in used.items():
+        if v > nodes[nk].resources.get(r, 0):
+            # Only a problem if pinned jobs alone do not already exceed the node.
+            bad.append(f"node {nk}: {r} over capacity ({v})")
+    for nk, c in dist.items():
+        if c > 1:
+            bad.append(f"node {nk}: {c} distributed jobs")
+    return bad

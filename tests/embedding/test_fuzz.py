@@ -86,3 +86,109 @@ def test_fit(n, r, a, t1, t2):
     out = _call(fit_perf_params, n, r, a, t1, t2)
     if out is not None:
         assert all(math.isfinite(v) for v in out)
+
+
+# -- the policy --------------------------------------------------------------------------
+
+from fastsched import JobInfo, NodeInfo, PolluxPolicy  # noqa: E402
+
+resource_values = st.one_of(st.integers(-2, 6), weird_floats, st.none(), st.text(max_size=2))
+resource_dicts = st.dictionaries(st.sampled_from(["gpu", "cpu", "pods", "x"]), resource_values, max_size=3)
+
+
+@st.composite
+def cluster_inputs(draw):
+    sp = SpeedupFunction(GoodputFunction(GOOD_PERF, GOOD_GRAD, 16), 160)
+    speedups = st.sampled_from([sp, lambda n, r: r, lambda n, r: float("nan"), lambda n, r: -1.0, None, 3])
+    jobs = {}
+    for key in draw(st.lists(st.one_of(st.integers(0, 5), st.text(max_size=1)), max_size=5, unique=True)):
+        args = (draw(resource_dicts), draw(speedups), draw(st.one_of(st.integers(0, 9), st.none())))
+        args += (draw(st.one_of(st.integers(-1, 4), weird_floats)), draw(st.one_of(st.integers(-1, 6), weird_floats)))
+        try:
+            jobs[key] = JobInfo(*args, preemptible=draw(st.booleans()))
+        except ALLOWED:
+            continue
+    nodes = {}
+    for key in draw(st.lists(st.integers(0, 5), max_size=4, unique=True)):
+        try:
+            nodes[key] = NodeInfo(draw(resource_dicts), draw(st.booleans()))
+        except ALLOWED:
+            continue
+    base = draw(
+        st.dictionaries(
+            st.one_of(st.integers(0, 6), st.text(max_size=1)),
+            st.lists(st.one_of(st.integers(-1, 6), st.text(max_size=1)), max_size=4),
+            max_size=4,
+        )
+    )
+    try:
+        template = NodeInfo(draw(resource_dicts), True)
+    except ALLOWED:
+        template = draw(st.one_of(st.none(), st.just(3)))
+    return jobs, nodes, base, template
+
+
+@given(cluster_inputs(), st.integers(0, 3))
+def test_policy_optimize(inputs, seed):
+    jobs, nodes, base, template = inputs
+    policy = PolluxPolicy(seed=seed, pop_size=8, generations=3)
+    try:
+        allocations, desired = policy.optimize(jobs, nodes, base, template)
+    except ALLOWED:
+        return
+    assert isinstance(desired, int) and desired >= 0
+    for key, placement in allocations.items():
+        assert key in jobs
+        assert all(n in nodes for n in placement)
+        assert len(placement) <= jobs[key].max_replicas
+
+
+# -- the cost model ----------------------------------------------------------------------
+
+from fastsched.costmodel import estimate_cost  # noqa: E402
+
+names = st.sampled_from(["a", "b", "c", "d", "w@GRAD", ""])
+
+
+@st.composite
+def programs(draw):
+    vars_ = [
+        {
+            "name": draw(names),
+            "shape": draw(st.lists(st.integers(-2, 4), max_size=2)),
+            "dtype": draw(st.sampled_from(["float32", "int64", "bogus", 3])),
+            "persistable": draw(st.booleans()),
+        }
+        for _ in range(draw(st.integers(0, 4)))
+    ]
+    ops = [
+        {
+            "id": draw(st.one_of(names, st.integers(0, 3))),
+            "type": draw(st.sampled_from(["matmul", "c_allreduce_sum", "send_v2", "recv_v2", "relu", "?"])),
+            "inputs": [["X", draw(st.lists(names, max_size=2))]],
+            "outputs": [["Out", draw(st.lists(names, max_size=2))]],
+            "op_role": draw(st.sampled_from([0, 1, 2, 256, -1])),
+            "ring_id": draw(st.one_of(st.none(), st.integers(-1, 2))),
+            "cost": draw(st.one_of(weird_floats, st.none(), st.text(max_size=1))),
+        }
+        for _ in range(draw(st.integers(0, 5)))
+    ]
+    rank = {"rank": 0, "vars": vars_, "ops": ops}
+    if draw(st.booleans()):
+        rank[draw(st.sampled_from(["unknown", "stage"]))] = 1
+    return {"ranks": [rank] * draw(st.integers(0, 2))}
+
+
+@given(
+    programs(),
+    st.one_of(st.integers(-1, 4), weird_floats),
+    st.one_of(st.none(), st.lists(st.lists(st.integers(-1, 2), max_size=2), max_size=2)),
+)
+def test_estimate_cost(program, microbatches, pipeline):
+    try:
+        cost = estimate_cost(program, microbatch_num=microbatches, pipeline_config=pipeline)
+    except ALLOWED:
+        return
+    assert np.isfinite(cost.runtime) and cost.runtime >= 0
+    for field in ("static_mem", "peak_mem", "fwd_time", "bwd_time", "optim_time"):
+        assert np.all(np.isfinite(np.asarray(getattr(cost, field), dtype=float)))

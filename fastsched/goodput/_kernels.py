@@ -63,29 +63,6 @@ def efficiency(grad_sqr, grad_var, init_bsz, batch_size):
 
 
 @pjit
-def throughput_kernel(perf, nodes, replicas, atomic_bsz, accum_steps, out):
-    """Elementwise throughput over equally long flat float64 arrays."""
-    gamma = perf[6]
-    for i in prange(out.shape[0]):
-        accum_time = perf[0] + perf[1] * atomic_bsz[i]
-        net = network_time(perf, nodes[i] > 1.0, replicas[i]) ** gamma
-        out[i] = step_throughput(perf, accum_time, net, replicas[i], atomic_bsz[i], accum_steps[i])
-
-
-@pjit
-def goodput_kernel(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, out):
-    """Elementwise goodput = throughput x efficiency over flat float64 arrays."""
-    gamma = perf[6]
-    for i in prange(out.shape[0]):
-        r = replicas[i]
-        accum_time = perf[0] + perf[1] * atomic_bsz[i]
-        net = network_time(perf, nodes[i] > 1.0, r) ** gamma
-        tput = step_throughput(perf, accum_time, net, r, atomic_bsz[i], accum_steps[i])
-        bsz = r * atomic_bsz[i] * (accum_steps[i] + 1.0)
-        out[i] = tput * efficiency(grad_sqr, grad_var, init_bsz, bsz)
-
-
-@pjit
 def efficiency_kernel(grad_sqr, grad_var, init_bsz, batch_size, out):
     """Elementwise statistical efficiency."""
     for i in prange(out.shape[0]):
@@ -356,58 +333,47 @@ def _elementwise_kernel(
 ):
     gamma = perf[6]
     inv_gamma = 1.0 / gamma
+    # x**gamma is the costly part; on integer inputs it is tabulated once per distinct value
+    # (empty tables otherwise).
+    r_hi = int(max_rep) if use_tables else -1
+    net_pow = np.empty((2, r_hi + 1))
+    for r in prange(r_hi + 1):
+        net_pow[0, r] = network_time(perf, False, float(r)) ** gamma
+        net_pow[1, r] = network_time(perf, True, float(r)) ** gamma
+    lo = int(a_min) if use_tables else 0
+    acc_pow = np.empty(int(a_max) - lo + 1 if use_tables else 0)
+    for k in prange(acc_pow.shape[0]):
+        acc_pow[k] = (perf[0] + perf[1] * (lo + k)) ** gamma
+    # When the input repeats (multi-node, replicas, atomic) keys many times over, also
+    # tabulate the optimizer-step time itself (its 1/gamma power is the remaining cost).
+    n_atomic = acc_pow.shape[0]
+    full = use_tables and 2 * (r_hi + 1) * n_atomic * 4 <= out.shape[0]
+    rows = 2 * (r_hi + 1) if full else 0
+    optim_tab = np.empty((rows, n_atomic))
+    for row in prange(rows):
+        m = row // (r_hi + 1)
+        r = row - m * (r_hi + 1)
+        for k in range(n_atomic):
+            optim_tab[row, k] = (acc_pow[k] + net_pow[m, r]) ** inv_gamma
     nonfinite = 0
-    if use_tables:
-        # x**gamma is the costly part; on integer inputs it is tabulated once per distinct value.
-        r_hi = int(max_rep)
-        net_pow = np.empty((2, r_hi + 1))
-        for r in prange(r_hi + 1):
-            net_pow[0, r] = network_time(perf, False, float(r)) ** gamma
-            net_pow[1, r] = network_time(perf, True, float(r)) ** gamma
-        lo = int(a_min)
-        acc_pow = np.empty(int(a_max) - lo + 1)
-        for k in prange(acc_pow.shape[0]):
-            acc_pow[k] = (perf[0] + perf[1] * (lo + k)) ** gamma
-        # When the input repeats (multi-node, replicas, atomic) keys many times over, also
-        # tabulate the optimizer-step time itself (its 1/gamma power is the remaining cost).
-        n_atomic = acc_pow.shape[0]
-        full = 2 * (r_hi + 1) * n_atomic * 4 <= out.shape[0]
-        rows = 2 * (r_hi + 1) if full else 0
-        optim_tab = np.empty((rows, n_atomic))
-        for row in prange(rows):
-            m = row // (r_hi + 1)
-            r = row - m * (r_hi + 1)
-            for k in range(n_atomic):
-                optim_tab[row, k] = (acc_pow[k] + net_pow[m, r]) ** inv_gamma
-        for i in prange(out.shape[0]):
-            r = float(replicas[i])
-            a = float(atomic_bsz[i])
-            s = float(accum_steps[i])
-            accum_time = perf[0] + perf[1] * a
-            m = 1 if nodes[i] > 1 else 0
-            if full:
-                optim_time = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
-            else:
-                optim_time = (acc_pow[int(a) - lo] + net_pow[m, int(r)]) ** inv_gamma
-            v = r * a * (s + 1.0) / (s * accum_time + optim_time)
-            if with_eff:
-                v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
-            out[i] = v
-            if not (abs(v) < np.inf):
-                nonfinite += 1
-    else:
-        for i in prange(out.shape[0]):
-            r = float(replicas[i])
-            a = float(atomic_bsz[i])
-            s = float(accum_steps[i])
-            accum_time = perf[0] + perf[1] * a
-            net = network_time(perf, nodes[i] > 1, r) ** gamma
-            v = step_throughput(perf, accum_time, net, r, a, s)
-            if with_eff:
-                v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
-            out[i] = v
-            if not (abs(v) < np.inf):
-                nonfinite += 1
+    for i in prange(out.shape[0]):
+        r = float(replicas[i])
+        a = float(atomic_bsz[i])
+        s = float(accum_steps[i])
+        accum_time = perf[0] + perf[1] * a
+        m = 1 if nodes[i] > 1 else 0
+        if full:
+            optim_time = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
+        elif use_tables:
+            optim_time = (acc_pow[int(a) - lo] + net_pow[m, int(r)]) ** inv_gamma
+        else:
+            optim_time = (accum_time**gamma + network_time(perf, m == 1, r) ** gamma) ** inv_gamma
+        v = r * a * (s + 1.0) / (s * accum_time + optim_time)
+        if with_eff:
+            v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
+        out[i] = v
+        if not (abs(v) < np.inf):
+            nonfinite += 1
     return nonfinite
 
 

@@ -56,7 +56,10 @@ def main(argv=None) -> int:
         if (r + 1) % max(args.rounds // 10, 1) == 0:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             heap = tracemalloc.get_traced_memory()[0] / 2**20
-            print(f"{r + 1:>7} {rss:>8.1f} {heap:>9.2f} {statistics.median(times) * 1e3:>10.2f} {len(live):>9}", flush=True)
+            print(
+                f"{r + 1:>7} {rss:>8.1f} {heap:>9.2f} {statistics.median(times) * 1e3:>10.2f} {len(live):>9}",
+                flush=True,
+            )
             times.clear()
     return 0
 

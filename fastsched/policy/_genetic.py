@@ -31,7 +31,8 @@ population bit for bit.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from fastsched._jit import jit, pjit
 
@@ -53,6 +54,7 @@ _INV53 = 1.0 / 9007199254740992.0
 SUM = 0  # plain sum of scaled speedups (AdaptDL)
 POWER = 1  # J * power mean with exponent p (p != 0)
 GEOMETRIC = 2  # J * geometric mean (p == 0)
+POWER_SHIFTED = 3  # J * power mean of (value + FAIR_EPS), the Pollux paper's simulator's form
 FAIR_EPS = 1e-3  # floor of a job's value inside a power mean with p <= 0 (0**p is inf)
 
 
@@ -96,12 +98,30 @@ def rand_int(st, n):
 # --------------------------------------------------------------------------------------
 # Fitness
 # --------------------------------------------------------------------------------------
+def penalty_of(penalty, j):
+    """Restart penalty of job ``j``: ``penalty`` is one float for all jobs or a float64[J]."""
+    if isinstance(penalty, np.ndarray):
+        return penalty[j]
+    return penalty
+
+
+@overload(penalty_of, jit_options={"cache": True})
+def _penalty_of_impl(penalty, j):
+    # Dispatch on the type at compile time: the scalar form (AdaptDL's constant penalty)
+    # compiles to exactly the code it had before; a per-job array (the Pollux paper's
+    # age/restart-dependent factor) is a separate specialisation of every kernel.
+    if isinstance(penalty, types.Array):
+        return lambda penalty, j: penalty[j]
+    return lambda penalty, j: penalty
+
+
 @leaf
 def job_value(table, j, nn, reps, scale_j, changed, penalty):
     """Scaled speedup of job ``j`` with ``reps`` replicas on ``nn`` nodes.
 
     ``table[j, k, r]`` holds the speedup of ``r`` replicas on ``k`` nodes, the node axis
     clipped at its last index (for goodput-backed speedups only single/multi matters).
+    ``penalty`` (one float, or float64[J] per job) is the fraction lost when ``changed``.
     """
     if reps <= 0:
         return 0.0
@@ -109,7 +129,7 @@ def job_value(table, j, nn, reps, scale_j, changed, penalty):
     k = nn if nn < kmax else kmax
     v = table[j, k, reps] * scale_j
     if changed:
-        v *= 1.0 - penalty
+        v *= 1.0 - penalty_of(penalty, j)
     return v
 
 
@@ -118,6 +138,8 @@ def fair_term(v, mode, p):
     """Contribution of one job's value to the aggregated first objective."""
     if mode == SUM:
         return v
+    if mode == POWER_SHIFTED:
+        return (v + FAIR_EPS) ** p
     w = v if v > FAIR_EPS else FAIR_EPS
     if mode == GEOMETRIC:
         return np.log(w)
@@ -1235,16 +1257,19 @@ def evolve(
     fmode,
     p,
     scratch,
+    start=-1,
 ):
-    """Run ``generations`` NSGA-II generations on the ``count`` rows of buffer ``a``.
+    """Run ``generations`` NSGA-II generations on the first rows of buffer ``a``.
 
-    Each generation: rank and crowding of the population, binary tournaments, ``count``
-    children into rows ``count..2*count``, survival of the best ``count`` into the other
+    The population starts with ``start`` rows (``-1``: ``count``; fewer when a small initial
+    set should grow to ``count``, as pymoo does from an unpadded initial population). Each
+    generation: rank and crowding of the population, binary tournaments, ``count`` children
+    into the rows after the population, survival of the best ``count`` into the other
     buffer. Both buffers hold ``2 * count`` rows. Returns 0 when the final population is in
     buffer ``a``, 1 when in ``b``.
     """
     where = 0
-    n = count
+    n = count if start < 0 else start
     work = make_work(count, scratch, node_res.shape[0], job_res.shape[1])
     f1 = -a_obj[:n]
     f2 = a_size[:n].astype(np.float64)

@@ -88,6 +88,9 @@ class PolluxPolicy:
         does; otherwise ``J x`` the power mean with exponent ``p`` of the jobs' scaled
         speedups (``p = -1`` as in the Pollux paper's simulator, ``p = 0`` geometric mean).
         For ``p <= 0`` a job's value is floored at ``1e-3`` (``0 ** p`` is infinite).
+    power_shift : bool
+        With ``p``: take the power mean of ``value + 1e-3`` (the Pollux paper's simulator)
+        instead of ``max(value, 1e-3)`` (default ``False``).
     mutation_rate : float
         Expected number of mutated jobs per child (default 2).
     shrink_to_desired : bool
@@ -96,12 +99,20 @@ class PolluxPolicy:
         returned and ``desired_nodes`` is advice for the autoscaler: with a Pareto front that
         covers small cluster sizes, AdaptDL's rule can pick a tiny, restart-penalty-favoured
         cluster (seen: 4 of 512 nodes with 1000 jobs queued).
+    init : {"seeded", "front"}
+        Initial population of a round. ``"seeded"`` (default): the previous round's final
+        population (adapted), the base allocation, first-fit and greedy fills and mutated
+        copies of these. ``"front"``: only the previous round's rank-0 set (adapted; the base
+        allocation in the first round), growing to ``pop_size`` through offspring, as the
+        Pollux paper's simulator (pymoo) does.
     parallel : bool, optional
         Build children in parallel (numba threads). ``None``: when numba has more than one
         thread and population x jobs >= 50 000. Results are identical either way.
 
     Notes
     -----
+    A job whose :class:`JobInfo` sets ``restart_penalty`` uses its own penalty instead of
+    ``restart_penalty`` (e.g. the paper's age- and restart-dependent factor).
     Interference avoidance (at most one distributed job per node) is always a constraint, as
     in AdaptDL. The final population is kept and adapted to the next round's jobs and nodes.
     """
@@ -118,6 +129,8 @@ class PolluxPolicy:
         mutation_rate=2.0,
         parallel=None,
         shrink_to_desired=False,
+        power_shift=False,
+        init="seeded",
     ):
         # seed None: drawn from numpy's global generator at the first round (as AdaptDL draws
         # its randomness during optimize), so np.random.seed(...) before it repeats a run.
@@ -131,6 +144,8 @@ class PolluxPolicy:
         self.mutation_rate = V.check_finite_scalar("mutation_rate", mutation_rate, low=0.0)
         self.parallel = None if parallel is None else bool(parallel)
         self.shrink_to_desired = bool(shrink_to_desired)
+        self.power_shift = bool(power_shift)
+        self.init = V.check_choice("init", init, ("seeded", "front"))
         self._round = 0
         self._prev = None  # (population arrays, job keys, node keys) of the last round
         self.last_stats: dict = {}
@@ -282,7 +297,7 @@ class PolluxPolicy:
         elif self.p == 0.0:
             mode, p = G.GEOMETRIC, 0.0
         else:
-            mode, p = G.POWER, float(self.p)
+            mode, p = (G.POWER_SHIFTED if self.power_shift else G.POWER), float(self.p)
         return (
             prob.job_res,
             prob.node_res,
@@ -294,7 +309,7 @@ class PolluxPolicy:
             prob.base_cnt,
             prob.table,
             prob.scale,
-            float(self.restart_penalty),
+            prob.penalties(self.restart_penalty),
             mode,
             p,
         )
@@ -310,6 +325,8 @@ class PolluxPolicy:
         args = self._kernel_args(prob)
         scratch = self._scratch(prob)
         warm = self._adapt_previous(prob)
+        if self.init == "front":
+            return self._search_front(prob, width, args, scratch, warm)
         seeds = self._seed_rows(prob, width, args, scratch, warm is not None)
         # Initial pool: seeds, warm rows, then heavily mutated copies of those.
         src_rows = seeds.rows + (warm.rows if warm is not None else 0)
@@ -351,6 +368,52 @@ class PolluxPolicy:
         out = cur if where == 0 else nxt
         final = _Population(keep.shape[0], J, width)
         out.take(np.arange(keep.shape[0], dtype=np.int64), final)
+        return final
+
+    def _search_front(self, prob: Problem, width: int, args, scratch: int, warm) -> _Population:
+        """Search from the previous rank-0 set only (``init="front"``)."""
+        P = self.pop_size
+        J = prob.num_jobs
+        if warm is None:  # first round (or after an empty one): the base allocation alone
+            warm = _Population(1, J, max(prob.base_width, 1))
+            warm.off[0] = prob.base_off
+            warm.node[0, : prob.base_width] = prob.base_node
+            warm.cnt[0, : prob.base_width] = prob.base_cnt
+        # The adapted rows may repeat (jobs that left made them equal): keep distinct ones.
+        pool = _Population(warm.rows, J, width)
+        with parallel_region():
+            self._repair_into(warm, np.arange(warm.rows, dtype=np.int64), 0.0, pool, 0, args, scratch)
+        _, first = np.unique(pool.hash, return_index=True)
+        first = np.sort(first)[:P].astype(np.int64)
+        cur = _Population(2 * P, J, width)
+        nxt = _Population(2 * P, J, width)
+        pool.take(first, cur)
+        pm = min(1.0, self.mutation_rate / J)
+        bufs = []
+        for pop in (cur, nxt):
+            bufs += [pop.off, pop.node, pop.cnt, pop.acc, pop.obj, pop.size, pop.hash]
+        protect = float(prob.num_real)
+        with parallel_region():
+            where = G.evolve(
+                np.uint64(self.seed),
+                self._round,
+                self.generations,
+                P,
+                self._use_parallel(P, J),
+                pm,
+                protect,
+                *bufs,
+                *args,
+                scratch,
+                first.shape[0],
+            )
+        out = cur if where == 0 else nxt
+        # pymoo hands the next round only the final rank-0 set.
+        n = P if self.generations > 0 else first.shape[0]
+        rank = G.nondominated_rank(-out.obj[:n], out.size[:n].astype(np.float64))
+        keep = np.flatnonzero(rank == 0).astype(np.int64) if self.generations > 0 else np.arange(n, dtype=np.int64)
+        final = _Population(keep.shape[0], J, width)
+        out.take(keep, final)
         return final
 
     def _use_parallel(self, P, J) -> bool:

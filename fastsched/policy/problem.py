@@ -42,6 +42,9 @@ class Problem:
         Dominant resource share x ``N2``: a job's speedup is multiplied by this.
     table : float64[J, K + 1, Rmax + 1]
         ``table[j, k, r]`` = speedup of ``r`` replicas on ``k`` nodes (``k`` clipped at ``K``).
+    penalty : float64[J] or None
+        Per-job restart penalties (``JobInfo.restart_penalty``), NaN where a job has none;
+        ``None`` when no job has one (the policy's constant applies to all).
     """
 
     job_keys: list
@@ -58,7 +61,14 @@ class Problem:
     base_cnt: np.ndarray
     scale: np.ndarray
     table: np.ndarray
+    penalty: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
+
+    def penalties(self, default: float):
+        """Restart penalty argument of the kernels: ``default`` or a float64[J] array."""
+        if self.penalty is None:
+            return float(default)
+        return np.ascontiguousarray(np.where(np.isnan(self.penalty), float(default), self.penalty))
 
     @property
     def num_jobs(self) -> int:
@@ -209,6 +219,10 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
             raise ValueError(f"jobs[{k!r}]: min_replicas ({mn}) > max_replicas ({mx})")
         for rk, rv in job.resources.items():
             _check_count(f"jobs[{k!r}].resources[{rk!r}]", rv)
+        pen = getattr(job, "restart_penalty", None)
+        if pen is not None:
+            if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not 0.0 <= float(pen) <= 1.0:
+                raise ValueError(f"jobs[{k!r}].restart_penalty must be a number in [0, 1], got {pen!r}")
     for k, node in nodes.items():
         _check_info("nodes", k, node, ("resources", "preemptible"))
         for rk, rv in node.resources.items():
@@ -304,6 +318,11 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
             )
 
     table = speedup_tables([j.speedup_fn for j in job_infos], job_keys, table_rep, n2)
+    # AdaptDL's JobInfo has no restart_penalty: getattr keeps duck-typed inputs working.
+    pens = [getattr(j, "restart_penalty", None) for j in job_infos]
+    penalty = None
+    if any(x is not None for x in pens):
+        penalty = np.array([np.nan if x is None else float(x) for x in pens], dtype=np.float64)
     return Problem(
         job_keys=job_keys,
         node_keys=node_keys,
@@ -319,15 +338,18 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
         base_cnt=base_cnt,
         scale=scale,
         table=np.ascontiguousarray(table),
+        penalty=penalty,
     )
 
 
 def allocation_objective(prob: Problem, allocations: dict, restart_penalty: float = 0.1) -> float:
     """First objective (sum of scaled speedups, higher is better) of an allocation dict.
 
-    Uses the same table, scale and restart penalty as the genetic search; ``allocations``
-    maps job keys to lists of real node keys. Plain Python: for tests and reports.
+    Uses the same table, scale and restart penalty as the genetic search (per-job penalties
+    of ``prob.penalty`` where set); ``allocations`` maps job keys to lists of real node keys.
+    Plain Python: for tests and reports.
     """
+    pen = prob.penalties(restart_penalty)
     node_index = {k: i for i, k in enumerate(prob.node_keys)}
     kmax = prob.table.shape[1] - 1
     total = 0.0
@@ -341,6 +363,6 @@ def allocation_objective(prob: Problem, allocations: dict, restart_penalty: floa
         base = {int(prob.base_node[q]): int(prob.base_cnt[q]) for q in range(prob.base_off[j], prob.base_off[j + 1])}
         v = prob.table[j, min(len(counts), kmax), reps] * prob.scale[j]
         if counts != base:
-            v *= 1.0 - restart_penalty
+            v *= 1.0 - (pen[j] if isinstance(pen, np.ndarray) else pen)
         total += v
     return float(total)

@@ -49,6 +49,11 @@ class JobInfo:
         Upper bound on replicas, ``>= 1`` and ``>= min_replicas``.
     preemptible : bool
         Non-preemptible jobs keep their allocation once they have one.
+    restart_penalty : float, optional
+        Fraction in ``[0, 1]`` of this job's value lost if the round changes its allocation;
+        ``None`` (default): the policy's ``restart_penalty``. The Pollux paper's simulator
+        uses ``1 - max(age - 30 * restarts, 0) / (age + 30)`` (young, often-restarted jobs
+        are left alone).
 
     Raises
     ------
@@ -57,9 +62,26 @@ class JobInfo:
         non-callable ``speedup_fn``.
     """
 
-    __slots__ = ("resources", "speedup_fn", "creation_timestamp", "min_replicas", "max_replicas", "preemptible")
+    __slots__ = (
+        "resources",
+        "speedup_fn",
+        "creation_timestamp",
+        "min_replicas",
+        "max_replicas",
+        "preemptible",
+        "restart_penalty",
+    )
 
-    def __init__(self, resources, speedup_fn, creation_timestamp, min_replicas, max_replicas, preemptible=True):
+    def __init__(
+        self,
+        resources,
+        speedup_fn,
+        creation_timestamp,
+        min_replicas,
+        max_replicas,
+        preemptible=True,
+        restart_penalty=None,
+    ):
         self.resources = _check_resources("JobInfo", resources)
         if not callable(speedup_fn):
             raise TypeError(f"JobInfo.speedup_fn must be callable, got {type(speedup_fn).__name__}")
@@ -74,6 +96,11 @@ class JobInfo:
         if not isinstance(preemptible, (bool, numbers.Integral)):
             raise TypeError(f"JobInfo.preemptible must be a bool, got {type(preemptible).__name__}")
         self.preemptible = bool(preemptible)
+        self.restart_penalty = (
+            None
+            if restart_penalty is None
+            else V.check_finite_scalar("JobInfo.restart_penalty", restart_penalty, low=0.0, high=1.0)
+        )
 
     def __repr__(self) -> str:
         return (

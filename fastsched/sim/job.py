@@ -81,10 +81,15 @@ class Job:
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
             keys = tuple(self.profile)
-            # Observations are noise-free functions of (application, key), so jobs of one
-            # application that saw the same keys in the same order share the fit.
+            # Jobs of one application that made exactly the same observations, in the same
+            # order, share the fit. The measured times are part of the memo key: one
+            # (nodes, replicas, atomic_bsz) key covers different placements (2+2 vs 3+1 GPUs)
+            # with different step times, so the key alone would hand one job another's fit.
+            memo_key = tuple(self.profile.items())
             memo = self.application.__dict__.setdefault("_fit_memo", {})
-            fitted = memo.get(keys)
+            if len(memo) > 65536:  # bounded: a sweep worker runs many simulations
+                memo.clear()
+            fitted = memo.get(memo_key)
             if fitted is None:
                 vals = list(self.profile.values())
                 step = np.array([v[0] for v in vals])
@@ -96,7 +101,7 @@ class Job:
                     step - sync,
                     step,
                 )
-                memo[keys] = fitted
+                memo[memo_key] = fitted
             self._perf_params = fitted
             self._perf_dirty = False
         return self._perf_params

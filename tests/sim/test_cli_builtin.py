@@ -75,7 +75,7 @@ def test_workload_errors(tmp_path):
         read_workload(p)
 
 
-@pytest.mark.parametrize("preset", ["default", "osdi21"])
+@pytest.mark.parametrize("preset", ["default", "osdi21", "osdi21-exact"])
 def test_pollux_adapter_small(preset):
     apps = {"const": ConstApp()}
     wl = [WorkloadJob(f"j{i}", 60 * i, "const", 1, 8) for i in range(4)]
@@ -104,3 +104,69 @@ def test_derive_matches_shipped_profiles():
     )  # the fit may move slightly as the goodput core evolves
     assert derived["noise_knots"] == pytest.approx(shipped["noise_knots"], abs=1e-3)
     assert derived["max_epochs"] == shipped["max_epochs"]
+
+
+def test_osdi21_restart_factors_reach_the_policy():
+    from fastsched.sim.job import Job
+    from fastsched.sim.pollux import PolluxSimPolicy
+
+    app = ConstApp()
+    young, old, new = Job("young", app, 0), Job("old", app, 0), Job("new", app, 590)
+    young.num_restarts, old.num_restarts = 25, 2
+    seen = {}
+
+    class Spy:
+        def optimize(self, jobs, nodes, base, template):
+            seen["jobs"], seen["template"] = jobs, template
+            return {k: [] for k in jobs}, len(nodes)
+
+    pol = PolluxSimPolicy("osdi21", seed=1, restart_penalty="osdi21", placeholders=False)
+    assert pol.restart_factor(600, old) == pytest.approx((600 - 60) / 630)
+    assert pol.restart_factor(600, young) == 0.0  # more restart time than age: never moved
+    assert pol.restart_factor(600, new) == pytest.approx(10 / 40)
+    pol.policy = Spy()
+    pol.optimize(600, [young, old, new], {"n0": 4, "n1": 4}, {"old": ["n0"]})
+    jobs = seen["jobs"]
+    assert seen["template"] is None
+    assert jobs["young"].restart_penalty == 1.0
+    assert jobs["old"].restart_penalty == pytest.approx(1 - 540 / 630)
+    assert jobs["new"].restart_penalty == pytest.approx(0.75)
+    # The default osdi21 variant: one penalty per round, placeholders, no per-job values.
+    pol = PolluxSimPolicy("osdi21", seed=1)
+    pol.policy = Spy()
+    pol.optimize(600, [young, old, new], {"n0": 4, "n1": 4}, {"old": ["n0"]})
+    assert seen["template"] is not None
+    assert all(j.restart_penalty is None for j in seen["jobs"].values())
+    assert pol.policy.restart_penalty == pytest.approx(1 - 540 / 630)
+    with pytest.raises(ValueError, match="restart_penalty"):
+        PolluxSimPolicy("osdi21", restart_penalty="osdi22")
+
+
+def test_pollux_runs_do_not_depend_on_earlier_runs():
+    """Same seed, same answer, whatever the process simulated before (shared app objects)."""
+    apps = builtin_applications()
+    wl = [j for j in builtin_workload() if j.time < 1800][:10]
+
+    def run(seed):
+        r = simulate(
+            wl, applications=apps, nodes=2, gpus=4, seed=seed, policy_options={"pop_size": 16, "generations": 5}
+        )
+        return r.summary()["avg_jct"], r.summary()["restarts"]
+
+    first = run(1)
+    run(2)  # a different run in between, on the same application objects
+    assert run(1) == first
+
+
+def test_jobs_share_a_fit_only_for_identical_observations():
+    """Two jobs seeing one (nodes, replicas, atomic) key on different placements (2+2 vs
+    3+1 GPUs) measure different times and must not share a fitted model."""
+    from fastsched.sim.job import Job
+
+    app = ConstApp()
+    a, b, c = (Job(name, app, 0, target_batch_size=4) for name in "abc")
+    a.observe(2, 4, 64, 1.0, 0.2, 1.0, 1.0)
+    b.observe(2, 4, 64, 1.3, 0.5, 1.0, 1.0)
+    c.observe(2, 4, 64, 1.0, 0.2, 1.0, 1.0)
+    assert a.perf_params != b.perf_params
+    assert a.perf_params == c.perf_params

@@ -50,6 +50,11 @@ def test_baselines_all_workloads_deterministic(traces, policy):
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("FASTSCHED_SLOW"), reason="minutes long: set FASTSCHED_SLOW=1")
 def test_osdi21_pollux_workload6(traces):
-    r = simulate(traces / "workloads" / "workload-6.csv", traces=traces / "traces", preset="osdi21", seed=0)
-    assert r.completed == 160
-    assert r.avg_jct == pytest.approx(PUBLISHED["pollux"], rel=0.10)
+    # The published value is one unseeded run; compare the mean of three seeds (~25 s each).
+    apps = load_applications(traces / "traces")
+    avgs = []
+    for seed in range(3):
+        r = simulate(traces / "workloads" / "workload-6.csv", applications=apps, preset="osdi21", seed=seed)
+        assert r.completed == 160
+        avgs.append(r.avg_jct)
+    assert sum(avgs) / 3 == pytest.approx(PUBLISHED["pollux"], rel=0.10)

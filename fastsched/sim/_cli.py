@@ -73,7 +73,7 @@ def register(subparsers) -> None:
     p.add_argument("--interval", type=int, help="scheduling interval in seconds (default 60)")
     p.add_argument("--interference", type=float, help="slowdown of co-located distributed jobs (default 0)")
     p.add_argument("--max-nodes", type=int, help="autoscaling: grow up to this many nodes")
-    p.add_argument("--seed", type=int, help="seed of the policy's random search")
+    p.add_argument("--seed", type=int, help="seed of the policy's random search (default 0)")
     p.add_argument("--output", metavar="LOG", help="write a JSON-lines log, one object per round")
     p.add_argument("--plot", metavar="PNG", help="save a figure (allocation over time, JCT distribution)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")

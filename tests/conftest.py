@@ -23,7 +23,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 # A long adversarial session: HYPOTHESIS_PROFILE=fuzz pytest tests/embedding/test_fuzz.py
-settings.register_profile("fuzz", max_examples=30_000, deadline=None, suppress_health_check=list(HealthCheck))
+settings.register_profile("fuzz", max_examples=60_000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 

@@ -95,3 +95,12 @@ def test_many_rounds_with_churn_keep_memory_and_state_flat():
     print("traced memory every 50 rounds:", samples)
     assert samples[-1] <= max(samples[:3]) * 1.5 + 2_000_000, samples
     assert next_key > 400  # real churn happened
+
+
+def test_each_round_is_logged_not_printed(caplog, capsys):
+    jobs, nodes, template = _cluster()
+    with caplog.at_level("INFO", logger="fastsched.policy"):
+        PolluxPolicy(seed=0, pop_size=16, generations=3).optimize(jobs, nodes, {}, template)
+    rounds = [r for r in caplog.records if r.name.startswith("fastsched.policy") and "round" in r.getMessage()]
+    assert rounds and "16 jobs" in rounds[-1].getMessage() and "ms" in rounds[-1].getMessage()
+    assert capsys.readouterr() == ("", "")

@@ -265,6 +265,13 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
             asking = [job_keys[j] for j in range(njobs) if job_res[j, r] > 0]
             if asking and n2 > 0:  # with no nodes at all nothing is placed anyway
                 raise ValueError(f"job {asking[0]!r} requests resource {rt!r} that no node (nor the template) has")
+    # A job that requests nothing could take unboundedly many replicas (and sizes the speedup
+    # table by its max_replicas, up to 2**53): reject it rather than allocate without bound.
+    for j in range(njobs):
+        if not np.any(job_res[j] > 0):
+            raise ValueError(
+                f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}"
+            )
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where(job_res > 0, job_res / np.where(total > 0, total, 1.0), 0.0)
     dominant = shares.max(axis=1) if nres else np.zeros(njobs)

@@ -127,3 +127,11 @@ def test_empty_inputs():
     assert PolluxPolicy().optimize({}, nodes, {}, tmpl) == ({}, 3)
     allocs, desired = PolluxPolicy().optimize(jobs_with(), {}, {}, tmpl)
     assert allocs == {0: [], 1: []} and desired == 1
+
+
+def test_job_requesting_no_resources():
+    # Nothing bounds such a job's replicas: rejected before any table is sized by max_replicas.
+    nodes, tmpl = cluster()
+    jobs = {0: JobInfo({}, linear, 0, 0, 10**9), 1: JobInfo({GPU: 0, "pods": 0}, linear, 1, 0, 4)}
+    with pytest.raises(ValueError, match="requests no resources"):
+        PolluxPolicy(seed=0).optimize(jobs, nodes, {}, tmpl)

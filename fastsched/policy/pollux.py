@@ -15,6 +15,7 @@ One round (:meth:`PolluxPolicy.optimize`):
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 import numba
@@ -147,6 +148,8 @@ class PolluxPolicy:
         self.power_shift = bool(power_shift)
         self.init = V.check_choice("init", init, ("seeded", "front"))
         self._round = 0
+        # One round at a time per policy: rounds read and replace the warm-start state.
+        self._lock = threading.Lock()
         self._prev = None  # (population arrays, job keys, node keys) of the last round
         self.last_stats: dict = {}
 
@@ -191,6 +194,19 @@ class PolluxPolicy:
         desired_nodes : int
             Cluster size whose utilisation falls in ``[min_util, max_util]``.
         """
+        with self._lock:
+            return self._optimize(jobs, nodes, base_allocations, node_template)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _optimize(self, jobs, nodes, base_allocations, node_template):
         t0 = time.perf_counter()
         if self.seed is None:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.

@@ -104,3 +104,20 @@ def test_each_round_is_logged_not_printed(caplog, capsys):
     rounds = [r for r in caplog.records if r.name.startswith("fastsched.policy") and "round" in r.getMessage()]
     assert rounds and "16 jobs" in rounds[-1].getMessage() and "ms" in rounds[-1].getMessage()
     assert capsys.readouterr() == ("", "")
+
+
+def test_one_policy_shared_by_threads_runs_rounds_one_at_a_time():
+    import copy
+    import pickle
+
+    jobs, nodes, template = _cluster()
+    shared = PolluxPolicy(seed=0, pop_size=16, generations=5)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: shared.optimize(jobs, nodes, {}, template), range(16)))
+    assert shared.last_stats["round"] == 16
+    for allocations, _desired in results:
+        assert set(allocations) == set(jobs)
+        assert sum(len(a) for a in allocations.values()) <= 16
+    # The lock does not get in the way of copying or pickling a policy.
+    clone = pickle.loads(pickle.dumps(copy.deepcopy(shared)))
+    assert clone.optimize(jobs, nodes, {}, template)[0] == shared.optimize(jobs, nodes, {}, template)[0]

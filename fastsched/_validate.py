@@ -15,6 +15,7 @@ import numpy as np
 MAX_INT = 2**53
 
 __all__ = [
+    "real_array",
     "as_float_array",
     "as_int_array",
     "check_finite_scalar",
@@ -63,14 +64,15 @@ def check_int_scalar(name: str, value, *, low=None, high=None) -> int:
     return v
 
 
-def _as_array(name: str, value) -> np.ndarray:
+def real_array(name: str, value) -> np.ndarray:
+    """``np.asarray`` that accepts only non-empty int/float data (not bool, object or str)."""
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be a number or an array of numbers, got {type(value).__name__}")
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged lists etc.
         raise TypeError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
@@ -79,7 +81,7 @@ def _as_array(name: str, value) -> np.ndarray:
 
 def as_float_array(name: str, value, *, low=None, low_open=False, high=None) -> np.ndarray:
     """Convert to a float64 array, checking finiteness and an optional range."""
-    arr = _as_array(name, value).astype(np.float64, copy=False)
+    arr = real_array(name, value).astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (got NaN or inf)")
     if low is not None:
@@ -94,7 +96,7 @@ def as_float_array(name: str, value, *, low=None, low_open=False, high=None) -> 
 
 def as_int_array(name: str, value, *, low=None, high=None) -> np.ndarray:
     """Convert to an int64 array of integral values, checking an optional range."""
-    arr = _as_array(name, value)
+    arr = real_array(name, value)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} must be finite (got NaN or inf)")

@@ -91,18 +91,6 @@ _ELEMENTWISE_ERRORS = {
 }
 
 
-def _real_array(name: str, value) -> np.ndarray:
-    """``np.asarray`` that accepts only non-empty real (int/float) data."""
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a number or an array of numbers, got {type(value).__name__}")
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    return arr
-
-
 def _is_plain_scalar(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
@@ -179,7 +167,7 @@ class GoodputFunction:
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
-        arrays = [_real_array(name, value) for name, value in zip(names, raw, strict=True)]
+        arrays = [V.real_array(name, value) for name, value in zip(names, raw, strict=True)]
         shapes = [a.shape for a in arrays]
         try:
             shape = np.broadcast_shapes(*shapes)

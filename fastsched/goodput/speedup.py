@@ -180,9 +180,13 @@ class SpeedupFunction:
         if not self._fast:
             raise TypeError("table() needs a fastsched GoodputFunction; call the function instead")
         max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
-        reps = np.arange(max_replicas + 1, dtype=np.int64)
-        multi = np.concatenate([np.zeros(max_replicas + 1, np.bool_), np.ones(max_replicas + 1, np.bool_)])
-        table, _ = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
+        table, filled = self._state
+        # The policy asks every round for every job: answer from the table when it already
+        # covers the range, without a parallel launch.
+        if max_replicas >= table.shape[1] or not filled[:, : max_replicas + 1].all():
+            reps = np.arange(max_replicas + 1, dtype=np.int64)
+            multi = np.repeat(np.array([False, True]), max_replicas + 1)
+            table, _ = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
         view = table[:, : max_replicas + 1]
         view.flags.writeable = False
         return view

@@ -487,71 +487,17 @@ class PolluxPolicy:
         job_res, node_res, max_rep, min_rep, pinned, base_off, base_node, base_cnt, table, scale, pen, _, _ = args
         with parallel_region():
             self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, args, scratch)
+        # Arguments shared by every fill below (numba kernels take no structs).
+        bounds = (job_res, node_res, max_rep, min_rep, pinned, base_off, base_node, base_cnt)
+        scoring = (table, scale, pen, scratch)
+        rows_in = (fixed.off, fixed.node, fixed.cnt)
         r = 1
         for L in limits:
-            G.first_fit_row(
-                job_res,
-                node_res,
-                max_rep,
-                min_rep,
-                pinned,
-                base_off,
-                base_node,
-                base_cnt,
-                L,
-                fixed.off,
-                fixed.node,
-                fixed.cnt,
-                r,
-            )
-            G.greedy_fill(
-                fixed.off,
-                fixed.node,
-                fixed.cnt,
-                r,
-                L,
-                job_res,
-                node_res,
-                max_rep,
-                min_rep,
-                pinned,
-                base_off,
-                base_node,
-                base_cnt,
-                table,
-                scale,
-                pen,
-                scratch,
-                fixed.off,
-                fixed.node,
-                fixed.cnt,
-                r + 1,
-            )
+            G.first_fit_row(*bounds, L, *rows_in, r)
+            G.greedy_fill(*rows_in, r, L, *bounds, *scoring, *rows_in, r + 1)
             r += 2
         for L in (N, N2):
-            G.greedy_fill(
-                fixed.off,
-                fixed.node,
-                fixed.cnt,
-                0,
-                L,
-                job_res,
-                node_res,
-                max_rep,
-                min_rep,
-                pinned,
-                base_off,
-                base_node,
-                base_cnt,
-                table,
-                scale,
-                pen,
-                scratch,
-                fixed.off,
-                fixed.node,
-                fixed.cnt,
-                r,
-            )
+            G.greedy_fill(*rows_in, 0, L, *bounds, *scoring, *rows_in, r)
             r += 1
         return fixed
 

@@ -15,7 +15,6 @@ benchmark outputs change:
 from __future__ import annotations
 
 import importlib
-import shutil
 import sys
 from pathlib import Path
 

@@ -25,6 +25,14 @@ class JobRecord:
         GPU-seconds held.
     epochs : int
         Epochs finished.
+
+    Examples
+    --------
+    >>> from fastsched.sim import JobRecord
+    >>> record = JobRecord("a", "cifar10", submission_time=60, completion_time=1260, num_restarts=1,
+    ...                    attained_service=4800.0, epochs=30)
+    >>> record.jct
+    1200.0
     """
 
     name: str
@@ -64,6 +72,21 @@ class SimulationResult:
         GPUs allocated, GPUs in the cluster and active jobs after each round's policy call.
     allocations : numpy.ndarray
         ``(rounds, jobs)`` int16 GPUs held by each job after each round.
+
+    Examples
+    --------
+    >>> from fastsched.sim import WorkloadJob, simulate
+    >>> jobs = [WorkloadJob("a", 0, "cifar10", 2, 256), WorkloadJob("b", 60, "ncf", 1, 256)]
+    >>> result = simulate(jobs, policy="tiresias", nodes=1, gpus=4)
+    >>> result.completed, len(result.jobs), result.policy
+    (2, 2, 'tiresias')
+    >>> result.allocations.shape == (result.times.size, len(jobs))
+    True
+    >>> print(result.table())  # doctest: +ELLIPSIS
+    policy           tiresias
+    cluster          1 nodes x 4 GPUs
+    jobs completed   2 / 2
+    ...
     """
 
     jobs: list
@@ -125,7 +148,7 @@ class SimulationResult:
         return int(sum(j.num_restarts for j in self.jobs))
 
     def summary(self) -> dict:
-        """The headline figures as a JSON-ready dict.
+        """Return the headline figures as a JSON-ready dict.
 
         Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s), ``jobs``, ``completed``,
         ``gpu_utilization`` (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``,
@@ -149,7 +172,7 @@ class SimulationResult:
         return out
 
     def table(self) -> str:
-        """The summary as an aligned plain-text table."""
+        """Return the summary as an aligned plain-text table."""
         s = self.summary()
 
         def hours(x):

@@ -32,6 +32,12 @@ class WorkloadJob:
         Requested GPU count (>= 1).
     batch_size : int
         Requested total batch size (>= 1).
+
+    Examples
+    --------
+    >>> from fastsched.sim import WorkloadJob
+    >>> WorkloadJob(name="cifar10-0", time=157, application="cifar10", num_replicas=6, batch_size=2048)
+    WorkloadJob(name='cifar10-0', time=157, application='cifar10', num_replicas=6, batch_size=2048)
     """
 
     name: str
@@ -71,6 +77,18 @@ def read_workload(path) -> list[WorkloadJob]:
     ValueError
         On missing columns, malformed values, negative times, non-positive sizes,
         duplicate names or an empty workload.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastsched.sim import read_workload
+    >>> path = os.path.join(tempfile.mkdtemp(), "two.csv")
+    >>> with open(path, "w") as f:
+    ...     print("name,time,application,num_replicas,batch_size", file=f)
+    ...     print("a,0,cifar10,2,256", file=f)
+    ...     print("b,60,bert,1,32", file=f)
+    >>> [(job.name, job.time, job.application) for job in read_workload(path)]
+    [('a', 0, 'cifar10'), ('b', 60, 'bert')]
     """
     path = Path(path)
     if not path.is_file():
@@ -114,7 +132,18 @@ def read_workload(path) -> list[WorkloadJob]:
 
 
 def write_workload(jobs, path) -> None:
-    """Write ``jobs`` (WorkloadJob records) as a workload CSV."""
+    """Write ``jobs`` (WorkloadJob records) as a workload CSV.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastsched.sim import WorkloadJob, read_workload, write_workload
+    >>> jobs = [WorkloadJob("a", 0, "cifar10", 2, 256), WorkloadJob("b", 60, "bert", 1, 32)]
+    >>> path = os.path.join(tempfile.mkdtemp(), "two.csv")
+    >>> write_workload(jobs, path)
+    >>> read_workload(path) == jobs
+    True
+    """
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(WORKLOAD_COLUMNS)

@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/compare_adaptdl.py [--rounds 3] [--seconds 1] [--workloads fit_20 ...] [--json out.json]
+    python benchmarks/compare_adaptdl.py --markdown benchmarks/results/adaptdl.md   # + adaptdl.svg (extra: plot)
 
 The reference interpreter is ``../refenv/adaptdl/bin/python`` (built by
 ``../shared/ref/adaptdl/setup_ref.sh``; ``--ref-python`` or ``FASTSCHED_REF_ADAPTDL`` points at
@@ -10,7 +11,9 @@ another). Workloads and the timing protocol come from ``benchmarks/harness.py``:
 is timed on both implementations alternately (fastsched, reference, fastsched, ...), each run in
 a fresh process; the table shows per-call medians over rounds and the median of the per-round
 ratios (reference / fastsched), so machine drift cancels pairwise. Without a reference
-interpreter it says so and exits 0.
+interpreter it says so and exits 0. ``--markdown`` writes the table as a results file (the
+documentation's results page renders every ``benchmarks/results/*.md``), with a bar chart of the
+ratios beside it when matplotlib is installed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,6 +56,53 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e9:.3g} ns"
 
 
+def write_markdown(rows, path: Path, args) -> None:
+    """Write ``rows`` as a results file (and ``<stem>.svg``, a chart of the ratios, with matplotlib)."""
+    import numpy
+
+    import fastsched
+
+    chart = path.with_suffix(".svg")
+    lines = [
+        "# Goodput core: fastsched vs AdaptDL 0.2.11, side by side",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python benchmarks/compare_adaptdl.py "
+        f"--rounds {args.rounds} --seconds {args.seconds} --markdown {path.name}` on {platform.machine()} "
+        f"({os.cpu_count()} CPUs, shared), fastsched {fastsched.__version__}, numpy {numpy.__version__}, "
+        f"Python {platform.python_version()}; AdaptDL in `../refenv/adaptdl` (numpy 1.23.5).",
+        "Per-call medians over rounds; ratio = median over rounds of AdaptDL / fastsched (each round runs both, "
+        "alternating, each in a fresh process). Workloads: `benchmarks/harness.py` (`GOODPUT_WORKLOADS`).",
+        "",
+        "| workload | AdaptDL | fastsched | ratio | (min-max) | floor | fastsched first call |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        floor = f"{FLOORS[r['workload']]}x" if r["workload"] in FLOORS else "-"
+        lines.append(
+            f"| {r['workload']} | {fmt(r['adaptdl'])} | {fmt(r['fastsched'])} | {r['ratio']:.1f}x | "
+            f"{r['ratio_min']:.0f}-{r['ratio_max']:.0f} | {floor} | {fmt(r['first_call_s']['fastsched'])} |"
+        )
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        plt = None
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.2))
+        names = [r["workload"] for r in rows]
+        ax.barh(names, [r["ratio"] for r in rows], color="tab:blue")
+        ax.set_xscale("log")
+        ax.set_xlabel("AdaptDL time / fastsched time (median ratio, log scale)")
+        ax.invert_yaxis()
+        fig.tight_layout()
+        fig.savefig(chart)
+        plt.close(fig)
+        lines += ["", f"![ratios]({chart.name})"]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main(argv=None) -> int:
     """Run the comparison and print the table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,6 +111,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=1.0, help="timing budget per worker run")
     ap.add_argument("--workloads", nargs="*", default=DEFAULT_WORKLOADS, choices=sorted(harness.GOODPUT_WORKLOADS))
     ap.add_argument("--json", help="also write the rows as JSON")
+    ap.add_argument("--markdown", help="also write the table as a results file (benchmarks/results/NAME.md)")
     args = ap.parse_args(argv)
     if args.ref_python:
         os.environ["FASTSCHED_REF_ADAPTDL"] = args.ref_python
@@ -81,6 +134,8 @@ def main(argv=None) -> int:
         )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.markdown:
+        write_markdown(rows, Path(args.markdown), args)
     return 0
 
 

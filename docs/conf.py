@@ -136,8 +136,14 @@ def _result_pages() -> None:
         for old in out.rglob("*.md"):
             if str(old.relative_to(out)) not in wanted:
                 old.unlink()
+        for old in out.rglob("*.svg"):
+            if not (bench / "results" / old.name).is_file():
+                old.unlink()
     for src, rel in sources:
         _write_if_changed(out / rel, src.read_text())
+    # Charts the result files show beside their tables (``![...](name.svg)``).
+    for chart in sorted((bench / "results").glob("*.svg")):
+        _write_if_changed(out / "results" / chart.name, chart.read_text())
     # The toctree is written here too: a glob that matches nothing would be a warning.
     toc = [".. toctree::", "   :maxdepth: 1", ""]
     toc += [f"   _generated/{rel[:-3]}" for _, rel in sources]

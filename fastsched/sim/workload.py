@@ -36,8 +36,9 @@ class WorkloadJob:
     Examples
     --------
     >>> from fastsched.sim import WorkloadJob
-    >>> WorkloadJob(name="cifar10-0", time=157, application="cifar10", num_replicas=6, batch_size=2048)
-    WorkloadJob(name='cifar10-0', time=157, application='cifar10', num_replicas=6, batch_size=2048)
+    >>> job = WorkloadJob(name="cifar10-0", time=157, application="cifar10", num_replicas=6, batch_size=2048)
+    >>> job.application, job.num_replicas
+    ('cifar10', 6)
     """
 
     name: str

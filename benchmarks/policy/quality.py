@@ -50,11 +50,11 @@ def _varied(rng, jobs, nodes, gpus, spread=1.0):
         srng = np.random.RandomState(int(rng.integers(1 << 30)))
         for j in spec["jobs"]:
             f = np.exp(srng.normal(0.0, 0.3 * (spread - 1.0), size=7))
-            j["perf_params"] = [float("%.6g" % (p * x)) for p, x in zip(j["perf_params"][:6], f[:6])] + [
+            j["perf_params"] = [float("%.6g" % (p * x)) for p, x in zip(j["perf_params"][:6], f[:6], strict=True)] + [
                 float("%.6g" % (1.0 + (j["perf_params"][6] - 1.0) * f[6]))
             ]
-            j["grad_params"] = [float("%.6g" % (g * x)) for g, x in zip(j["grad_params"], f[:2])]
-            j["init_batch_size"] = int(srng.choice([8, 16, 512, 2048]))
+            j["grad_params"] = [float("%.6g" % (g * x)) for g, x in zip(j["grad_params"], f[:2], strict=True)]
+            j["init_batch_size"] = int(srng.choice([8, 16, 64, 512]))
             j["max_batch_size"] = int(j["init_batch_size"] * srng.choice([1, 2, 100]))
             j["atomic_bsz_range"] = [8, 1024]
     return spec

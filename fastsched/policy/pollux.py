@@ -113,6 +113,23 @@ class PolluxPolicy:
     parallel : bool, optional
         Build children in parallel (numba threads). ``None``: when numba has more than one
         thread and population x jobs >= 50 000. Results are identical either way.
+    patience : int or None
+        Early stop: the search ends once the hypervolume of the first front (reference point:
+        objective 0, cluster size = problem nodes + 1) grew by less than 1% over the last
+        ``patience`` generations (default 10); ``generations`` stays the cap. ``None`` or 0
+        runs all ``generations`` (AdaptDL's fixed-length search).
+    polish : bool
+        Local search (default ``True``): the first-fit and greedy seeds within the real
+        nodes, the base allocation and the final best allocation are improved by steepest
+        single-job moves (drop, revert to base, relocate to one node with the best replica
+        count, one replica more or less, spread to a new node) and replica transfers between
+        jobs sharing a node, until no move helps. ``False`` gives the plain genetic search.
+    on_invalid_job : {"raise", "skip"}
+        A job that is invalid or can never be placed (requests a resource that no node nor
+        the template has, requests nothing, ``min_replicas > max_replicas``, a speedup
+        function that fails or returns NaN/negative values): raise a ``ValueError`` naming
+        it (default), or leave it unallocated for this round, log a warning with the reason
+        and go on (``last_stats["skipped"]`` maps its key to the reason).
 
     Notes
     -----
@@ -120,6 +137,24 @@ class PolluxPolicy:
     ``restart_penalty`` (e.g. the paper's age- and restart-dependent factor).
     Interference avoidance (at most one distributed job per node) is always a constraint, as
     in AdaptDL. The final population is kept and adapted to the next round's jobs and nodes.
+    Base allocations must be consistent: a job's list longer than its ``max_replicas``, or
+    jobs together over a node's resources, raise a ``ValueError``. Node keys of mixed types
+    (``1`` and ``"1"``) are ordered numbers first, then by type name and value.
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+    >>> speedup = lambda nodes, replicas: replicas ** 0.8
+    >>> nodes = {f"n{i}": NodeInfo({"gpu": 4}, False) for i in range(2)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, speedup, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 1}, speedup, 1, 0, 4),
+    ...         "bad": JobInfo({"tpu": 1}, speedup, 2, 0, 4)}
+    >>> policy = PolluxPolicy(seed=0, on_invalid_job="skip")
+    >>> allocations, desired = policy.optimize(jobs, nodes, {}, NodeInfo({"gpu": 4}, True))
+    >>> sorted(len(allocations[k]) for k in jobs)
+    [0, 4, 4]
+    >>> list(policy.last_stats["skipped"])
+    ['bad']
     """
 
     def __init__(
@@ -224,7 +259,8 @@ class PolluxPolicy:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.
             self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
         base_allocations = {} if base_allocations is None else base_allocations
-        prob = build_problem(jobs, nodes, base_allocations, node_template)
+        prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
+        skipped = prob.meta.get("skipped", {})
         t_build = time.perf_counter() - t0
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
@@ -233,7 +269,8 @@ class PolluxPolicy:
             LOG.info(
                 "pollux round %d: %d jobs, %d nodes: nothing to optimise", self._round, prob.num_jobs, prob.num_real
             )
-            return {k: [] for k in prob.job_keys}, desired
+            self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
+            return {k: [] for k in jobs}, desired
         self._times = {}
         pop = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
@@ -250,6 +287,8 @@ class PolluxPolicy:
             allocations = {}
         else:
             allocations = self._row_to_allocations(pop, int(front[idx]), prob)
+        for key in skipped:  # every job is listed; skipped ones get nothing
+            allocations[key] = []
         elapsed = time.perf_counter() - t0
         best = float(-values[idx, 0]) if idx is not None else 0.0
         idx_real = self._select_result(values, prob.num_real)
@@ -266,6 +305,7 @@ class PolluxPolicy:
             "search_s": t_search,
             "total_s": elapsed,
             "population_bytes": _nbytes(pop),
+            "skipped": skipped,
             "generations": self._generations_run,
             **self._times,
         }
@@ -491,9 +531,7 @@ class PolluxPolicy:
             limits = {N}
         limits = sorted(limits, reverse=True)
         polish = self.polish
-        rows = 1 + 2 * len(limits) + 2
-        if polish:
-            rows += 2 * len(limits) + 1
+        rows = 1 + 2 * len(limits) + 2 + (3 if polish else 0)
         seeds = G.new_pop(1, J, width)
         b = prob.base_width
         seeds.off[0] = prob.base_off
@@ -506,17 +544,22 @@ class PolluxPolicy:
         r = 1
         for L in limits:
             G.first_fit_row(A, L, fixed, r)
-            G.greedy_fill(fixed, r, L, A, scratch, fixed, r + 1)
+            if L >= N or J * N2 <= _TRANSFER_LIMIT:
+                G.greedy_fill(fixed, r, L, A, scratch, fixed, r + 1)
+            else:
+                # Large problems: greedy fills of the small sizes cost more than the
+                # generations that find them; first fit marks the sizes.
+                for a in (fixed.off, fixed.node, fixed.cnt):
+                    a[r + 1] = a[r]
+            if polish and L == N:
+                # The allocation optimize returns lies within the real nodes: polish there.
+                transfers = self._transfers(prob)
+                G.polish_row(fixed, r, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 3)
+                G.polish_row(fixed, r + 1, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 2)
+                G.polish_row(fixed, 0, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 1)
             r += 2
-            if polish:
-                G.polish_row(fixed, r - 2, A, L, scratch, _POLISH_PASSES, self._transfers(prob), fixed, r)
-                G.polish_row(fixed, r - 1, A, L, scratch, _POLISH_PASSES, self._transfers(prob), fixed, r + 1)
-                r += 2
         for L in (N, N2):
             G.greedy_fill(fixed, 0, L, A, scratch, fixed, r)
-            r += 1
-        if polish:
-            G.polish_row(fixed, 0, A, N, scratch, _POLISH_PASSES, self._transfers(prob), fixed, r)
             r += 1
         return fixed
 

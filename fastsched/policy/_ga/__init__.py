@@ -23,7 +23,7 @@ from fastsched.policy._ga.fitness import (
     job_value,
 )
 from fastsched.policy._ga.local import polish_row
-from fastsched.policy._ga.offspring import CHUNKS
+from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
 from fastsched.policy._ga.repair import repair_population
 from fastsched.policy._ga.rng import stream_key
 from fastsched.policy._ga.seeding import first_fit_row, greedy_fill
@@ -54,6 +54,8 @@ __all__ = [
     "new_pop",
     "new_work",
     "nondominated_rank",
+    "offspring_parallel",
+    "offspring_serial",
     "polish_row",
     "repair_population",
     "stream_key",

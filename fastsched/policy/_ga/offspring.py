@@ -13,8 +13,8 @@ from numba import prange
 
 from fastsched._jit import jit, pjit
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
-from fastsched.policy._ga.rng import M2, leaf, next_event, rand_int, sub_key
 from fastsched.policy._ga.repair import repair_job
+from fastsched.policy._ga.rng import M2, leaf, next_event, rand_int, sub_key
 from fastsched.policy._ga.variation import crossover_job, job_hash, mutate_job
 
 __all__ = ["offspring_parallel", "offspring_serial", "CHUNKS"]

@@ -41,6 +41,9 @@ __all__ = ["PolluxPolicy"]
 _POLISH_PASSES = 20
 # Replica transfers between jobs (pairs of jobs x nodes) are tried up to this many jobs x nodes.
 _TRANSFER_LIMIT = 40_000
+# Ruin-and-recreate steps of the final polish (it stops after a quarter of them in a row
+# found nothing better).
+_KICKS = 64
 
 
 def _rows(pop: G.Pop) -> int:
@@ -467,7 +470,10 @@ class PolluxPolicy:
             return pop
         best = int(ok[np.argmax(pop.obj[ok])])
         out = G.new_pop(1, prob.num_jobs, pop.node.shape[1])
-        G.polish_row(pop, best, A, prob.num_real, scratch, _POLISH_PASSES, self._transfers(prob), out, 0)
+        key = _key(self.seed, self._round, 0, 11)
+        transfers = self._transfers(prob)
+        kicks = _KICKS if transfers else 0  # ruin-and-recreate is a small-problem tool
+        G.polish_row(pop, best, A, prob.num_real, scratch, _POLISH_PASSES, transfers, kicks, key, out, 0)
         if out.obj[0] <= pop.obj[best]:
             return pop
         return _concat(pop, out)
@@ -554,9 +560,9 @@ class PolluxPolicy:
             if polish and L == N:
                 # The allocation optimize returns lies within the real nodes: polish there.
                 transfers = self._transfers(prob)
-                G.polish_row(fixed, r, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 3)
-                G.polish_row(fixed, r + 1, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 2)
-                G.polish_row(fixed, 0, A, N, scratch, _POLISH_PASSES, transfers, fixed, rows - 1)
+                G.polish_row(fixed, r, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 3)
+                G.polish_row(fixed, r + 1, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 2)
+                G.polish_row(fixed, 0, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 1)
             r += 2
         for L in (N, N2):
             G.greedy_fill(fixed, 0, L, A, scratch, fixed, r)

@@ -173,7 +173,7 @@ def test_polish_feasible_scored_and_not_worse(inst, seed, transfers):
     for i in range(pop.off.shape[0]):
         if pop.size[i] > limit:
             continue
-        G.polish_row(pop, i, A, limit, scratch, 50, transfers, out, i)
+        G.polish_row(pop, i, A, limit, scratch, 50, transfers, 8 if transfers else 0, np.uint64(seed), out, i)
         state = naive.to_dense(out.off, out.node, out.cnt, i, prob.num_nodes)
         np.testing.assert_array_equal(naive.repair(state, prob), state)
         o, s = naive.objectives(state, prob.table, prob.scale, base, 0.1)

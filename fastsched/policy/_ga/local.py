@@ -22,7 +22,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, improves, job_value
-from fastsched.policy._ga.rng import leaf
+from fastsched.policy._ga.rng import leaf, rand_int
 from fastsched.policy._ga.rowstate import add_job, is_changed, pack_row, remove_job, set_entries, unpack_row
 from fastsched.policy._ga.variation import node_capacity
 
@@ -353,19 +353,8 @@ def _transfer_pass(S, A, limit):
 
 
 @jit
-def polish_row(src, row, A, limit, width, max_passes, transfers, dst, dst_row):
-    """Local search from row ``row`` of ``src`` into row ``dst_row`` of ``dst`` (scored).
-
-    Passes over the jobs in order, moving each to its best placement (see the module notes)
-    while that raises the first objective, until a pass changes nothing or ``max_passes``
-    passes ran. With ``transfers``, a pass that changes nothing is followed by a pass of
-    replica transfers between pairs of jobs sharing a node (see :func:`_best_transfer`), and
-    the search goes on while those apply. Returns the number of moves made.
-    """
-    S = unpack_row(src, row, A, width)
-    best1 = best_single_counts(A)
-    tn = np.empty(width, dtype=np.int32)
-    tc = np.empty(width, dtype=np.int32)
+def _settle(S, A, limit, best1, tn, tc, max_passes, transfers):
+    """Steepest single-job moves (then transfers) until nothing improves; returns moves."""
     njobs = A.job_res.shape[0]
     moves = 0
     for _ in range(max_passes):
@@ -374,7 +363,7 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, dst, dst_row):
             if A.pinned[j]:
                 continue
             remove_job(S, j, A)
-            gain, k = _best_move(S, j, A, limit, best1, tn, tc)
+            _, k = _best_move(S, j, A, limit, best1, tn, tc)
             if k >= 0:
                 set_entries(S, j, tn, tc, k)
                 changed += 1
@@ -389,5 +378,120 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, dst, dst_row):
             moves += applied
             if applied == 0:
                 break
+    return moves
+
+
+@leaf
+def _accumulated(S, A):
+    acc = 0.0
+    for j in range(S.jk.shape[0]):
+        acc += fair_term(S.val[j], A.mode, A.p)
+    return acc
+
+
+@leaf
+def _copy_state(a, b):
+    for j in range(a.jk.shape[0]):
+        for q in range(a.jk[j]):
+            b.jn[j, q] = a.jn[j, q]
+            b.jc[j, q] = a.jc[j, q]
+        b.jk[j] = a.jk[j]
+        b.reps[j] = a.reps[j]
+        b.val[j] = a.val[j]
+    for n in range(a.used.shape[0]):
+        for r in range(a.used.shape[1]):
+            b.used[n, r] = a.used[n, r]
+        b.owner[n] = a.owner[n]
+
+
+@leaf
+def _drop(S, j, A):
+    remove_job(S, j, A)
+    S.jk[j] = 0
+    S.reps[j] = 0
+    S.val[j] = 0.0
+
+
+@jit
+def _kick(S, A, st, limit, best1, tn, tc, chosen):
+    """Ruin and recreate: drop the jobs on the nodes of two random placed jobs and one more
+    random job, then put each back at its best placement (in random order)."""
+    njobs = A.job_res.shape[0]
+    m = 0
+    for _ in range(2):
+        j0 = rand_int(st, njobs)
+        if S.jk[j0] == 0:
+            continue
+        n0 = S.jn[j0, rand_int(st, S.jk[j0])]
+        for j in range(njobs):
+            if not A.pinned[j] and S.jk[j] > 0 and _entry(S, j, n0) >= 0:
+                _drop(S, j, A)
+                chosen[m] = j
+                m += 1
+    j = rand_int(st, njobs)
+    if not A.pinned[j]:
+        if S.jk[j] > 0:
+            _drop(S, j, A)
+        chosen[m] = j
+        m += 1
+    for t in range(m - 1, 0, -1):  # random order
+        u = rand_int(st, t + 1)
+        x = chosen[t]
+        chosen[t] = chosen[u]
+        chosen[u] = x
+    for t in range(m):
+        j = chosen[t]
+        if S.jk[j] > 0:
+            continue  # listed twice
+        _, k = _best_move(S, j, A, limit, best1, tn, tc)
+        if k > 0:
+            set_entries(S, j, tn, tc, k)
+            add_job(S, j, A)
+            S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
+
+
+@jit
+def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst, dst_row):
+    """Local search from row ``row`` of ``src`` into row ``dst_row`` of ``dst`` (scored).
+
+    Passes over the jobs in order, moving each to its best placement (see the module notes)
+    while that raises the first objective, until a pass changes nothing or ``max_passes``
+    passes ran. With ``transfers``, a pass that changes nothing is followed by a pass of
+    replica transfers between pairs of jobs sharing a node (see :func:`_best_transfer`), and
+    the search goes on while those apply. Then up to ``kicks`` ruin-and-recreate steps
+    (:func:`_kick`, random stream ``key``) each followed by the same descent, keeping the best
+    row; the kicks end early after ``max(8, kicks // 4)`` in a row that found nothing better.
+    Returns the number of moves made.
+    """
+    S = unpack_row(src, row, A, width)
+    best1 = best_single_counts(A)
+    tn = np.empty(width, dtype=np.int32)
+    tc = np.empty(width, dtype=np.int32)
+    moves = _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+    if kicks > 0:
+        B = unpack_row(src, row, A, width)
+        _copy_state(S, B)
+        best = _accumulated(S, A)
+        st = np.empty(2, dtype=np.uint64)
+        st[0] = key
+        st[1] = np.uint64(0)
+        chosen = np.empty(A.job_res.shape[0] + 1, dtype=np.int64)
+        patience = max(8, kicks // 4)
+        stall = 0
+        for _ in range(kicks):
+            _kick(S, A, st, limit, best1, tn, tc, chosen)
+            _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+            acc = _accumulated(S, A)
+            if improves(acc - best, A.mode, A.p) > _EPS * (1.0 + abs(best)):
+                best = acc
+                _copy_state(S, B)
+                moves += 1
+                stall = 0
+            else:
+                _copy_state(B, S)
+                stall += 1
+                if stall >= patience:
+                    break
+        S = B
     pack_row(S, A, dst, dst_row)
     return moves

@@ -39,8 +39,10 @@ __all__ = ["PolluxPolicy"]
 # Local-search passes over the jobs per polished row (a pass that changes nothing ends it
 # earlier; one or two usually suffice).
 _POLISH_PASSES = 20
-# Replica transfers between jobs (pairs of jobs x nodes) are tried up to this many jobs x nodes.
-_TRANSFER_LIMIT = 40_000
+# Replica transfers between jobs and ruin-and-recreate kicks (the heavier local-search moves)
+# run on problems of at most this many jobs x problem nodes; larger clusters are near-full
+# in practice and single-job moves already cost milliseconds there.
+_SMALL = 4096
 # Ruin-and-recreate steps of the final polish (it stops after a quarter of them in a row
 # found nothing better).
 _KICKS = 64
@@ -442,15 +444,15 @@ class PolluxPolicy:
         pm = min(1.0, self.mutation_rate / J)
         parallel = self._use_parallel(count, J)
         work = G.new_work(G.CHUNKS if parallel else 1, scratch, prob.num_nodes, prob.job_res.shape[1])
+        kernel = G.evolve_parallel if parallel else G.evolve_serial
         with parallel_region():
-            where, ran = G.evolve(
+            where, ran = kernel(
                 np.uint64(self.seed),
                 self._round,
                 self.generations,
                 0 if self.patience is None else self.patience,
                 count,
                 start,
-                parallel,
                 pm,
                 float(prob.num_real),
                 cur,
@@ -508,7 +510,7 @@ class PolluxPolicy:
 
     @staticmethod
     def _transfers(prob: Problem) -> bool:
-        return prob.num_jobs * prob.num_nodes <= _TRANSFER_LIMIT
+        return prob.num_jobs * prob.num_nodes <= _SMALL
 
     def _use_parallel(self, P, J) -> bool:
         if self.parallel is not None:
@@ -517,9 +519,8 @@ class PolluxPolicy:
         return numba.get_num_threads() > 1 and P * J >= 50_000
 
     def _repair_into(self, src, rows, pm, dst, start, A, scratch):
-        G.repair_population(
-            _key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start)
-        )
+        kernel = G.repair_parallel if self._use_parallel(rows.shape[0], src.off.shape[1] - 1) else G.repair_serial
+        kernel(_key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start))
 
     def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
         """Base allocation, first fit and greedy fills at several cluster sizes, and the
@@ -550,7 +551,7 @@ class PolluxPolicy:
         r = 1
         for L in limits:
             G.first_fit_row(A, L, fixed, r)
-            if L >= N or J * N2 <= _TRANSFER_LIMIT:
+            if L >= N or J * N2 <= _SMALL:
                 G.greedy_fill(fixed, r, L, A, scratch, fixed, r + 1)
             else:
                 # Large problems: greedy fills of the small sizes cost more than the

@@ -119,7 +119,7 @@ def test_repair(inst, seed, data):
     src = G.Pop(off, node, cnt, np.zeros(rows), np.zeros(rows), np.zeros(rows, np.int64), np.zeros(rows, np.uint64))
     scratch = policy._scratch(prob) + int(dense.astype(bool).sum(axis=2).max())
     with parallel_region():
-        G.repair_population(
+        G.repair_parallel(
             np.uint64(1), src, np.arange(rows, dtype=np.int64), 0.0, policy._arrays(prob), scratch, out, 0
         )
     for i in range(rows):
@@ -154,7 +154,7 @@ def test_offspring_feasible_and_deterministic(inst, seed):
     # Delta-updated hash and objective equal those of a fresh rebuild of the same rows.
     fresh = G.new_pop(8, prob.num_jobs, pop.node.shape[1])
     with parallel_region():
-        G.repair_population(np.uint64(0), outs[0], np.arange(8, dtype=np.int64), 0.0, A, scratch, fresh, 0)
+        G.repair_serial(np.uint64(0), outs[0], np.arange(8, dtype=np.int64), 0.0, A, scratch, fresh, 0)
     np.testing.assert_array_equal(fresh.hash, outs[0].hash)
     np.testing.assert_allclose(fresh.obj, outs[0].obj, rtol=1e-9, atol=1e-12)
 

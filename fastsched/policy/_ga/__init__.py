@@ -10,7 +10,7 @@ mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 :mod:`.utility` (cluster utilities).
 """
 
-from fastsched.policy._ga.evolve import evolve, gather
+from fastsched.policy._ga.evolve import evolve_parallel, evolve_serial, gather
 from fastsched.policy._ga.fitness import (
     FAIR_EPS,
     GEOMETRIC,
@@ -24,7 +24,7 @@ from fastsched.policy._ga.fitness import (
 )
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
-from fastsched.policy._ga.repair import repair_population
+from fastsched.policy._ga.repair import repair_parallel, repair_serial
 from fastsched.policy._ga.rng import stream_key
 from fastsched.policy._ga.seeding import first_fit_row, greedy_fill
 from fastsched.policy._ga.select import crowding_distance, nondominated_rank, survive, survive_ranked, tournament
@@ -44,7 +44,8 @@ __all__ = [
     "cluster_utilities",
     "crowding_distance",
     "evaluate_population",
-    "evolve",
+    "evolve_parallel",
+    "evolve_serial",
     "fair_term",
     "fair_total",
     "first_fit_row",
@@ -57,7 +58,8 @@ __all__ = [
     "offspring_parallel",
     "offspring_serial",
     "polish_row",
-    "repair_population",
+    "repair_parallel",
+    "repair_serial",
     "stream_key",
     "survive",
     "survive_ranked",

@@ -6,7 +6,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.offspring import offspring_parallel, offspring_serial
-from fastsched.policy._ga.rng import leaf, stream_key
+from fastsched.policy._ga.rng import leaf, stream_key, variant
 from fastsched.policy._ga.select import (
     crowding_distance,
     front_hypervolume,
@@ -15,7 +15,7 @@ from fastsched.policy._ga.select import (
     tournament,
 )
 
-__all__ = ["gather", "evolve", "STALL_TOL"]
+__all__ = ["gather", "evolve_serial", "evolve_parallel", "STALL_TOL"]
 
 # The search stops when the front's hypervolume grew by less than this fraction over the
 # last ``patience`` generations.
@@ -39,8 +39,7 @@ def gather(a, rows, b):
         b.hash[i] = a.hash[r]
 
 
-@jit
-def evolve(seed, round_, generations, patience, count, start, parallel, pm, protect_size, a, b, A, work):
+def _evolve(seed, round_, generations, patience, count, start, pm, protect_size, a, b, A, work):
     """Run up to ``generations`` NSGA-II generations on the first ``start`` rows of ``a``.
 
     Each generation: binary tournaments on rank and crowding, ``count`` children into the
@@ -66,10 +65,7 @@ def evolve(seed, round_, generations, patience, count, start, parallel, pm, prot
         nxt = b if where == 0 else a
         parents = tournament(rank, crowd, stream_key(seed, round_, gen, 0), count)
         key = stream_key(seed, round_, gen, 1)
-        if parallel:
-            offspring_parallel(key, cur, parents, pm, A, cur, n, work)
-        else:
-            offspring_serial(key, cur, parents, pm, A, cur, n, work)
+        offspring(key, cur, parents, pm, A, cur, n, work)
         total = n + count
         keep, rank, crowd = survive_ranked(
             -cur.obj[:total], cur.size[:total].astype(np.float64), cur.hash[:total], count, protect_size
@@ -82,3 +78,9 @@ def evolve(seed, round_, generations, patience, count, start, parallel, pm, prot
         if patience > 0 and gen >= patience and hv[gen] <= hv[gen - patience] * (1.0 + STALL_TOL):
             break
     return where, ran
+
+
+# One source, two kernels: the serial one never compiles the parallel child builder (seconds
+# of compilation that small problems do not need).
+evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_serial))
+evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))

@@ -4,13 +4,14 @@ rows (copy, optional mutation, repair, score) into a population buffer."""
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
-from fastsched._jit import jit
+from fastsched._jit import jit, pjit
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
 from fastsched.policy._ga.rng import M1, leaf, next_event, sub_key
 from fastsched.policy._ga.variation import CAP_NONE, crossover_job, job_hash, mutate_job, node_capacity
 
-__all__ = ["repair_job", "commit_row", "repair_population"]
+__all__ = ["repair_job", "commit_row", "repair_serial", "repair_parallel"]
 
 
 @leaf
@@ -153,18 +154,22 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     dst.hash[row] = h
 
 
-@jit
 def repair_population(key, src, rows, pm, A, scratch, dst, dst_start):
     """Repair (and mutate each job with probability ``pm``) rows ``rows`` of ``src`` into
-    rows ``dst_start + i`` of ``dst``, scoring them.
+    rows ``dst_start + i`` of ``dst``, scoring them (each row its own stream: any thread count
+    gives the same rows).
 
-    Serial: it runs once per round on the initial pool, and a ``parallel=True`` kernel costs
-    seconds more to compile than it saves at run time on small machines.
+    Compiled twice from this source: :data:`repair_serial` and :data:`repair_parallel`
+    (numba threads over rows; compiled on first use, by large problems only).
     """
-    st = np.empty(2, dtype=np.uint64)
-    tn = np.empty(scratch, dtype=np.int32)
-    tc = np.empty(scratch, dtype=np.int32)
-    for i in range(rows.shape[0]):
+    for i in prange(rows.shape[0]):
+        st = np.empty(2, dtype=np.uint64)
         st[0] = sub_key(key, i, M1)
         st[1] = np.uint64(0)
+        tn = np.empty(scratch, dtype=np.int32)
+        tc = np.empty(scratch, dtype=np.int32)
         _build_row(st, src, rows[i], pm, A, dst, dst_start + i, tn, tc)
+
+
+repair_serial = jit(repair_population)
+repair_parallel = pjit(repair_population)

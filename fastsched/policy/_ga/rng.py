@@ -8,9 +8,25 @@ same population bit for bit.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from fastsched._jit import jit
+
+
+def variant(fn, name: str, **names):
+    """A copy of ``fn`` called ``name`` whose globals ``names`` are replaced: one source
+    compiled into several kernels (e.g. calling a serial or a parallel helper). The distinct
+    qualified name keeps numba's on-disk cache entries apart."""
+    env = dict(fn.__globals__)
+    env.update(names)
+    out = types.FunctionType(fn.__code__, env, name, fn.__defaults__, fn.__closure__)
+    out.__qualname__ = name
+    out.__module__ = fn.__module__
+    out.__doc__ = fn.__doc__
+    return out
+
 
 # Helpers called per job never allocate: compiled without the runtime, an array argument
 # costs no reference-count pair per call (~10 ns measured, which dominated small problems).

@@ -39,6 +39,10 @@ def gather(a, rows, b):
         b.hash[i] = a.hash[r]
 
 
+# The child builder ``_evolve`` calls; each compiled variant below rebinds it.
+offspring = offspring_serial
+
+
 def _evolve(seed, round_, generations, patience, count, start, pm, protect_size, a, b, A, work):
     """Run up to ``generations`` NSGA-II generations on the first ``start`` rows of ``a``.
 

@@ -537,8 +537,9 @@ class PolluxPolicy:
         if warm:
             limits = {N}
         limits = sorted(limits, reverse=True)
-        polish = self.polish
-        rows = 1 + 2 * len(limits) + 2 + (3 if polish else 0)
+        small = J * N2 <= _SMALL
+        has_base = prob.base_width > 0
+        rows = 1 + 2 * len(limits) + 2 + 3
         seeds = G.new_pop(1, J, width)
         b = prob.base_width
         seeds.off[0] = prob.base_off
@@ -549,26 +550,27 @@ class PolluxPolicy:
         with parallel_region():
             self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
         r = 1
+        at_n = []  # seeds within the real nodes, to polish
         for L in limits:
             G.first_fit_row(A, L, fixed, r)
-            if L >= N or J * N2 <= _SMALL:
-                G.greedy_fill(fixed, r, L, A, scratch, fixed, r + 1)
-            else:
-                # Large problems: greedy fills of the small sizes cost more than the
-                # generations that find them; first fit marks the sizes.
-                for a in (fixed.off, fixed.node, fixed.cnt):
-                    a[r + 1] = a[r]
-            if polish and L == N:
-                # The allocation optimize returns lies within the real nodes: polish there.
-                transfers = self._transfers(prob)
-                G.polish_row(fixed, r, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 3)
-                G.polish_row(fixed, r + 1, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 2)
-                G.polish_row(fixed, 0, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, rows - 1)
-            r += 2
-        for L in (N, N2):
+            r += 1
+            # Large problems: greedy fills of the smaller sizes cost more than the generations
+            # that find them; first fit marks those sizes.
+            if L == N or small:
+                G.greedy_fill(fixed, r - 1, L, A, scratch, fixed, r)
+                r += 1
+            if L == N:
+                at_n += [r - 1] if not small else [r - 2, r - 1]
+        for L in (N, N2) if (small or has_base) else ():
             G.greedy_fill(fixed, 0, L, A, scratch, fixed, r)
             r += 1
-        return fixed
+        if self.polish:
+            # The allocation optimize returns lies within the real nodes: polish there.
+            transfers = self._transfers(prob)
+            for src in at_n + ([0] if has_base else []):
+                G.polish_row(fixed, src, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, r)
+                r += 1
+        return _take(fixed, np.arange(r, dtype=np.int64))
 
     def _adapt_previous(self, prob: Problem):
         """Previous final population re-indexed to this round's jobs and nodes (unrepaired).

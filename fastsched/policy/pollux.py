@@ -121,7 +121,7 @@ class PolluxPolicy:
     patience : int or None
         Early stop: the search ends once the hypervolume of the first front (reference point:
         objective 0, cluster size = problem nodes + 1) grew by less than 1% over the last
-        ``patience`` generations (default 10); ``generations`` stays the cap. ``None`` or 0
+        ``patience`` generations (default 5); ``generations`` stays the cap. ``None`` or 0
         runs all ``generations`` (AdaptDL's fixed-length search).
     polish : bool
         Local search (default ``True``): the first-fit and greedy seeds within the real
@@ -176,7 +176,7 @@ class PolluxPolicy:
         shrink_to_desired=False,
         power_shift=False,
         init="seeded",
-        patience=10,
+        patience=5,
         polish=True,
         on_invalid_job="raise",
     ):

@@ -61,7 +61,7 @@ def _kept_as_parent(src, pa, pb, j, point, limit, used, owner, A):
 
 
 @leaf
-def _same_entries(node, cnt, s, ka, tn, tc, k):
+def _entries_equal(node, cnt, s, ka, tn, tc, k):
     if ka != k:
         return False
     for a in range(k):
@@ -138,7 +138,7 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
                 dst.cnt[row, pos + a] = tc[a]
                 if tn[a] + 1 > size:
                     size = tn[a] + 1
-            if not _same_entries(src.node[pa], src.cnt[pa], s, ka, tn, tc, k):
+            if not _entries_equal(src.node[pa], src.cnt[pa], s, ka, tn, tc, k):
                 acc += _term(tn, tc, 0, k, j, A) - _term(src.node[pa], src.cnt[pa], s, ka, j, A)
                 h += job_hash(j, tn, tc, 0, k) - job_hash(j, src.node[pa], src.cnt[pa], s, ka)
             pos += k

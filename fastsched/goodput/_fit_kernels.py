@@ -133,7 +133,7 @@ def _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, m
 _N = 7
 _ARMIJO = 1e-4
 _WOLFE = 0.9
-_MAX_BACKTRACK = 60
+_MAX_BACKTRACK = 20
 _MAX_ITER = 400
 _FTOL = 1e-14
 _XTOL = 1e-13
@@ -407,3 +407,16 @@ def fit_search(starts, lower, upper, nodes, replicas, atomic_bsz, log_accum, log
             for i in range(_N):
                 out[i] = x[i]
     return best, evals
+
+
+@jit
+def log_array(values):
+    """Elementwise natural log through the C library's ``log``.
+
+    numpy's ``np.log`` on arrays dispatches to SIMD implementations chosen for the CPU
+    (AVX-512 or not) that may round differently in the last bit; the fit must not.
+    """
+    out = np.empty(values.shape[0])
+    for i in range(values.shape[0]):
+        out[i] = math.log(values[i])
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched.goodput._fit_kernels import fit_search, objective_and_grad
+from fastsched.goodput._fit_kernels import fit_search, log_array, objective_and_grad
 from fastsched.goodput.model import PerfParams
 
 __all__ = ["fit_perf_params", "fit_objective"]
@@ -181,7 +181,7 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
     if initial is not None:
         starts = np.vstack([_initial_guess(initial, start, lower, upper), starts])
     x = np.empty(7)
-    _, _evals = fit_search(starts, lower, upper, nodes, replicas, atomic, np.log(t_accum), np.log(t_optim), x)
+    _, _evals = fit_search(starts, lower, upper, nodes, replicas, atomic, log_array(t_accum), log_array(t_optim), x)
     if not (nodes > 1).any():
         x[2] = max(x[2], x[4] * 1.1)
         x[3] = max(x[3], x[5] * 1.1)
@@ -214,4 +214,4 @@ def fit_objective(perf_params, num_nodes, num_replicas, atomic_bsz, accum_step_t
         num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_step_time
     )
     p = np.asarray(tuple(perf_params), dtype=np.float64)
-    return float(objective_and_grad(p, nodes, replicas, atomic, np.log(t_accum), np.log(t_optim), np.empty(7)))
+    return float(objective_and_grad(p, nodes, replicas, atomic, log_array(t_accum), log_array(t_optim), np.empty(7)))

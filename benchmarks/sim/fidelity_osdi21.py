@@ -12,6 +12,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -38,7 +39,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--preset", default="osdi21")
+    ap.add_argument("--option", action="append", default=[], help="policy option KEY=JSON, e.g. placeholders=false")
     args = ap.parse_args(argv)
+    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)} or None
     tasks = []
     for load in args.loads:
         folder = (
@@ -48,7 +51,7 @@ def main(argv=None) -> int:
             continue
         for k in args.workloads:
             tasks.append(
-                (load, (str(args.pollux / "traces"), folder / f"workload-{k}.csv", args.preset, args.seed, None))
+                (load, (str(args.pollux / "traces"), folder / f"workload-{k}.csv", args.preset, args.seed, options))
             )
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run_one, [t for _, t in tasks]))

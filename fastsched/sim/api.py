@@ -22,15 +22,13 @@ __all__ = ["simulate", "PRESETS"]
 #: (16 nodes x 4 GPUs, 60 s interval, the research Pollux objective: fairness power mean
 #: p = -1 of speedups re-based at the fair share, multiplicative restart penalty,
 #: interference avoidance, at most 16 nodes per job). Its restart factor is applied as one
-#: penalty per round (the allocated jobs' GPU-weighted mean factor): measured on workload-6,
-#: seeds 0-1, 2614.1 / 2590.6 s (+6.4 % vs the paper's 2446 s); mean over workloads 1-8:
-#: 2884.9 s (seed 0), 2891.2 s (seed 1), +5 % vs the paper's 2751 s (benchmarks/results/sim.md).
+#: penalty per round (the allocated jobs' GPU-weighted mean factor).
 #: ``osdi21-exact`` is the paper's objective term for term (each job's own restart factor,
-#: power mean of ``S_j + 1e-3``, no autoscaling placeholders so ``S_j = speedup / 4``):
-#: 2809.3 / 2841.1 / 2843.1 s (mean 2831 s, +15.7 %). Its JCT falls with a longer search
-#: (measured before the fit-memo fix, seed 0: 2892 s at 30 generations, 2853 at 100, 2716 at
-#: 300, 2667 at 1000), so the gap is where our GA and pymoo's land on that rugged
-#: objective, not the objective itself.
+#: power mean of ``S_j + 1e-3``, no autoscaling placeholders so ``S_j = speedup / 4``); its
+#: JCT falls with a longer search, so its gap to the paper is where our GA and pymoo's land
+#: on that rugged objective, not the objective itself.
+#: How close each preset comes to the paper's figures is measured, not promised here:
+#: ``benchmarks/RESULTS.md`` and ``benchmarks/results/sim.md``.
 PRESETS = {
     "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
     "osdi21": {

@@ -14,14 +14,15 @@
     ``max(age - 30 * restarts, 0) / (age + 30)``. By default the factor is applied as one
     penalty for all jobs, the round's GPU-weighted mean over allocated jobs
     (``restart_penalty="osdi21-global"``, see :meth:`PolluxSimPolicy.restart_penalty_for`):
-    with our search this reproduces the paper's workload-6 JCT (about +5 %, 3 seeds).
+    with our search this comes close to the paper's workload-6 JCT (measured in
+    ``benchmarks/results/sim.md``).
     ``restart_penalty="osdi21"`` applies each job's own factor to it when its allocation
     changes (``JobInfo.restart_penalty = 1 - factor``), as the paper's simulator does; with
     ``power_shift=True`` (mean of ``value + 1e-3``) and ``placeholders=False`` (fixed
     cluster, share scale ``16 / 64``) that is the paper's objective exactly (preset
-    ``osdi21-exact``). Our search then lands about 16 % above the paper's JCT: it finds
-    different optima of that rugged objective than pymoo's does (see the preset notes in
-    :mod:`fastsched.sim.api`).
+    ``osdi21-exact``). Our search then lands further above the paper's JCT (see
+    ``benchmarks/RESULTS.md``): it finds different optima of that rugged objective than
+    pymoo's does.
 
 In both, ``max_replicas = min(max(2 * largest profiled replicas, 1), 64, max_batch //
 min_local_bsz)`` (a job at most doubles its largest observed scale per round), or the

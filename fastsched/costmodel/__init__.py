@@ -62,17 +62,26 @@ Other choices
 """
 
 from fastsched.costmodel.case import Case, load_case
+from fastsched.costmodel.encode import EncodedProgram, encode
 from fastsched.costmodel.model import (
     Cost,
     CostModel,
     CostModelMode,
-    PipelineSchedule,
+    estimate,
     estimate_cost,
 )
 from fastsched.costmodel.program import Op, Program, Rank, Var
+from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
 from fastsched.costmodel.synthetic import transformer_stack
 
 __all__ = [
+    "SCHEDULES",
+    "EncodedProgram",
+    "PipelineResult",
+    "encode",
+    "estimate",
+    "pipeline_schedule",
+    "pipeline_time",
     "Case",
     "Cost",
     "CostModel",

@@ -51,7 +51,7 @@ def test_comm_costs_and_bwd_comm():
     assert c.bwd_time[0] == pytest.approx(ar)  # gradient all_reduce is backward (B3)
     assert c.fwd_time[0] == pytest.approx(rv)
     one = estimate_cost(ranks[:1])  # a one-rank ring costs 0 (no division by zero)
-    assert one.bwd_time == [0.0]
+    assert one.bwd_time == (0.0,)
     fast = estimate_cost(ranks, cluster={"bandwidth": 2 * DEFAULT_BANDWIDTH})
     assert fast.bwd_time[0] == pytest.approx(ar / 2)
 

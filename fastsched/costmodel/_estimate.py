@@ -12,14 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched.costmodel._comm import comm_ms
 from fastsched.costmodel._memory import static_and_peak
 from fastsched.costmodel._merge import merge_fixed_point
 
 __all__ = ["estimate_ranks", "pairwise_sum"]
-
-# communication classes (graph.C_*)
-_C_ALLREDUCE, _C_ALLGATHER, _C_BROADCAST, _C_P2P, _C_REDUCE_SCATTER = 1, 2, 3, 4, 5
-
 
 @jit
 def _block(a, lo, n):
@@ -98,18 +95,6 @@ def pairwise_sum(a, n):
 
 
 @jit
-def _comm_cost(cls, nbytes, n_ranks, bandwidth):
-    # The seed's ring formulas; a one-rank ring costs 0 (B11).
-    if cls == _C_ALLREDUCE:
-        return 0.0 if n_ranks <= 1 else nbytes * 2.0 * (n_ranks - 1) / (n_ranks * bandwidth)
-    if cls == _C_ALLGATHER or cls == _C_REDUCE_SCATTER:
-        return 0.0 if n_ranks <= 1 else nbytes * (n_ranks - 1) / (n_ranks * bandwidth)
-    if cls == _C_BROADCAST or cls == _C_P2P:
-        return nbytes / bandwidth
-    return 0.0
-
-
-@jit
 def estimate_ranks(
     op_ptr,
     edge_ptr,
@@ -119,6 +104,8 @@ def estimate_ranks(
     base_cost,
     comm_var,
     comm_ranks,
+    comm_lo,
+    comm_hi,
     edge_src,
     edge_dst,
     var_fixed,
@@ -128,7 +115,11 @@ def estimate_ranks(
     first_use,
     last_use,
     batch,
-    bandwidth,
+    bw_intra,
+    lat_intra,
+    bw_inter,
+    lat_inter,
+    gpus_per_node,
     overhead,
     comm_model,
     mem_bytes,
@@ -137,7 +128,9 @@ def estimate_ranks(
     """Return ``(times[R, 3], premerge[R, 3], static[R], peak[R], nodes_after[R])``.
 
     ``times`` and ``premerge`` hold forward, backward and optimizer ms per rank; memory is in
-    bytes (``mem_bytes``) or elements. ``batch`` fills ``-1`` dimensions.
+    bytes (``mem_bytes``) or elements. ``batch`` fills ``-1`` dimensions. A communication op
+    uses the inter-node link (bytes/ms, ms per step) when its lowest and highest rank sit on
+    different nodes of ``gpus_per_node`` GPUs.
     """
     R = op_ptr.shape[0] - 1
     times = np.zeros((R, 3), np.float64)
@@ -165,7 +158,10 @@ def estimate_ranks(
             if k != 0 and comm_model:
                 j = comm_var[o0 + i]
                 nb = 0.0 if j < 0 else elems[v0 + j] * var_dsize[v0 + j]
-                x = _comm_cost(k, nb, comm_ranks[o0 + i], bandwidth)
+                if comm_lo[o0 + i] // gpus_per_node != comm_hi[o0 + i] // gpus_per_node:
+                    x = comm_ms(k, nb, comm_ranks[o0 + i], bw_inter, lat_inter)
+                else:
+                    x = comm_ms(k, nb, comm_ranks[o0 + i], bw_intra, lat_intra)
             c[i] = x + overhead
         buf = np.empty(n, np.float64)
         for p in range(3):

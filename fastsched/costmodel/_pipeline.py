@@ -228,22 +228,41 @@ def _op_at(kind, s, S, m, v, k):
             return 1, 0, j // 2
         return 1, 0, m - w + (j - 2 * (m - w))
     if kind == ZB_H1:
+        # 1F1B with B and W split; stage s defers its W by d = s microbatches (ZB-H1), so
+        # every stage holds at most S microbatches (1F1B's peak, on stage 0)
         w = min(S - s - 1, m)
+        d = min(s, m)
         if k < w:
             return 0, 0, k
-        j = k - w
-        if j < 3 * (m - w):
-            q = j // 3
-            r = j % 3
+        k -= w
+        a = min(d, m - w)  # steady groups (F, B) before the first W
+        if k < 2 * a:
+            if k % 2 == 0:
+                return 0, 0, w + k // 2
+            return 1, 0, k // 2
+        k -= 2 * a
+        n3 = m - w - a  # steady groups (F, B, W)
+        if k < 3 * n3:
+            i = a + k // 3
+            r = k % 3
             if r == 0:
-                return 0, 0, w + q
+                return 0, 0, w + i
             if r == 1:
-                return 1, 0, q
-            return 2, 0, q
-        j -= 3 * (m - w)
-        if j < w:  # cooldown: input gradients first (they are on the critical path) ...
-            return 1, 0, m - w + j
-        return 2, 0, m - w + (j - w)  # ... then the deferred weight gradients fill the tail
+                return 1, 0, i
+            return 2, 0, i - d
+        k -= 3 * n3
+        c1 = max(0, d - (m - w))  # cool-down B's before any W is due
+        if k < c1:
+            return 1, 0, m - w + k
+        k -= c1
+        n2 = w - c1  # cool-down groups (B, W)
+        if k < 2 * n2:
+            j = m - w + c1 + k // 2
+            if k % 2 == 0:
+                return 1, 0, j
+            return 2, 0, j - d
+        k -= 2 * n2
+        return 2, 0, m - d + k  # the deferred W's
     # interleaved 1F1B (Megatron-LM's order; m is a multiple of S)
     total = m * v
     w = min((S - s - 1) * 2 + (v - 1) * S, total)

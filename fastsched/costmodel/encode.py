@@ -45,6 +45,9 @@ class EncodedProgram(NamedTuple):
     base_cost : float64[n_ops]  given cost in ms (standalone cost data applied)
     comm_var : int64[n_ops]     local index of the tensor a communication op moves, or -1
     comm_ranks : int64[n_ops]   ring size of a ring collective (2 otherwise)
+    comm_lo, comm_hi : int64[n_ops]  lowest and highest rank a communication op involves
+        (ring members, or the rank and its peer): the op crosses nodes when they sit on
+        different nodes
     edge_src, edge_dst : int64[n_edges]
     var_fixed : float64[n_vars] product of the static dimensions
     var_ndyn : int64[n_vars]    number of ``-1`` (batch) dimensions
@@ -53,6 +56,8 @@ class EncodedProgram(NamedTuple):
     first_use, last_use : int64[n_vars]  live range in local op positions (-1 start, -2 unused)
     var_names : tuple of str    for error messages
     stage : tuple               each rank's declared stage (or None)
+    facts : frozenset           features that touch the reference's bugs (see
+        :func:`fastsched.costmodel.deviations.deviations`)
 
     Examples
     --------
@@ -72,6 +77,8 @@ class EncodedProgram(NamedTuple):
     base_cost: np.ndarray
     comm_var: np.ndarray
     comm_ranks: np.ndarray
+    comm_lo: np.ndarray
+    comm_hi: np.ndarray
     edge_src: np.ndarray
     edge_dst: np.ndarray
     var_fixed: np.ndarray
@@ -82,6 +89,7 @@ class EncodedProgram(NamedTuple):
     last_use: np.ndarray
     var_names: tuple
     stage: tuple
+    facts: frozenset = frozenset()
 
     @property
     def n_ranks(self) -> int:
@@ -158,6 +166,7 @@ class _RankLists(NamedTuple):
     op_rings: list
     op_costs: list
     op_desc: list
+    op_peers: list
 
 
 def _lists_from_rank(r: Rank) -> _RankLists:
@@ -178,6 +187,7 @@ def _lists_from_rank(r: Rank) -> _RankLists:
         [o.ring_id for o in ops],
         [o.cost for o in ops],
         [o.desc_id for o in ops],
+        [o.peer for o in ops],
     )
 
 
@@ -249,6 +259,7 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
     roles = [0 if x is None else x for x in _ints("op_role", ops, "op_role", 0, True)]
     rings = _ints("ring_id", ops, "ring_id", None, True)
     desc = _ints("desc_id", ops, "desc_id", None, True)
+    peers = _ints("peer", ops, "peer", None, True)
     costs = [o.get("cost") for o in ops]
     if set(map(type, costs)) - _NUM_NONE:
         for o, c in zip(ops, costs, strict=True):
@@ -260,7 +271,7 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
         o = ops[next(k for k, c in enumerate(costs) if not (c >= 0.0 and c != math.inf))]
         raise ValueError(f"Op {o['id']!r}: cost must be finite and >= 0, got {bad[0]!r}")
     return _RankLists(
-        rank_no, r.get("stage"), names, shapes, dtypes, pers, ids, types, ins, outs, roles, rings, costs, desc
+        rank_no, r.get("stage"), names, shapes, dtypes, pers, ids, types, ins, outs, roles, rings, costs, desc, peers
     )
 
 
@@ -377,6 +388,17 @@ def _encode_rank(rl: _RankLists, table):
         grad_in[owner[hit]] = True
     optim = np.fromiter((any(s == "LearningRate" for s, _ in slots) for slots in rl.op_inputs), np.bool_, n)
     bwd = (role == _OP_ROLE_BACKWARD) | grad_in
+    facts = set()
+    if np.any(grad_in & (role != _OP_ROLE_BACKWARD) & (comm == 0)):
+        facts.add("B4")
+    if np.any(in_cnt > np.fromiter((len(s) for s in rl.op_inputs), np.int64, n)) or np.any(
+        out_cnt > np.fromiter((len(s) for s in rl.op_outputs), np.int64, n)
+    ):
+        facts.add("B10")
+    if np.any(var_ndyn > 0):
+        facts.add("B8")
+    if np.any(var_dsize != 4):
+        facts.add("B9-dtype")
     phase = np.where(optim, OPTIM, np.where(bwd, BWD, FWD)).astype(np.int64)
     base = np.fromiter(rl.op_costs, np.float64, n)
     if table is not None:
@@ -395,12 +417,19 @@ def _encode_rank(rl: _RankLists, table):
                             f"rank {rl.rank}: op {rl.op_ids[i]!r}: cost must be finite and >= 0, got {v!r}"
                         )
                     base[i] = v
+                    if key is not rl.op_desc[i]:
+                        facts.add("B14")
                     break
     comm_var = np.full(n, -1, np.int64)
     ring = np.full(n, -1, np.int64)
     for i in np.flatnonzero(comm).tolist():
         t = rl.op_types[i]
         name = _comm_tensor(t, rl.op_inputs[i], rl.op_outputs[i])
+        facts.add("comm")
+        if not (t.startswith("c_") or t.startswith("send") or t.startswith("recv")) or "recv" in t:
+            facts.add("B11")
+        if rl.op_roles[i] == _OP_ROLE_BACKWARD or (name is not None and "@GRAD" in name):
+            facts.add("B3")
         # backward communication is backward (B3): gradient tensor or backward role
         phase[i] = BWD if (rl.op_roles[i] == _OP_ROLE_BACKWARD or (name is not None and "@GRAD" in name)) else FWD
         if name is not None:
@@ -417,7 +446,8 @@ def _encode_rank(rl: _RankLists, table):
         key = np.unique(src * max(n, 1) + dst)
         src = key // max(n, 1)
         dst = key % max(n, 1)
-    return phase, comm, base, comm_var, ring, src, dst, var_fixed, var_ndyn, var_dsize, pers, first, last
+    peer = np.fromiter((-1 if p is None else p for p in rl.op_peers), np.int64, n)
+    return phase, comm, base, comm_var, ring, src, dst, var_fixed, var_ndyn, var_dsize, pers, first, last, peer, facts
 
 
 def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> EncodedProgram:
@@ -465,13 +495,28 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
     for i, p in enumerate(parts):
         for rid in np.unique(p[4][p[4] >= 0]).tolist():
             ring_ranks.setdefault(rid, set()).add(i)
-    comm_ranks = []
-    for p in parts:
-        ring = p[4]
+    comm_ranks, comm_lo, comm_hi = [], [], []
+    facts = set()
+    for i, p in enumerate(parts):
+        ring, peer = p[4], p[13]
+        facts |= p[14]
         cr = np.full(ring.shape[0], 2, np.int64)
+        lo = np.full(ring.shape[0], i, np.int64)
+        hi = np.full(ring.shape[0], i, np.int64)
         for j in np.flatnonzero(ring >= 0).tolist():
-            cr[j] = len(ring_ranks[int(ring[j])])
+            members = ring_ranks[int(ring[j])]
+            cr[j] = len(members)
+            lo[j], hi[j] = min(members), max(members)
+            if len(members) == 1:
+                facts.add("B11")  # a one-rank ring: the reference divides by zero
+        for j in np.flatnonzero((ring < 0) & (peer >= 0) & (p[1] != 0)).tolist():
+            lo[j], hi[j] = min(i, peer[j]), max(i, peer[j])
         comm_ranks.append(cr)
+        comm_lo.append(lo)
+        comm_hi.append(hi)
+
+    def cat_list(xs):
+        return _frozen(np.concatenate(xs) if xs else np.empty(0, np.int64))
 
     def cat(k, dtype):
         if not parts:
@@ -491,7 +536,9 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
         comm=_frozen(cat(1, np.int64)),
         base_cost=_frozen(cat(2, np.float64)),
         comm_var=_frozen(cat(3, np.int64)),
-        comm_ranks=_frozen(np.concatenate(comm_ranks) if comm_ranks else np.empty(0, np.int64)),
+        comm_ranks=cat_list(comm_ranks),
+        comm_lo=cat_list(comm_lo),
+        comm_hi=cat_list(comm_hi),
         edge_src=_frozen(cat(5, np.int64)),
         edge_dst=_frozen(cat(6, np.int64)),
         var_fixed=_frozen(cat(7, np.float64)),
@@ -502,4 +549,5 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
         last_use=_frozen(cat(12, np.int64)),
         var_names=tuple(nm for rl in lists for nm in rl.var_names),
         stage=tuple(rl.stage for rl in lists),
+        facts=frozenset(facts),
     )

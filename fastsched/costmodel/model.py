@@ -19,6 +19,7 @@ import numpy as np
 from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
 from fastsched.costmodel._estimate import estimate_ranks
 from fastsched.costmodel._merge import merge_fixed_point
+from fastsched.costmodel.cluster import CommParams, comm_params
 from fastsched.costmodel.encode import EncodedProgram, encode
 from fastsched.costmodel.graph import DEFAULT_BANDWIDTH
 from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
@@ -165,7 +166,7 @@ def check_pipeline_config(pipeline_config, n_ranks):
 class Settings:
     """Validated estimate settings (see :func:`estimate` for the meaning of each)."""
 
-    bandwidth: float = DEFAULT_BANDWIDTH
+    comm: CommParams = CommParams(DEFAULT_BANDWIDTH, 0.0, DEFAULT_BANDWIDTH, 0.0, 1 << 62, True)
     batch_size: int | None = 1
     microbatch_num: int = 1
     opcall_overhead: float = 0.0
@@ -196,7 +197,7 @@ class Settings:
         4
         """
         return cls(
-            bandwidth=bandwidth_of(cluster),
+            comm=comm_params(cluster, bandwidth_of),
             batch_size=None if batch_size is None else check_int_scalar("batch_size", batch_size, low=1),
             microbatch_num=check_int_scalar("microbatch_num", microbatch_num, low=1),
             opcall_overhead=check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0),
@@ -234,6 +235,8 @@ def rank_times(enc: EncodedProgram, s: Settings):
         enc.base_cost,
         enc.comm_var,
         enc.comm_ranks,
+        enc.comm_lo,
+        enc.comm_hi,
         enc.edge_src,
         enc.edge_dst,
         enc.var_fixed,
@@ -243,7 +246,11 @@ def rank_times(enc: EncodedProgram, s: Settings):
         enc.first_use,
         enc.last_use,
         float(1 if s.batch_size is None else s.batch_size),
-        s.bandwidth,
+        s.comm.bw_intra,
+        s.comm.lat_intra,
+        s.comm.bw_inter,
+        s.comm.lat_inter,
+        s.comm.gpus_per_node,
         s.opcall_overhead,
         s.comm_cost == "model",
         s.mem_unit == "bytes",
@@ -288,8 +295,11 @@ def estimate(
     ----------
     enc : EncodedProgram
         From :func:`~fastsched.costmodel.encode.encode`.
-    cluster : None, float, or object/dict with ``bandwidth``
-        Link bandwidth in bytes/ms (default: the seed's 32.768, see :func:`bandwidth_of`).
+    cluster : None, float, dict with ``bandwidth``, Cluster or dict of Cluster fields
+        A :class:`~fastsched.costmodel.cluster.Cluster` costs communication in real units
+        (GB/s, µs, intra/inter node by rank placement). ``None`` or a number keeps the seed's
+        unit: bytes divided by the bandwidth (default 32.768, see :func:`bandwidth_of`),
+        which reproduces the reference's numbers but is 10**6 too slow for MB/ms.
     pipeline_config : list of rank lists, optional
         Stage ``s`` -> ranks of that stage.
     batch_size : int or None
@@ -357,7 +367,7 @@ def estimate(
             schedule=s.schedule,
             virtual_stages=s.virtual_stages,
             activation_bytes=act,
-            p2p_ms=float(p2p_bytes) / s.bandwidth,
+            p2p_ms=float(p2p_bytes) / s.comm.bw_inter + s.comm.lat_inter,
         )
         runtime = pipe.total
     return Cost(
@@ -617,7 +627,7 @@ class CostModel:
         s = self.settings
         return estimate(
             self._enc(),
-            cluster=s.bandwidth,
+            cluster=self.cluster,
             pipeline_config=self.pp2rank,
             batch_size=s.batch_size,
             microbatch_num=s.microbatch_num,

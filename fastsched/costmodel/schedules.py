@@ -17,12 +17,12 @@ microbatch) and an optimizer step ``optim[s]`` after its last backward. Schedule
     ``virtual_stages`` (``v``) model chunks of ``1/v`` of its time; the bubble is divided by
     ``v``: ``(m + (S - 1)/v)(f + b)`` on equal stages. ``m`` must be a multiple of ``S``.
 ``"zb-h1"``
-    Zero-bubble ZB-H1 (Qi et al. ICLR'24): the backward is split into the input gradient
-    ``B`` (``1 - wgrad_fraction`` of it) and the weight gradient ``W``; 1F1B order with
-    ``F, B, W`` in the steady state and, in the cool-down, the input gradients first and the
-    deferred weight gradients last, so the gradient chain hops in ``B`` instead of
-    ``B + W``. On equal stages the time is ``m(f + b + w) + (S - 1)(f + b)``: the bubble
-    ``(S - 1)(f + b)`` instead of 1F1B's ``(S - 1)(f + b + w)``.
+    Zero-bubble ZB-H1 (Qi et al., ICLR'24): the backward is split into the input gradient
+    ``B`` (``1 - wgrad_fraction`` of it) and the weight gradient ``W``; 1F1B order in which
+    stage ``s`` defers each ``W`` by ``s`` microbatches, so the deferred ``W`` fill the
+    cool-down bubble while no stage holds more than ``S`` microbatches (1F1B's peak, on
+    stage 0). On equal stages with ``m >= S`` the bubble is ``(S - 1)(f + B - min(W, f))``
+    instead of 1F1B's ``(S - 1)(f + B + W)``: a third of it when ``f = B = W``.
 
 All run in O(microbatches x stages) time. Peak activation memory of a stage is its peak
 number of microbatches (chunks) in flight (forward done, backward -- for ZB-H1 the weight
@@ -51,8 +51,8 @@ __all__ = [
 #: Schedule names understood by :func:`pipeline_time`.
 SCHEDULES = ("seed", "gpipe", "1f1b", "interleaved", "zb-h1")
 _KIND = {"gpipe": GPIPE, "1f1b": ONE_F_ONE_B, "interleaved": INTERLEAVED, "zb-h1": ZB_H1}
-#: Largest ``microbatches x stages x virtual_stages`` simulated (about a second of work).
-MAX_WORK = 50_000_000
+#: Largest ``microbatches x stages x virtual_stages`` simulated (two completion-time tables of this size).
+MAX_WORK = 20_000_000
 #: Largest number of events :func:`pipeline_schedule` records (for plots).
 MAX_EVENTS = 5_000_000
 

@@ -18,6 +18,7 @@ from fastsched.costmodel._merge import merge_fixed_point
 
 __all__ = ["estimate_ranks", "pairwise_sum"]
 
+
 @jit
 def _block(a, lo, n):
     # numpy's pairwise_sum leaf (n <= 128): 8 accumulators, or a plain loop below 8

@@ -573,6 +573,22 @@ class CostModel:
             out.append(a + b + c)
         return out
 
+    def parallel_merges(self) -> int:
+        """Number of branch (parallel) merges over all ranks."""
+        enc, s = self._enc(), self.settings
+        n = 0
+        for r in range(enc.n_ranks):
+            o0, o1 = enc.op_ptr[r], enc.op_ptr[r + 1]
+            e0, e1 = enc.edge_ptr[r], enc.edge_ptr[r + 1]
+            n += merge_fixed_point(
+                enc.base_cost[o0:o1].copy(),
+                enc.phase[o0:o1],
+                enc.edge_src[e0:e1],
+                enc.edge_dst[e0:e1],
+                s.merge_order == "serial-first",
+            )[3]
+        return int(n)
+
     def merge_linear(self):
         """Seed name; linear and branch merging run together."""
         return sum(self.merge())

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.costmodel import estimate, encode, pipeline_schedule, pipeline_time
+from fastsched.costmodel import encode, estimate, pipeline_schedule, pipeline_time
 from fastsched.costmodel._pipeline import simulate_seed
 
 from . import naive

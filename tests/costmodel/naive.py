@@ -288,3 +288,58 @@ def run_orders(orders, fwd, bwd, wgt, optim, v=1, p2p=0.0):
                 moved = True
         assert moved, "deadlock"
     return max(f + o for f, o in zip(free, optim, strict=True)), peak
+
+
+def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
+    """Every configuration by nested loops (tensor degree powers of two dividing the heads
+    and at most a node, pipeline degree dividing the layers, data degree the rest, every
+    microbatch size dividing a replica's batch, schedules with every virtual stage count,
+    recomputation, ZeRO stages with data parallelism, sequence parallelism with t > 1);
+    ``cost_fn`` is the plain Python cost function. Returns ``(n_configs, best_config,
+    best_time, n_fit)`` (first minimum in enumeration order)."""
+    L, h, a, s, V, dt = model.tuple()
+    cl = (
+        float(cluster.flops),
+        float(cluster.gpus_per_node),
+        cluster.intra_bandwidth * 1e6,
+        cluster.intra_latency_us * 1e-3,
+        cluster.inter_bandwidth * 1e6,
+        cluster.inter_latency_us * 1e-3,
+    )
+    N = cluster.gpus
+    n = 0
+    best = None
+    n_fit = 0
+    t = 1
+    while t <= min(cluster.gpus_per_node, model.heads):
+        for p in range(1, model.layers + 1):
+            if model.heads % t or N % (t * p) or model.layers % p:
+                continue
+            d = N // (t * p)
+            if model.global_batch % d:
+                continue
+            per = model.global_batch // d
+            Ls = model.layers // p
+            for sp in [0, 1] if t > 1 else [0]:
+                for b in range(1, min(per, max_micro_batch) + 1):
+                    if per % b:
+                        continue
+                    m = per // b
+                    for sched in range(4):
+                        if sched == 2:
+                            vs = [v for v in range(2, Ls + 1) if Ls % v == 0] if (p > 1 and m % p == 0) else []
+                        else:
+                            vs = [1]
+                        for v in vs:
+                            for rec in range(3):
+                                for zero in range(4):
+                                    if zero and d == 1:
+                                        continue
+                                    n += 1
+                                    r = cost_fn((L, h, a, s, V, dt), cl, t, p, d, b, m, sched, v, rec, zero, sp)
+                                    if r[-1] <= cluster.memory_bytes:
+                                        n_fit += 1
+                                        if best is None or r[0] < best[1]:
+                                            best = ((t, p, d, b, m, sched, v, rec, zero, sp), r[0])
+        t *= 2
+    return n, best[0] if best else None, best[1] if best else None, n_fit

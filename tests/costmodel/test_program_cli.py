@@ -104,23 +104,6 @@ def test_cli_timeline(tmp_path):
     assert out.stat().st_size > 1000
 
 
-def test_paddle_adapter():
-    paddle = pytest.importorskip("paddle")
-    import os
-
-    os.environ.setdefault("FLAGS_enable_pir_api", "0")
-    from fastsched.costmodel.paddle import from_paddle
-
-    paddle.enable_static()
-    main_prog = paddle.static.Program()
-    with paddle.static.program_guard(main_prog, paddle.static.Program()):
-        x = paddle.static.data("x", [4, 8], "float32")
-        paddle.nn.functional.relu(paddle.static.nn.fc(x, 8))
-    prog = from_paddle([main_prog])
-    assert prog.n_ops == len(main_prog.global_block().ops)
-    assert estimate_cost(prog).runtime == 0.0
-
-
 def test_cli_schedules_units_and_deviations(capsys, tmp_path):
     if not CASES.is_dir():
         pytest.skip("shared cases absent")

@@ -126,7 +126,13 @@ def load_cluster(path) -> Cluster:
 
 @dataclass(frozen=True)
 class CommParams:
-    """Link parameters of the estimate kernel: bytes/ms and ms per step, intra and inter node."""
+    """Link parameters of the estimate kernel: bytes/ms and ms per step, intra and inter node.
+
+    Examples
+    --------
+    >>> CommParams(1e6, 0.0, 1e5, 0.01, 8, False).bw_inter
+    100000.0
+    """
 
     bw_intra: float
     lat_intra: float

@@ -164,7 +164,13 @@ def check_pipeline_config(pipeline_config, n_ranks):
 
 @dataclass(frozen=True)
 class Settings:
-    """Validated estimate settings (see :func:`estimate` for the meaning of each)."""
+    """Validated estimate settings (see :func:`estimate` for the meaning of each).
+
+    Examples
+    --------
+    >>> Settings.make(schedule="1f1b").comm.seed_units
+    True
+    """
 
     comm: CommParams = CommParams(DEFAULT_BANDWIDTH, 0.0, DEFAULT_BANDWIDTH, 0.0, 1 << 62, True)
     batch_size: int | None = 1

@@ -129,7 +129,17 @@ class Transformer:
 
 
 def load_model(path) -> Transformer:
-    """Read a :class:`Transformer` from JSON."""
+    """Read a :class:`Transformer` from JSON.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "m.json")
+    ...     _ = open(p, "w").write('{"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "vocab": 100, "global_batch": 8}')
+    ...     load_model(p).layers
+    2
+    """
     with open(Path(path), encoding="utf-8") as fh:
         return Transformer.from_dict(json.load(fh))
 
@@ -268,6 +278,13 @@ class SearchResult(NamedTuple):
         activation_bytes, memory_bytes)``.
     n_evaluated : int
         Size of the whole space (before the memory filter).
+
+    Examples
+    --------
+    >>> m = Transformer(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=8)
+    >>> r = search(m, Cluster(gpus=4, gpus_per_node=4))
+    >>> len(r) <= r.n_evaluated, sorted(r.best)[:3]
+    (True, ['activation_bytes', 'bubble_ms', 'compute_ms'])
     """
 
     configs: np.ndarray

@@ -10,6 +10,7 @@ against Paddle; each method is a thin call of these functions on a cached encodi
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -202,17 +203,32 @@ class Settings:
         >>> Settings.make(microbatch_num=4).microbatch_num
         4
         """
-        return cls(
-            comm=comm_params(cluster, bandwidth_of),
-            batch_size=None if batch_size is None else check_int_scalar("batch_size", batch_size, low=1),
-            microbatch_num=check_int_scalar("microbatch_num", microbatch_num, low=1),
-            opcall_overhead=check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0),
-            mem_unit=check_choice("mem_unit", mem_unit, {"bytes", "elements"}),
-            comm_cost=check_choice("comm_cost", comm_cost, {"model", "given"}),
-            merge_order=check_choice("merge_order", merge_order, {"parallel-first", "serial-first"}),
-            schedule=check_choice("schedule", schedule, set(SCHEDULES)),
-            virtual_stages=check_int_scalar("virtual_stages", virtual_stages, low=1),
-        )
+        args = (cluster, batch_size, microbatch_num, opcall_overhead, mem_unit, comm_cost, merge_order, schedule)
+        try:
+            return _settings_cached(*args, virtual_stages)
+        except TypeError:  # an unhashable argument (a dict cluster): validate without the cache
+            return _make_settings(*args, virtual_stages)
+
+
+def _make_settings(
+    cluster, batch_size, microbatch_num, opcall_overhead, mem_unit, comm_cost, merge_order, schedule, virtual_stages
+):
+    return Settings(
+        comm=comm_params(cluster, bandwidth_of),
+        batch_size=None if batch_size is None else check_int_scalar("batch_size", batch_size, low=1),
+        microbatch_num=check_int_scalar("microbatch_num", microbatch_num, low=1),
+        opcall_overhead=check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0),
+        mem_unit=check_choice("mem_unit", mem_unit, {"bytes", "elements"}),
+        comm_cost=check_choice("comm_cost", comm_cost, {"model", "given"}),
+        merge_order=check_choice("merge_order", merge_order, {"parallel-first", "serial-first"}),
+        schedule=check_choice("schedule", schedule, set(SCHEDULES)),
+        virtual_stages=check_int_scalar("virtual_stages", virtual_stages, low=1),
+    )
+
+
+# Settings are immutable and validation is pure: repeated estimates with the same arguments
+# (the common case) skip it. Keys include the argument types (1 and 1.0 validate differently).
+_settings_cached = functools.lru_cache(maxsize=256, typed=True)(_make_settings)
 
 
 def _check_batch(enc: EncodedProgram, batch_size):

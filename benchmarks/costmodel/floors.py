@@ -91,6 +91,35 @@ def growth(lines, max_ops):
         lines.append(f"\nlog-log slope of {name} time over {int(n[big][0])}..{int(n[-1])} ops: **{slope:.2f}**")
 
 
+def chain(n):
+    """A forward chain of ``n`` ops (one rank): the worst case for list concatenation in the merge."""
+    vs = [{"name": f"v{i}", "shape": [64]} for i in range(n + 1)]
+    ops = [
+        {"id": f"op{i}", "type": "relu", "inputs": [["X", [f"v{i}"]]], "outputs": [["Out", [f"v{i + 1}"]]], "cost": 1.0}
+        for i in range(n)
+    ]
+    return {"vars": vs, "ops": ops}
+
+
+def chains(lines, max_ops):
+    lines += ["", "| chain ops | encode µs/op | estimate ms | estimate µs/op |", "|---:|---:|---:|---:|"]
+    rows = []
+    n = 1000
+    while n <= max_ops:
+        d = chain(n)
+        t_enc = med(lambda d=d: encode(d), 1 if n > 2e5 else 3)
+        enc = encode(d)
+        t_est = med(lambda enc=enc: estimate(enc), 1 if n > 2e5 else 5)
+        rows.append((n, t_enc, t_est))
+        lines.append(f"| {n} | {t_enc / n * 1e6:.2f} | {t_est * 1e3:.2f} | {t_est / n * 1e6:.3f} |")
+        n *= 10
+    n = np.array([r[0] for r in rows], float)
+    for name, k in (("encode", 1), ("estimate", 2)):
+        s = np.array([r[k] for r in rows], float)
+        slope = np.polyfit(np.log(n), np.log(s), 1)[0]
+        lines.append(f"\nlog-log slope of {name} time over {int(n[0])}..{int(n[-1])} chain ops: **{slope:.2f}**")
+
+
 def pipelines(lines):
     rng = np.random.default_rng(0)
     f = rng.uniform(0.5, 1.5, 8)
@@ -130,7 +159,8 @@ def main(argv=None) -> int:
     else:
         lines.append(f"(cases not found at {CASES})")
     lines += ["", "### Growth with program size (synthetic transformer stacks)"]
-    growth(lines, args.max_ops)
+    growth(lines, min(args.max_ops, 450_000))
+    chains(lines, args.max_ops)
     lines += ["", "### Pipeline schedules"]
     pipelines(lines)
     lines += ["", "### Strategy search"]

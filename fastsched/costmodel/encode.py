@@ -15,6 +15,8 @@ is done once per distinct op type and the graph itself is built by a numba kerne
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -482,6 +484,25 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
     >>> enc.edge_src.tolist(), enc.edge_dst.tolist()
     ([0], [1])
     """
+    with _gc_paused():
+        return _encode(program, standalone_cost_data, pipeline_config)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    # Encoding allocates many short-lived containers and no cycles; CPython's cyclic collector
+    # would otherwise rescan the whole (large) heap again and again, which made encoding a
+    # 400k-op program 2x slower per op than a 26k-op one. The previous state is restored.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     lists = _rank_lists(program)
     rank2pp = {}
     if pipeline_config is not None and isinstance(pipeline_config, Sequence):

@@ -21,7 +21,7 @@ not depend on any hash or scan order.
 Data layout: an edge pool with per-node singly linked in/out lists (O(1) concatenation),
 union-find for node identity (so merges never rewrite neighbours' lists), exact distinct
 in/out degree counters maintained incrementally, a work stack for rules 1-2 and a binary
-min-heap for rule 3. Stale list entries (self loops inside merged nodes, duplicates) are
+min-heap (plus the sorted initial candidates, read with a pointer) for rule 3. Stale list entries (self loops inside merged nodes, duplicates) are
 unlinked by the scan that meets them, so each is passed over once: a list that keeps
 growing by concatenation (a long chain serialised into one node) is not rescanned, which
 kept the merge linear instead of quadratic on chains.
@@ -171,9 +171,15 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
     hcap = 3 * n + 2 * m + 16
     heap = np.empty(hcap, np.int64)
     hs = 0
+    # the initial candidates are already sorted: consume them with a pointer, and keep the
+    # heap for keys that become eligible later (the minimum of both is the next key)
+    init = np.empty(n, np.int64)
+    ni = 0
     for v in range(n):
         if indeg[v] == 1:
-            hs = _heap_push(heap, hs, v)
+            init[ni] = v
+            ni += 1
+    ip = 0
     members = np.empty(n, np.int64)
     n_series = 0
     n_parallel = 0
@@ -184,8 +190,12 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
         found = False
         if serial_first or sp == 0:
             # smallest eligible key for rule 3 (stale heap entries are skipped)
-            while hs > 0:
-                x, hs = _heap_pop(heap, hs)
+            while hs > 0 or ip < ni:
+                if ip < ni and (hs == 0 or init[ip] <= heap[0]):
+                    x = init[ip]
+                    ip += 1
+                else:
+                    x, hs = _heap_pop(heap, hs)
                 if parent[x] != x or indeg[x] != 1 or phase[x] == 2:
                     continue
                 p = _first_live(ihead, itail, inext, edge_src, parent, x)

@@ -125,7 +125,7 @@ def simulate(
     preset : {"default", "osdi21", "osdi21-exact"}
         Named configuration (see :data:`PRESETS`); explicit arguments override it.
     policy_options : dict, optional
-        Extra options of the Pollux policy adapter (see :class:`fastsched.sim.pollux.PolluxSimPolicy`).
+        Extra options of the Pollux policy adapter (see :class:`fastsched.sim.policies.pollux.PolluxSimPolicy`).
     output : str, path or file object, optional
         Write one JSON object per round (JSON lines).
     progress : callable, optional

@@ -108,7 +108,7 @@ def test_derive_matches_shipped_profiles():
 
 def test_osdi21_restart_factors_reach_the_policy():
     from fastsched.sim.job import Job
-    from fastsched.sim.pollux import PolluxSimPolicy
+    from fastsched.sim.policies.pollux import PolluxSimPolicy
 
     app = ConstApp()
     young, old, new = Job("young", app, 0), Job("old", app, 0), Job("new", app, 590)

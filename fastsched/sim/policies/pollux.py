@@ -34,7 +34,8 @@ import math
 
 import numpy as np
 
-from fastsched.sim.policies import SimPolicy
+from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["PolluxSimPolicy", "RebasedSpeedup", "LinearSpeedup"]
 
@@ -125,10 +126,6 @@ class PolluxSimPolicy(SimPolicy):
         placeholders=True,
         **policy_options,
     ):
-        try:
-            from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
-        except ImportError as exc:  # pragma: no cover - the policy ships with fastsched
-            raise ImportError(f"the pollux policy is unavailable: {exc}") from exc
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {list(VARIANTS)}, got {variant!r}")
         self.variant = variant

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from fastsched.sim.policies import SimPolicy
+from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["TiresiasPolicy", "OptimusPolicy"]
 

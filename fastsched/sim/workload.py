@@ -14,6 +14,8 @@ from pathlib import Path
 __all__ = ["WorkloadJob", "read_workload", "write_workload", "WORKLOAD_COLUMNS"]
 
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
+#: Values of the optional ``category`` column.
+CATEGORIES = ("adaptive", "scale-gpus", "rigid")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class WorkloadJob:
         Requested GPU count (>= 1).
     batch_size : int
         Requested total batch size (>= 1).
+    category : str, optional
+        ``adaptive``, ``scale-gpus`` or ``rigid`` (the Sia workloads' optional column);
+        ``None`` when absent.
     """
 
     name: str
@@ -39,6 +44,7 @@ class WorkloadJob:
     application: str
     num_replicas: int
     batch_size: int
+    category: str | None = None
 
 
 def _as_int(value: str, what: str, where: str) -> int:
@@ -103,6 +109,11 @@ def read_workload(path) -> list[WorkloadJob]:
                 num_replicas=_as_int(row["num_replicas"], "num_replicas", where),
                 batch_size=_as_int(row["batch_size"], "batch_size", where),
             )
+            category = (row.get("category") or "").strip() or None
+            if category is not None:
+                if category not in CATEGORIES:
+                    raise ValueError(f"{where}: category must be one of {list(CATEGORIES)}, got {category!r}")
+                job = WorkloadJob(**{**job.__dict__, "category": category})
             if job.time < 0:
                 raise ValueError(f"{where}: time must be >= 0, got {job.time}")
             if job.num_replicas < 1 or job.batch_size < 1:

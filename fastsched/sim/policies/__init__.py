@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
+from fastsched.sim.policies.gavel import GavelPolicy
 from fastsched.sim.policies.pollux import LinearSpeedup, PolluxSimPolicy, RebasedSpeedup
+from fastsched.sim.policies.sia import SiaPolicy
 
 __all__ = [
     "SimPolicy",
@@ -19,14 +21,21 @@ __all__ = [
     "LinearSpeedup",
     "TiresiasPolicy",
     "OptimusPolicy",
+    "SiaPolicy",
+    "GavelPolicy",
+    "POLICY_OPTIONS",
 ]
 
 _REGISTRY = {
     "pollux": PolluxSimPolicy,
     "tiresias": TiresiasPolicy,
     "optimus": OptimusPolicy,
+    "sia": SiaPolicy,
+    "gavel": GavelPolicy,
 }
 POLICY_NAMES = tuple(_REGISTRY)
+#: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
+POLICY_OPTIONS = ("pollux", "sia")
 
 
 def make_policy(name, **options) -> SimPolicy:
@@ -37,8 +46,8 @@ def make_policy(name, **options) -> SimPolicy:
     name : str or SimPolicy
         One of :data:`POLICY_NAMES`, or a ready :class:`SimPolicy` (returned as is).
     **options
-        Passed to the policy's constructor (Pollux only: ``p``, ``restart_penalty``,
-        ``interference_avoidance``, ``seed``, ``fair_share``, ...; ignored by the baselines).
+        Passed to the constructor of the policies in :data:`POLICY_OPTIONS` (Pollux: ``p``,
+        ``restart_penalty``, ``seed``, ...; Sia: ``p``, ``lambda_n``, ...); ignored by the others.
 
     Raises
     ------
@@ -52,13 +61,13 @@ def make_policy(name, **options) -> SimPolicy:
     >>> make_policy("fifo")
     Traceback (most recent call last):
     ...
-    ValueError: policy must be one of ['pollux', 'tiresias', 'optimus'], got 'fifo'
+    ValueError: policy must be one of ['pollux', 'tiresias', 'optimus', 'sia', 'gavel'], got 'fifo'
     """
     if isinstance(name, SimPolicy):
         return name
     cls = _REGISTRY.get(name)
     if cls is None:
         raise ValueError(f"policy must be one of {list(POLICY_NAMES)}, got {name!r}")
-    if cls is PolluxSimPolicy:
+    if name in POLICY_OPTIONS:
         return cls(**options)
     return cls()

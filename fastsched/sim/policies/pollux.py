@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+from fastsched.sim.policies._placement import keep_majority_type
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["PolluxSimPolicy", "RebasedSpeedup", "LinearSpeedup"]
@@ -114,6 +115,9 @@ class PolluxSimPolicy(SimPolicy):
     """
 
     name = "pollux"
+    # On several GPU types: one merged profile per job, mixed allocations trimmed to their
+    # majority type (Pollux in Sia's comparison).
+    heterogeneity_unaware = True
 
     def __init__(
         self,
@@ -212,4 +216,6 @@ class PolluxSimPolicy(SimPolicy):
         template = next(iter(node_infos.values())) if self.placeholders else None
         new, desired = self.policy.optimize(infos, node_infos, allocations, template)
         self._desired = desired
+        if self.cluster is not None and not self.cluster.is_homogeneous:
+            return keep_majority_type(new, self.cluster.node_types)
         return {k: list(v) for k, v in new.items()}

@@ -24,6 +24,8 @@ __all__ = ["AssignProblem", "solve_assignment"]
 
 #: Largest ``states x candidates`` solved by the dynamic program (beyond: HiGHS).
 DP_WORK_LIMIT = 60_000_000
+#: Largest ``states x (jobs + 1)`` table the dynamic program keeps (64 MiB of float64).
+DP_TABLE_LIMIT = 8_000_000
 
 
 class AssignProblem(NamedTuple):
@@ -94,7 +96,8 @@ def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
         raise ValueError(f"method must be 'auto', 'dp' or 'milp', got {method!r}")
     cap = problem.capacity.astype(np.int64)
     num_states = int(np.prod(cap + 1))
-    if method == "dp" or (method == "auto" and num_states * k <= DP_WORK_LIMIT):
+    small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
+    if method == "dp" or (method == "auto" and small):
         return _solve_dp(problem, cap, num_states)
     return _solve_milp(problem)
 

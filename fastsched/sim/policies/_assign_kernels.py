@@ -1,9 +1,12 @@
 """Exact dynamic program for the per-round assignment (see :mod:`fastsched.sim.policies._assign`).
 
 State: GPUs used per type, flattened with strides (``prod(capacity + 1)`` states). Jobs are
-added one at a time; each either takes none of its candidates or one that still fits. The
-table of choices is kept per job for the traceback. Exact for any costs; its work grows as
-``states * candidates``, so the face falls back to HiGHS on large clusters.
+added one at a time; each either takes none of its candidates or one that still fits. For a
+candidate of ``g`` GPUs of type ``t`` the update ``new[s + g * stride_t] = min(., dp[s] + cost)``
+runs over the states with room, as three nested loops (below, along and above type ``t``'s
+axis) so the inner loop is contiguous. The choice per job and state (the candidate's rank
+within its job, -1 for none) is kept for the traceback. Exact for any costs; its work grows
+as ``states * candidates``, so the face falls back to HiGHS on large clusters.
 """
 
 from __future__ import annotations
@@ -21,43 +24,41 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, num_states, c
     must take it. Returns ``inf`` when the forced candidates do not fit.
     """
     num_jobs = start.shape[0] - 1
-    num_types = capacity.shape[0]
     inf = np.inf
-    used = np.empty((num_states, num_types), dtype=np.int64)
-    for s in range(num_states):
-        for t in range(num_types):
-            used[s, t] = (s // strides[t]) % (capacity[t] + 1)
-    dp = np.full(num_states, inf)
-    dp[0] = 0.0
-    new = np.empty(num_states)
-    choice = np.full((num_jobs, num_states), -1, dtype=np.int32)
+    # layers[j] is the table after jobs 0..j-1; the traceback finds which candidate produced
+    # each value by recomputing it (same float operation, so equality is exact).
+    layers = np.empty((num_jobs + 1, num_states))
+    layers[0, :] = inf
+    layers[0, 0] = 0.0
     for j in range(num_jobs):
         lo, hi = start[j], start[j + 1]
         must = -1
         for k in range(lo, hi):
             if forced[k]:
                 must = k
+        dp = layers[j]
+        new = layers[j + 1]
         if must >= 0:
             new[:] = inf
         else:
             new[:] = dp
-        for s in range(num_states):
-            base = dp[s]
-            if base == inf:
+        for k in range(lo, hi):
+            if must >= 0 and k != must:
                 continue
-            for k in range(lo, hi):
-                if must >= 0 and k != must:
-                    continue
-                t = gtype[k]
-                g = gpus[k]
-                if used[s, t] + g > capacity[t]:
-                    continue
-                s2 = s + g * strides[t]
-                v = base + cost[k]
-                if v < new[s2]:
-                    new[s2] = v
-                    choice[j, s2] = k
-        dp[:] = new
+            t = gtype[k]
+            g = gpus[k]
+            c = cost[k]
+            st = strides[t]
+            span = st * (capacity[t] + 1)
+            shift = g * st
+            for outer in range(0, num_states, span):
+                a = outer
+                b = outer + (capacity[t] + 1 - g) * st
+                for s in range(a, b):  # contiguous: min of two arrays, vectorisable
+                    v = dp[s] + c
+                    w = new[s + shift]
+                    new[s + shift] = v if v < w else w
+    dp = layers[num_jobs]
     best = 0
     for s in range(num_states):
         if dp[s] < dp[best]:
@@ -68,8 +69,22 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, num_states, c
         return total
     s = best
     for j in range(num_jobs - 1, -1, -1):
-        k = choice[j, s]
-        if k >= 0:
-            chosen[k] = True
-            s -= gpus[k] * strides[gtype[k]]
+        val = layers[j + 1, s]
+        prev = layers[j]
+        must = -1
+        for k in range(start[j], start[j + 1]):
+            if forced[k]:
+                must = k
+        if must < 0 and prev[s] == val:
+            continue
+        for k in range(start[j], start[j + 1]):
+            if must >= 0 and k != must:
+                continue
+            t = gtype[k]
+            shift = gpus[k] * strides[t]
+            u = (s // strides[t]) % (capacity[t] + 1)
+            if u >= gpus[k] and prev[s - shift] + cost[k] == val:
+                chosen[k] = True
+                s -= shift
+                break
     return total

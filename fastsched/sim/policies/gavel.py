@@ -15,8 +15,6 @@ Jobs keep the GPU count and batch size of the workload. Each round (360 s in the
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_array, vstack
@@ -144,7 +142,10 @@ class GavelPolicy(SimPolicy):
         self._type_time = None
 
     def job_kwargs(self, wjob, app):
-        return {"target_num_replicas": wjob.num_replicas, "target_batch_size": self._fit_batch(wjob, app)}
+        # The workload's batch size as is (the study's final simulator no longer lowers it to
+        # fit memory; per-GPU batches above a type's limit run with gradient accumulation).
+        batch = app.fixed_batch_size if app.fixed_batch_size is not None else wjob.batch_size
+        return {"target_num_replicas": wjob.num_replicas, "target_batch_size": int(batch)}
 
     def uses_requested_gpus(self, wjob) -> bool:
         return True
@@ -210,16 +211,6 @@ class GavelPolicy(SimPolicy):
                 self._job_time[jobs[j].name][t] += self.interval
                 self._type_time[t] += self.interval
         return out
-
-    def _fit_batch(self, wjob, app) -> int:
-        """The workload's batch size, lowered so the per-GPU batch fits every type's memory (Sia's rule)."""
-        if app.fixed_batch_size is not None:
-            return int(app.fixed_batch_size)
-        n = wjob.num_replicas
-        atomic = math.ceil(wjob.batch_size / n - 1e-8)
-        for gtype in app.types:
-            atomic = min(atomic, app.max_local_bsz_at(gtype, packed_placement(n, self.gpn[gtype])))
-        return int(min(wjob.batch_size, n * atomic))
 
     def _tput(self, job):
         cache = getattr(job, "_gavel_tput", None)

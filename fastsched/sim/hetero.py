@@ -30,6 +30,7 @@ __all__ = [
     "MIGRATE_DELAY",
     "SIA_RESTART_DELAYS",
     "estimate_goodput",
+    "goodput_source",
     "load_hetero_applications",
     "one_gpu_throughput",
     "fixed_batch_throughput",
@@ -429,7 +430,8 @@ class HeteroJob(Job):
 def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
     """Goodput of ``job`` on ``gpu_type`` for arrays of configurations, bootstrapped if unseen.
 
-    From the job's own fit on ``gpu_type`` when it has run there; otherwise from its fit on
+    From the job's own fit on ``gpu_type`` when it has run there (the best goodput over batch
+    sizes up to the application's maximum, or its fixed batch size); otherwise from its fit on
     another type it has run on (the first in the application's type order), at the same
     replica count laid out on that type's nodes, times the ratio of the two types' one-GPU
     throughputs. ``None`` if the job has never run.
@@ -457,25 +459,58 @@ def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
     >>> bool(np.allclose(ga, gb))  # same throughput on both types: ratio 1
     True
     """
+    src = goodput_source(job, gpu_type)
+    if src is None:
+        return None
+    fn, bounds, src_type, ratio = src
+    nodes = np.asarray(num_nodes, dtype=np.int64)
+    reps = np.asarray(num_replicas, dtype=np.int64)
+    if src_type != gpu_type and src_type is not None:
+        nodes = np.minimum(np.maximum(np.ceil(reps / gpus_per_node[src_type]).astype(np.int64), 1), reps)
+    goodput, _, _ = fn.optimize(nodes, reps, max_batch_size=bounds[0], atomic_bsz_range=bounds[1:], accumulation=True)
+    return np.asarray(goodput, dtype=np.float64) * ratio
+
+
+def goodput_source(job, gpu_type, fits=None):
+    """Where ``job``'s goodput on ``gpu_type`` comes from: ``(GoodputFunction, bounds, type, factor)``.
+
+    ``bounds`` is ``(max batch size, min per-GPU batch, max per-GPU batch)`` of the source
+    type, ``type`` the GPU type whose fit is used (``None``: the merged fit of an unaware
+    job) and ``factor`` the bootstrap ratio to apply (1 for the job's own fit on the type).
+    ``None`` if the job has never run. ``fits`` (a dict) memoises the per-type goodput models
+    across calls for the same job within one round.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> job = HeteroJob("j", HeteroApplication({"a": builtin_applications()["cifar10"]}), 0)
+    >>> goodput_source(job, "a") is None
+    True
+    """
     if job.unaware:
-        fn = job.speedup_fn()
-        if fn is None:
-            return None
-        return fn(num_nodes, num_replicas) * fn.base_goodput
-    fn = job.speedup_fn_on(gpu_type)
-    if fn is not None:
-        return fn(num_nodes, num_replicas) * fn.base_goodput
-    happ = job.hetero_application
-    for src in happ.types:
-        if src == gpu_type:
+        order = [None]
+    else:
+        order = [gpu_type] + [t for t in job.hetero_application.types if t != gpu_type]
+    fits = {} if fits is None else fits
+    for src in order:
+        hit = fits.get(src)
+        if hit is None:
+            ctx = job._on(src) if src is not None else contextlib.nullcontext()
+            with ctx:
+                if not job.profile:
+                    fits[src] = False
+                    continue
+                app = job.application
+                max_bsz = app.max_batch_size if job.target_batch_size is None else job.target_batch_size
+                hit = fits[src] = (
+                    job.goodput_fn(),
+                    (float(max_bsz), float(app.min_local_bsz), float(app.max_local_bsz)),
+                )
+        if hit is False:
             continue
-        fn = job.speedup_fn_on(src)
-        if fn is None:
-            continue
-        gpn = gpus_per_node[src]
-        src_nodes = np.ceil(np.asarray(num_replicas) / gpn).astype(np.int64)
-        src_nodes = np.minimum(np.maximum(src_nodes, 1), num_replicas)
-        return fn(src_nodes, num_replicas) * fn.base_goodput * happ.throughput_ratio(gpu_type, src)
+        fn, bounds = hit
+        ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src)
+        return fn, bounds, src, ratio
     return None
 
 

@@ -111,18 +111,22 @@ def _solve_dp(problem, cap, num_states):
     for t in range(1, cap.shape[0]):
         strides[t] = strides[t - 1] * (cap[t - 1] + 1)
     chosen = np.zeros(job.shape[0], dtype=np.bool_)
+    cost = problem.cost.astype(np.float64)
+    inf = np.inf
+    layers = np.empty((problem.num_jobs + 1, num_states), dtype=np.float64)
     total = assign_dp(
         start,
         problem.gtype.astype(np.int64),
         problem.gpus.astype(np.int64),
-        problem.cost.astype(np.float64),
+        cost,
         problem.forced.astype(np.bool_),
         cap,
         strides,
-        num_states,
+        layers,
+        inf,
         chosen,
     )
-    if not np.isfinite(total):
+    if total >= inf:
         raise RuntimeError("the round's integer program has no solution (forced allocations exceed the capacity)")
     return chosen
 

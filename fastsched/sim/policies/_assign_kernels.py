@@ -11,23 +11,21 @@ as ``states * candidates``, so the face falls back to HiGHS on large clusters.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fastsched._jit import jit
 
 
 @jit
-def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, num_states, chosen):
+def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, chosen):
     """Fill ``chosen`` (bool per candidate) with an optimal assignment; return its cost.
 
     ``start`` (length J + 1) delimits each job's candidates; a job with a forced candidate
-    must take it. Returns ``inf`` when the forced candidates do not fit.
+    must take it. ``layers`` is float64 scratch of shape ``(J + 1, states)``; ``inf`` marks
+    unreachable states. Returns ``inf`` when the forced candidates do not fit.
     """
     num_jobs = start.shape[0] - 1
-    inf = np.inf
+    num_states = layers.shape[1]
     # layers[j] is the table after jobs 0..j-1; the traceback finds which candidate produced
-    # each value by recomputing it (same float operation, so equality is exact).
-    layers = np.empty((num_jobs + 1, num_states))
+    # each value by recomputing it (same operation, so equality is exact).
     layers[0, :] = inf
     layers[0, 0] = 0.0
     for j in range(num_jobs):
@@ -65,7 +63,7 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, num_states, c
             best = s
     total = dp[best]
     chosen[:] = False
-    if total == inf:
+    if total >= inf:
         return total
     s = best
     for j in range(num_jobs - 1, -1, -1):
@@ -77,6 +75,8 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, num_states, c
                 must = k
         if must < 0 and prev[s] == val:
             continue
+        if val >= inf:  # pragma: no cover - the best state is reachable
+            break
         for k in range(start[j], start[j + 1]):
             if must >= 0 and k != must:
                 continue

@@ -25,9 +25,10 @@ import math
 
 import numpy as np
 
-from fastsched.sim.hetero import estimate_goodput, fixed_batch_throughput
+from fastsched.sim.hetero import fixed_batch_throughput, goodput_source
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
 from fastsched.sim.policies._placement import packed_placement, place_type
+from fastsched.sim.policies._sia_kernels import goodput_rows
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
@@ -163,32 +164,76 @@ class SiaPolicy(SimPolicy):
             vals = [v * scale for v in vals]
         return extra, vals
 
-    def _adaptive_row(self, job):
-        """Column indices and goodputs of an adaptive / scale-gpus job."""
-        if not job.has_run():
-            cols = [self._cols_of_type[t][0] for t in self.types]  # the 1-GPU configuration of each type
-            return cols, [1.0] * len(cols)
-        max_r = self._max_replicas(job)
-        cols, vals = [], []
-        for t in self.types:
-            lo, hi = self._cols_of_type[t]
-            idx = np.arange(lo, hi)
-            idx = idx[self._col_gpus[lo:hi] <= max_r]
-            if idx.size == 0:
+    def _adaptive_rows(self, jobs) -> dict:
+        """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.
+
+        One batched kernel call evaluates every (job, configuration) goodput of the round.
+        """
+        out = {}
+        models: dict = {}
+        perf, sqr, var, init, bounds = [], [], [], [], []
+        req_job, req_col, req_model, req_multi, req_reps, req_ratio = [], [], [], [], [], []
+        single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
+        for j, job in enumerate(jobs):
+            if not job.has_run():
+                out[j] = (single, [1.0] * len(single))
                 continue
-            g = estimate_goodput(job, t, self._col_nodes[idx], self._col_gpus[idx], self.gpn)
-            if g is None:
-                continue
-            g = np.asarray(g, dtype=np.float64)
-            ok = g > _ZERO_GAIN
-            cols.extend(idx[ok].tolist())
-            vals.extend(g[ok].tolist())
-        if not cols:  # no usable estimate: fall back to single GPUs
-            cols = [self._cols_of_type[t][0] for t in self.types]
-            vals = [1.0] * len(cols)
-            return cols, vals
-        low = min(vals)
-        return cols, [v / low for v in vals]
+            max_r = self._max_replicas(job)
+            fits: dict = {}
+            for t in self.types:
+                src = goodput_source(job, t, fits)
+                if src is None:
+                    continue
+                fn, bnd, src_type, ratio = src
+                key = (j, src_type)
+                m = models.get(key)
+                if m is None:
+                    m = models[key] = len(perf)
+                    perf.append(fn._perf)  # the same arrays SpeedupFunction hands to its kernels
+                    sqr.append(fn._sqr)
+                    var.append(fn._var)
+                    init.append(fn._init)
+                    bounds.append(bnd)
+                gpn = self.gpn[src_type] if src_type is not None else self.gpn[t]
+                lo, hi = self._cols_of_type[t]
+                for c in range(lo, hi):
+                    g = int(self._col_gpus[c])
+                    if g > max_r:
+                        continue
+                    nodes = self._col_nodes[c] if src_type in (None, t) else -(-g // gpn)
+                    req_job.append(j)
+                    req_col.append(c)
+                    req_model.append(m)
+                    req_multi.append(nodes > 1)
+                    req_reps.append(g)
+                    req_ratio.append(ratio)
+        if req_job:
+            good = np.empty(len(req_job))
+            goodput_rows(
+                np.array(perf, dtype=np.float64).reshape(-1, 7),
+                np.array(sqr, dtype=np.float64),
+                np.array(var, dtype=np.float64),
+                np.array(init, dtype=np.float64),
+                np.array(bounds, dtype=np.float64).reshape(-1, 3),
+                np.array(req_model, dtype=np.int64),
+                np.array(req_multi, dtype=np.bool_),
+                np.array(req_reps, dtype=np.int64),
+                good,
+            )
+            good *= np.array(req_ratio)
+            rows: dict = {}
+            for j, c, g in zip(req_job, req_col, good.tolist(), strict=True):
+                if g > _ZERO_GAIN:
+                    rows.setdefault(j, ([], []))
+                    rows[j][0].append(c)
+                    rows[j][1].append(g)
+            for j, (cols, vals) in rows.items():
+                low = min(vals)
+                out[j] = (cols, [v / low for v in vals])
+        for j in range(len(jobs)):
+            if j not in out:  # never ran, or no usable estimate: single GPUs
+                out[j] = (single, [1.0] * len(single))
+        return out
 
     def restart_factor(self, now, job) -> float:
         """Fraction of value kept by a job whose configuration changes this round."""
@@ -206,6 +251,9 @@ class SiaPolicy(SimPolicy):
         columns = list(self.configs)  # may grow with rigid jobs' own configurations
         col_of = {c: i for i, c in enumerate(columns)}
         cand_job, cand_col, cand_val, cand_forced = [], [], [], []
+        adaptive = self._adaptive_rows([job for job in jobs if job.category != "rigid"])
+        adaptive_of = [j for j, job in enumerate(jobs) if job.category != "rigid"]
+        row_of = {j: adaptive[i] for i, j in enumerate(adaptive_of)}
         for j, job in enumerate(jobs):
             alloc = allocations.get(job.name, [])
             current = None
@@ -226,7 +274,7 @@ class SiaPolicy(SimPolicy):
                         columns.append(cfg)
                     cols.append(c)
             else:
-                cols, vals = self._adaptive_row(job)
+                cols, vals = row_of[j]
             keep = alloc and job.rescale_time > 0  # mid-restart: keep the allocation
             f = 1.0 if current is None else self.restart_factor(now, job)
             row = {}

@@ -30,12 +30,12 @@ def _sia(spec="1xslow:2,1xfast:2"):
 def test_sia_offers_single_gpus_until_a_job_has_run(app):
     pol = _sia()
     job = HeteroJob("j", app, 0)
-    cols, vals = pol._adaptive_row(job)
+    cols, vals = pol._adaptive_rows([job])[0]
     assert [pol.configs[c][2] for c in cols] == [1, 1] and vals == [1.0, 1.0]
     job.set_gpu_type("slow")
     job.reallocate([1])
     job.step(400)
-    cols, vals = pol._adaptive_row(job)
+    cols, vals = pol._adaptive_rows([job])[0]
     assert min(vals) == pytest.approx(1.0)  # normalised by the row's minimum
     gpus = {pol.configs[c][2] for c in cols}
     assert gpus == {1, 2}  # at most twice the largest observed count

@@ -552,6 +552,18 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     ------
     ValueError
         No traces given, or a ready model lacking one of the cluster's GPU types.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> apps = {"cifar10": HeteroApplication({"a": builtin_applications()["cifar10"]})}
+    >>> list(resolve_hetero_applications(None, apps, parse_cluster("1xa:4"), ["cifar10"]))
+    ['cifar10']
+    >>> resolve_hetero_applications(None, apps, parse_cluster("1xb:4"), ["cifar10"])
+    Traceback (most recent call last):
+    ...
+    ValueError: application 'cifar10' has no profile of GPU type(s) ['b']; its types: ['a']
     """
     types = list(spec.types)
     if applications is not None:
@@ -587,6 +599,24 @@ def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_dela
         A bad category, or a job that must run on its requested GPU count when no GPU type
         has that many GPUs (unless ``cap_replicas``, which lowers such requests to the
         largest type's GPU count).
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> from fastsched.sim.policies import make_policy
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> spec = parse_cluster("1xa:4")
+    >>> apps = {"cifar10": HeteroApplication({"a": builtin_applications()["cifar10"]})}
+    >>> pol = make_policy("gavel")
+    >>> pol.bind_cluster(spec, 360)
+    >>> big = [WorkloadJob("j", 0, "cifar10", 8, 512)]
+    >>> make_hetero_jobs(big, apps, pol, spec)
+    Traceback (most recent call last):
+    ...
+    ValueError: job(s) ['j'] request more GPUs than the largest GPU type has (4); ...
+    >>> make_hetero_jobs(big, apps, pol, spec, cap_replicas=True)[0].target_num_replicas
+    4
     """
     largest = spec.max_gpus_per_type()
     too_big = [w.name for w in wjobs if policy.uses_requested_gpus(w) and w.num_replicas > largest]

@@ -46,6 +46,14 @@ class AssignProblem(NamedTuple):
     capacity : numpy.ndarray of int64
         GPUs per type (length T).
     num_jobs : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = AssignProblem(np.array([0]), np.array([0]), np.array([1]), np.array([-1.0]), np.array([False]),
+    ...                   np.array([1]), 1)
+    >>> solve_assignment(p).tolist()
+    [True]
     """
 
     job: np.ndarray

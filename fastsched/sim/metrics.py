@@ -9,10 +9,11 @@ All times in seconds, GPU-hours in hours. Definitions (each function documents i
 * contention: jobs waiting or running after each round's scheduling, mean and max over rounds;
 * finish-time fairness: a job's JCT over the time it would need on an equal ``1/N`` share of
   the cluster, ``N`` being the mean contention while it was in the system. The share time is
-  its GPU-seconds spread over ``s = min(G / N, peak)`` GPUs, ``peak`` being the most GPUs it
-  ever held (a job is not assumed to use more than it ever did), so
-  ``ftf = JCT * s / GPU-seconds``: 1 for a job that held its share from submission to end;
-  waiting or running below it raises the figure.
+  its GPU-seconds spread over ``s = min(G / N, held)`` GPUs, ``held`` being the mean GPUs it
+  held over the rounds it held any (a job is not assumed to use more than it did), so
+  ``ftf = JCT * s / GPU-seconds``: 1 for a job that ran from submission to end without
+  waiting, within its share; waiting, or running above a share it would not have had alone
+  (``s < held``), moves the figure accordingly.
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ def job_contention(times, active_jobs, submission, completion) -> np.ndarray:
     return out
 
 
-def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, peak_gpus=None) -> np.ndarray:
-    """``JCT * s / GPU-seconds`` with ``s = min(G / N, peak)``: JCT over the time on an equal share.
+def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, held_gpus=None) -> np.ndarray:
+    """``JCT * s / GPU-seconds`` with ``s = min(G / N, held)``: JCT over the time on an equal share.
 
     Parameters
     ----------
@@ -114,8 +115,8 @@ def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, peak_gpus=No
         Per completed job: JCT, GPU-seconds held, mean contention ``N``.
     total_gpus : float
         GPUs in the cluster ``G``.
-    peak_gpus : array_like, optional
-        Most GPUs each job held (default: no cap on the share).
+    held_gpus : array_like, optional
+        Mean GPUs each job held while it held any (default: no cap on the share).
 
     Returns
     -------
@@ -130,17 +131,17 @@ def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, peak_gpus=No
     >>> finish_time_fairness([100.0, 200.0], [400.0, 400.0], [1.0, 1.0], 4).tolist()
     [1.0, 2.0]
 
-    With 2 jobs on 8 GPUs the share is 4; a job that never held more than 2 GPUs is measured
-    against 2: 100 s holding 2 GPUs (200 GPU-s) scores 1.
+    With 2 jobs on 8 GPUs the share is 4; a job that held 2 GPUs is measured against 2:
+    100 s holding 2 GPUs (200 GPU-s) scores 1.
 
-    >>> finish_time_fairness([100.0], [200.0], [2.0], 8, peak_gpus=[2]).tolist()
+    >>> finish_time_fairness([100.0], [200.0], [2.0], 8, held_gpus=[2]).tolist()
     [1.0]
     """
     jcts = np.asarray(jcts, dtype=np.float64)
     gs = np.asarray(gpu_seconds, dtype=np.float64)
     share = float(total_gpus) / np.asarray(contention, dtype=np.float64)
-    if peak_gpus is not None:
-        share = np.minimum(share, np.asarray(peak_gpus, dtype=np.float64))
+    if held_gpus is not None:
+        share = np.minimum(share, np.asarray(held_gpus, dtype=np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = jcts * share / gs
     return np.where(gs > 0, out, np.inf)
@@ -165,7 +166,7 @@ def compute_metrics(result) -> dict:
     (120.0, 180.0, 0.1, 0.5)
     >>> m["gpu_hours_by_type"], m["contention_max"]
     ({'gpu': 0.1}, 2.0)
-    >>> round(m["ftf_worst"], 6), m["ftf_unfair_fraction"]  # b: 120 s * min(4 / (5/3), 2) / 240 GPU-s
+    >>> round(m["ftf_worst"], 6), m["ftf_unfair_fraction"]  # b: 120 s * min(4 / (5/3), 2 held) / 240 GPU-s
     (1.0, 0.0)
     """
     jobs = result.jobs
@@ -194,9 +195,13 @@ def compute_metrics(result) -> dict:
         gpus = float(np.mean(result.total_gpus)) if result.total_gpus.size else _NAN
         idx = [i for i, j in enumerate(jobs) if j.completion_time is not None]
         alloc = result.allocations
-        peak = alloc.max(axis=0)[idx] if alloc.size and alloc.shape[1] == len(jobs) else None
+        held = None
+        if alloc.size and alloc.shape[1] == len(jobs):
+            a = alloc[:, idx].astype(np.float64)
+            rounds = (a > 0).sum(axis=0)
+            held = np.where(rounds > 0, a.sum(axis=0) / np.maximum(rounds, 1), np.inf)
         ftf = finish_time_fairness(
-            [j.completion_time - j.submission_time for j in done], [j.attained_service for j in done], n, gpus, peak
+            [j.completion_time - j.submission_time for j in done], [j.attained_service for j in done], n, gpus, held
         )
         out["ftf_worst"] = float(ftf.max())
         out["ftf_unfair_fraction"] = float(np.mean(ftf > FTF_UNFAIR_THRESHOLD))

@@ -59,15 +59,17 @@ def test_contention():
 
 
 def test_finish_time_fairness_by_hand():
-    # a: rounds 60 (N=2) -> N = 2, share min(4/2, peak 4) = 2: 100 * 2 / 400 = 0.5.
-    # b: rounds 60..240 -> N = (2+3+2+1)/4 = 2, share min(2, peak 2) = 2: 180 * 2 / 360 = 1.0.
+    # a: rounds 60 (N=2) -> N = 2, share min(4/2, held 4) = 2: 100 * 2 / 400 = 0.5.
+    # b: rounds 60..240 -> N = (2+3+2+1)/4 = 2, share min(2, held 2) = 2: 180 * 2 / 360 = 1.0.
     n = job_contention([60, 120, 180, 240], [2, 3, 2, 1], [0, 60], [100, 240])
     assert n.tolist() == [2.0, 2.0]
-    ftf = finish_time_fairness([100, 180], [400, 360], n, 4, peak_gpus=[4, 2])
+    ftf = finish_time_fairness([100, 180], [400, 360], n, 4, held_gpus=[4, 2])
     assert ftf.tolist() == [0.5, 1.0]
     m = compute_metrics(_result())
     assert m["ftf_worst"] == 1.0 and m["ftf_unfair_fraction"] == 0.0
     assert np.isinf(finish_time_fairness([10], [0], [1], 4)[0])
+    # held below the share: a job that held 1 GPU for half its 200 s JCT (100 GPU-s) waited half: 2.
+    assert finish_time_fairness([200], [100], [1], 4, held_gpus=[1]).tolist() == [2.0]
 
 
 def test_keys_and_empty():

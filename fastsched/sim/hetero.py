@@ -29,6 +29,7 @@ __all__ = [
     "CATEGORIES",
     "MIGRATE_DELAY",
     "SIA_RESTART_DELAYS",
+    "SIA_SLOWDOWNS",
     "estimate_goodput",
     "goodput_source",
     "load_hetero_applications",
@@ -43,6 +44,14 @@ MIGRATE_DELAY = 45
 #: Checkpoint-restore seconds per (re)allocation measured per application in the Sia study
 #: (used for restarts within a type and moves between types alike; others: 30 s).
 SIA_RESTART_DELAYS = {"cifar10": 50, "deepspeech2": 25, "bert": 120, "yolov3": 80, "imagenet": 250, "ncf": 15}
+
+#: Slowdown of real training runs over the trace-based model, fitted per application by the Sia
+#: authors against their testbed: a job's true goodput is divided by it (others: 1).
+SIA_SLOWDOWNS = {"cifar10": 1.8, "imagenet": 1.2, "yolov3": 1.2, "bert": 1.2, "deepspeech2": 1.2, "ncf": 1.5}
+
+#: Per-(application, GPU type) settings of the Sia traces: deepspeech2's per-GPU batch on the
+#: 2080 Ti is limited to 57 (memory), below the largest batch in its profile.
+SIA_TYPE_OVERRIDES = {("deepspeech2", "rtx"): {"max_local_bsz": 57}}
 
 #: Job categories of the Sia workloads: batch size and GPU count adaptive; GPU count only; neither.
 CATEGORIES = ("adaptive", "scale-gpus", "rigid")
@@ -245,7 +254,8 @@ def load_hetero_applications(traces_dir, gpu_types, names=None, *, published=Tru
                 raise FileNotFoundError(
                     f"trace file not found: {path} (application {name!r} has no profile of GPU type {t!r})"
                 )
-            apps[t] = TraceApplication(folder, name, gpu_type=t, **kwargs)
+            extra = SIA_TYPE_OVERRIDES.get((name, t), {}) if published else {}
+            apps[t] = TraceApplication(folder, name, gpu_type=t, **{**kwargs, **extra})
         out[name] = HeteroApplication(apps)
     return out
 
@@ -286,6 +296,9 @@ class HeteroJob(Job):
         The workload's category (``None``: adaptive).
     migrate_delay : int
         Pause after moving to another GPU type (45 s); within a type ``rescale_delay``.
+    slowdown : float
+        The true goodput is divided by this (>= 1; the Sia study's calibration to real runs,
+        :data:`SIA_SLOWDOWNS`); observed step times are not affected.
     **kwargs
         As for :class:`~fastsched.sim.job.Job` (``target_num_replicas``,
         ``target_batch_size``, ``rescale_delay``).
@@ -319,12 +332,16 @@ class HeteroJob(Job):
         category=None,
         migrate_delay=MIGRATE_DELAY,
         rescale_delay=RESCALE_DELAY,
+        slowdown=1.0,
         **kwargs,
     ):
         if not isinstance(application, HeteroApplication):
             raise TypeError(f"application must be a HeteroApplication, got {type(application).__name__}")
         if category is not None and category not in CATEGORIES:
             raise ValueError(f"job {name}: category must be one of {list(CATEGORIES)}, got {category!r}")
+        if not (isinstance(slowdown, (int, float)) and slowdown >= 1.0):
+            raise ValueError(f"job {name}: slowdown must be a number >= 1, got {slowdown!r}")
+        self.slowdown = float(slowdown)
         self._happ = application
         self.unaware = bool(unaware)
         self.gpu_type = None
@@ -419,8 +436,10 @@ class HeteroJob(Job):
         self._pending_migration = False
 
     def step(self, seconds, interference=0.0):
-        """As :meth:`Job.step`, also counting GPU-seconds per type."""
+        """As :meth:`Job.step` (goodput also divided by :attr:`slowdown`), counting GPU-seconds per type."""
         before = self.attained_service
+        if self.slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
+            interference = 1.0 - (1.0 - interference) / self.slowdown
         super().step(seconds, interference)
         if self.gpu_type is not None and self.attained_service != before:
             t = self.gpu_type
@@ -586,12 +605,13 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     return load_hetero_applications(traces, types, sorted(set(app_names)))
 
 
-def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_delays=None) -> list:
+def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_delays=None, slowdowns=None) -> list:
     """:class:`HeteroJob` objects for workload rows under ``policy`` on ``spec``.
 
     ``restart_delays`` (default :data:`SIA_RESTART_DELAYS`) gives each application's pause
     after any reallocation; applications not listed pause 30 s within a type and
-    :data:`MIGRATE_DELAY` across types.
+    :data:`MIGRATE_DELAY` across types. ``slowdowns`` (default :data:`SIA_SLOWDOWNS`) divides
+    each application's true goodput.
 
     Raises
     ------
@@ -632,6 +652,7 @@ def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_dela
         app = apps[w.application]
         delay = (SIA_RESTART_DELAYS if restart_delays is None else restart_delays).get(app.name)
         delays = {} if delay is None else {"rescale_delay": delay, "migrate_delay": delay}
+        delays["slowdown"] = (SIA_SLOWDOWNS if slowdowns is None else slowdowns).get(app.name, 1.0)
         jobs.append(
             HeteroJob(
                 w.name,

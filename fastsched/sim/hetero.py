@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
+from fastsched.goodput import GoodputFunction
 from fastsched.sim.job import RESCALE_DELAY, Job
 from fastsched.sim.traces import PUBLISHED_OVERRIDES, Application, TraceApplication, normalize_placement
 
@@ -32,6 +34,7 @@ __all__ = [
     "SIA_SLOWDOWNS",
     "estimate_goodput",
     "goodput_source",
+    "GoodputSource",
     "load_hetero_applications",
     "one_gpu_throughput",
     "fixed_batch_throughput",
@@ -481,23 +484,51 @@ def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
     src = goodput_source(job, gpu_type)
     if src is None:
         return None
-    fn, bounds, src_type, ratio = src
     nodes = np.asarray(num_nodes, dtype=np.int64)
     reps = np.asarray(num_replicas, dtype=np.int64)
-    if src_type != gpu_type and src_type is not None:
-        nodes = np.minimum(np.maximum(np.ceil(reps / gpus_per_node[src_type]).astype(np.int64), 1), reps)
-    goodput, _, _ = fn.optimize(nodes, reps, max_batch_size=bounds[0], atomic_bsz_range=bounds[1:], accumulation=True)
-    return np.asarray(goodput, dtype=np.float64) * ratio
+    if src.gpu_type not in (None, gpu_type):
+        nodes = np.minimum(np.maximum(np.ceil(reps / gpus_per_node[src.gpu_type]).astype(np.int64), 1), reps)
+    fn = GoodputFunction(src.perf, (src.grad_sqr, src.grad_var), src.init_batch_size)
+    goodput, _, _ = fn.optimize(
+        nodes, reps, max_batch_size=src.bounds[0], atomic_bsz_range=src.bounds[1:], accumulation=True
+    )
+    return np.asarray(goodput, dtype=np.float64) * src.ratio
+
+
+class GoodputSource(NamedTuple):
+    """The fitted model behind a job's goodput on a GPU type (see :func:`goodput_source`).
+
+    Attributes
+    ----------
+    perf : PerfParams
+        Fitted on ``gpu_type``'s observations.
+    grad_sqr, grad_var : float
+        The job's gradient statistics (hardware-independent).
+    init_batch_size : float
+    bounds : tuple of float
+        ``(max batch size, min per-GPU batch, max per-GPU batch)`` on ``gpu_type``.
+    gpu_type : str or None
+        The type whose fit is used (``None``: the merged fit of an unaware job).
+    ratio : float
+        Bootstrap factor (1 for the job's own fit on the asked type).
+    """
+
+    perf: tuple
+    grad_sqr: float
+    grad_var: float
+    init_batch_size: float
+    bounds: tuple
+    gpu_type: str | None
+    ratio: float
 
 
 def goodput_source(job, gpu_type, fits=None):
-    """Where ``job``'s goodput on ``gpu_type`` comes from: ``(GoodputFunction, bounds, type, factor)``.
+    """Where ``job``'s goodput on ``gpu_type`` comes from, as a :class:`GoodputSource`.
 
-    ``bounds`` is ``(max batch size, min per-GPU batch, max per-GPU batch)`` of the source
-    type, ``type`` the GPU type whose fit is used (``None``: the merged fit of an unaware
-    job) and ``factor`` the bootstrap ratio to apply (1 for the job's own fit on the type).
-    ``None`` if the job has never run. ``fits`` (a dict) memoises the per-type goodput models
-    across calls for the same job within one round.
+    The job's own fit on ``gpu_type`` if it has run there, else its fit on the first other
+    type (in the application's order) it has run on with the bootstrap ratio of one-GPU
+    throughputs; an unaware job's merged fit. ``None`` if the job has never run. ``fits`` (a
+    dict) memoises the per-type models across calls for the same job within one round.
 
     Examples
     --------
@@ -505,6 +536,10 @@ def goodput_source(job, gpu_type, fits=None):
     >>> job = HeteroJob("j", HeteroApplication({"a": builtin_applications()["cifar10"]}), 0)
     >>> goodput_source(job, "a") is None
     True
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> src = goodput_source(job, "a")
+    >>> src.gpu_type, src.ratio
+    ('a', 1.0)
     """
     if job.unaware:
         order = [None]
@@ -521,15 +556,18 @@ def goodput_source(job, gpu_type, fits=None):
                     continue
                 app = job.application
                 max_bsz = app.max_batch_size if job.target_batch_size is None else job.target_batch_size
+                sqr, var = job.grad_params
                 hit = fits[src] = (
-                    job.goodput_fn(),
+                    tuple(job.perf_params),
+                    float(sqr),
+                    float(var),
+                    float(app.init_batch_size),
                     (float(max_bsz), float(app.min_local_bsz), float(app.max_local_bsz)),
                 )
         if hit is False:
             continue
-        fn, bounds = hit
         ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src)
-        return fn, bounds, src, ratio
+        return GoodputSource(*hit, src, ratio)
     return None
 
 

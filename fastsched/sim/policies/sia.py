@@ -184,16 +184,16 @@ class SiaPolicy(SimPolicy):
                 src = goodput_source(job, t, fits)
                 if src is None:
                     continue
-                fn, bnd, src_type, ratio = src
+                src_type, ratio = src.gpu_type, src.ratio
                 key = (j, src_type)
                 m = models.get(key)
                 if m is None:
                     m = models[key] = len(perf)
-                    perf.append(fn._perf)  # the same arrays SpeedupFunction hands to its kernels
-                    sqr.append(fn._sqr)
-                    var.append(fn._var)
-                    init.append(fn._init)
-                    bounds.append(bnd)
+                    perf.append(src.perf)
+                    sqr.append(src.grad_sqr)
+                    var.append(src.grad_var)
+                    init.append(src.init_batch_size)
+                    bounds.append(src.bounds)
                 gpn = self.gpn[src_type] if src_type is not None else self.gpn[t]
                 lo, hi = self._cols_of_type[t]
                 for c in range(lo, hi):

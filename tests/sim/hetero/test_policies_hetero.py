@@ -44,6 +44,22 @@ def test_sia_offers_single_gpus_until_a_job_has_run(app):
     assert by[("fast", 1)] == pytest.approx(2 * by[("slow", 1)])
 
 
+def test_sia_matrix_matches_estimate_goodput(app):
+    from fastsched.sim.hetero import estimate_goodput
+
+    pol = _sia()
+    job = HeteroJob("j", app, 0)
+    job.set_gpu_type("slow")
+    job.reallocate([2])
+    job.step(400)
+    cols, vals = pol._adaptive_rows([job])[0]
+    want = []
+    for c in cols:
+        t, n, g = pol.configs[c]
+        want.append(float(estimate_goodput(job, t, np.array([n]), np.array([g]), pol.gpn)[0]))
+    np.testing.assert_allclose(vals, np.array(want) / min(want), rtol=1e-12)
+
+
 def test_sia_restart_factor_by_hand(app):
     pol = _sia()
     job = HeteroJob("bert-0", app, 0)  # 'toy' has no measured penalty: 30 s

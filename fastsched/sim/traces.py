@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched._blas import single_threaded_blas
+
 __all__ = [
     "Application",
     "TraceApplication",
@@ -378,7 +380,11 @@ class TraceApplication(Application):
 
             self._nd_interp = LinearNDInterpolator(self._nd_points, self._nd_values)
         num_nodes = min(len(placement), 16)
-        step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
+        # The first query computes every simplex's barycentric transform (thousands of tiny
+        # LAPACK solves): with OpenBLAS's thread pool on a loaded host that took 3-13 s per
+        # application, single-threaded 0.06 s.
+        with single_threaded_blas():
+            step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
         if not (math.isfinite(step) and math.isfinite(sync)):
             raise ValueError(
                 f"{self.name}: placement {placement} at local batch size {local_bsz} is outside "

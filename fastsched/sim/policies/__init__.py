@@ -35,7 +35,7 @@ _REGISTRY = {
 }
 POLICY_NAMES = tuple(_REGISTRY)
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = ("pollux", "sia")
+POLICY_OPTIONS = ("pollux", "sia", "gavel")
 
 
 def make_policy(name, **options) -> SimPolicy:
@@ -47,7 +47,8 @@ def make_policy(name, **options) -> SimPolicy:
         One of :data:`POLICY_NAMES`, or a ready :class:`SimPolicy` (returned as is).
     **options
         Passed to the constructor of the policies in :data:`POLICY_OPTIONS` (Pollux: ``p``,
-        ``restart_penalty``, ``seed``, ...; Sia: ``p``, ``lambda_n``, ...); ignored by the others.
+        ``restart_penalty``, ``seed``, ...; Sia: ``p``, ``lambda_n``, ...; Gavel: ``placement``);
+        ignored by the others.
 
     Raises
     ------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["packed_placement", "place_type", "keep_majority_type"]
+__all__ = ["packed_placement", "place_type", "place_sequential", "keep_majority_type"]
 
 
 def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:
@@ -114,4 +114,60 @@ def keep_majority_type(allocations, node_types) -> dict:
         first = node_types[alloc[0]]
         best = max(counts, key=lambda t: (counts[t], t == first))
         out[key] = [n for n in alloc if node_types[n] == best]
+    return out
+
+
+def place_sequential(want, node_ids, gpus_per_node, current=None) -> dict:
+    """Gavel's worker assignment on one GPU type: keep what still fits, fill the rest in node order.
+
+    Jobs are taken by decreasing GPU count; within a count, jobs whose count is unchanged keep
+    their nodes if those nodes still have the room, then the others take free GPUs walking the
+    nodes in order from where the previous one stopped, so a job may straddle nodes (as the
+    study's implementation does with its worker ids).
+
+    Examples
+    --------
+    >>> place_sequential({"a": 3, "b": 3}, [0, 1], 4)
+    {'a': [0, 0, 0], 'b': [0, 1, 1]}
+    >>> place_sequential({"a": 2, "b": 4}, [0, 1], 4, current={"a": [1, 1]})
+    {'b': [0, 0, 0, 0], 'a': [1, 1]}
+    """
+    free = dict.fromkeys(node_ids, gpus_per_node)
+    current = current or {}
+    out: dict = {}
+    order = list(node_ids)
+    ptr = 0
+    for size in sorted(set(want.values()), reverse=True):
+        group = [k for k in want if want[k] == size]
+        for k in group:
+            alloc = current.get(k)
+            if alloc and len(alloc) == size:
+                need: dict = {}
+                for n in alloc:
+                    need[n] = need.get(n, 0) + 1
+                if all(free.get(n, 0) >= c for n, c in need.items()):
+                    for n, c in need.items():
+                        free[n] -= c
+                    out[k] = sorted(alloc)
+        for k in group:
+            if k in out:
+                continue
+            alloc = []
+            left = size
+            while left > 0 and ptr < len(order):
+                n = order[ptr]
+                take = min(free[n], left)
+                alloc += [n] * take
+                free[n] -= take
+                left -= take
+                if free[n] == 0:
+                    ptr += 1
+            if left > 0:  # the walk reached the end: free GPUs behind the pointer, from the start
+                for n in order:
+                    take = min(free[n], left)
+                    alloc += [n] * take
+                    free[n] -= take
+                    left -= take
+            if left == 0:
+                out[k] = sorted(alloc)
     return out

@@ -9,7 +9,10 @@ Jobs keep the GPU count and batch size of the workload. Each round (360 s in the
 3. priorities ``X[j, t] / (time j ran on t / time spent on t by all jobs)``, each job
    starting with half a round on every type;
 4. walk the (job, type) pairs by decreasing priority (then allocation), giving a job its GPUs
-   on the first type with enough left; running jobs keep their nodes when they stay on a type;
+   on the first type with enough left; running jobs keep their nodes when they stay on a type
+   and those GPUs are still free, the others take free GPUs in node order (``placement=
+   "sequential"``, the study's implementation: a job may straddle nodes) or are packed
+   (``"packed"``);
 5. charge one round to each scheduled (job, type) and to the type.
 """
 
@@ -20,7 +23,7 @@ from scipy.optimize import linprog
 from scipy.sparse import csr_array, vstack
 
 from fastsched.sim.hetero import fixed_batch_throughput
-from fastsched.sim.policies._placement import packed_placement, place_type
+from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["GavelPolicy", "max_sum_throughput", "gavel_priorities"]
@@ -137,7 +140,10 @@ class GavelPolicy(SimPolicy):
     needs_gpu_types = True
     default_interval = 360
 
-    def __init__(self):
+    def __init__(self, placement="sequential"):
+        if placement not in ("sequential", "packed"):
+            raise ValueError(f"placement must be 'sequential' or 'packed', got {placement!r}")
+        self.placement = placement
         self._job_time: dict = {}
         self._type_time = None
 
@@ -205,7 +211,8 @@ class GavelPolicy(SimPolicy):
             if not want:
                 continue
             current = {k: allocations[k] for k in want if allocations.get(k) and node_types[allocations[k][0]] == gtype}
-            out.update(place_type(want, self.cluster.nodes_by_type[gtype], self.gpn[gtype], current))
+            place = place_sequential if self.placement == "sequential" else place_type
+            out.update(place(want, self.cluster.nodes_by_type[gtype], self.gpn[gtype], current))
         for j, t in chosen.items():
             if jobs[j].name in out:
                 self._job_time[jobs[j].name][t] += self.interval

@@ -123,6 +123,18 @@ class SiaPolicy(SimPolicy):
         self._col_nodes = np.array([n for _, n, _ in self.configs], dtype=np.int64)
         self._col_gpus = np.array([g for _, _, g in self.configs], dtype=np.int64)
         self._col_type = np.array([self.types.index(t) for t, _, _ in self.configs], dtype=np.int64)
+        # Per type: its columns and their GPU counts; per (type, source type): whether each
+        # configuration spans nodes when laid out on the source type (bootstrap estimates).
+        self._type_cols = {t: np.arange(*self._cols_of_type[t]) for t in self.types}
+        self._type_gpus = {t: self._col_gpus[self._type_cols[t]] for t in self.types}
+        self._multi_from = {}
+        for t in self.types:
+            cols = self._type_cols[t]
+            for src in (*self.types, None):
+                if src in (t, None):
+                    self._multi_from[(t, src)] = self._col_nodes[cols] > 1
+                else:
+                    self._multi_from[(t, src)] = -(-self._col_gpus[cols] // self.gpn[src]) > 1
         self.node_types = spec.node_types
 
     # -- the goodput matrix ----------------------------------------------------------------
@@ -170,66 +182,60 @@ class SiaPolicy(SimPolicy):
         One batched kernel call evaluates every (job, configuration) goodput of the round.
         """
         out = {}
-        models: dict = {}
         perf, sqr, var, init, bounds = [], [], [], [], []
-        req_job, req_col, req_model, req_multi, req_reps, req_ratio = [], [], [], [], [], []
+        blocks = []  # (job, model, target type, source type, configurations kept, ratio)
         single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
         for j, job in enumerate(jobs):
             if not job.has_run():
-                out[j] = (single, [1.0] * len(single))
                 continue
             max_r = self._max_replicas(job)
             fits: dict = {}
+            models: dict = {}
             for t in self.types:
                 src = goodput_source(job, t, fits)
                 if src is None:
                     continue
-                src_type, ratio = src.gpu_type, src.ratio
-                key = (j, src_type)
-                m = models.get(key)
+                m = models.get(src.gpu_type)
                 if m is None:
-                    m = models[key] = len(perf)
+                    m = models[src.gpu_type] = len(perf)
                     perf.append(src.perf)
                     sqr.append(src.grad_sqr)
                     var.append(src.grad_var)
                     init.append(src.init_batch_size)
                     bounds.append(src.bounds)
-                gpn = self.gpn[src_type] if src_type is not None else self.gpn[t]
-                lo, hi = self._cols_of_type[t]
-                for c in range(lo, hi):
-                    g = int(self._col_gpus[c])
-                    if g > max_r:
-                        continue
-                    nodes = self._col_nodes[c] if src_type in (None, t) else -(-g // gpn)
-                    req_job.append(j)
-                    req_col.append(c)
-                    req_model.append(m)
-                    req_multi.append(nodes > 1)
-                    req_reps.append(g)
-                    req_ratio.append(ratio)
-        if req_job:
-            good = np.empty(len(req_job))
+                # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
+                count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
+                if count:
+                    blocks.append((j, m, t, src.gpu_type, count, src.ratio))
+        if blocks:
+            cols = np.concatenate([self._type_cols[t][:k] for _, _, t, _, k, _ in blocks])
+            multi = np.concatenate([self._multi_from[(t, src)][:k] for _, _, t, src, k, _ in blocks])
+            sizes = np.array([b[4] for b in blocks])
+            model = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
+            ratio = np.repeat(np.array([b[5] for b in blocks]), sizes)
+            jobidx = np.repeat(np.array([b[0] for b in blocks], dtype=np.int64), sizes)
+            good = np.empty(cols.shape[0])
             goodput_rows(
                 np.array(perf, dtype=np.float64).reshape(-1, 7),
                 np.array(sqr, dtype=np.float64),
                 np.array(var, dtype=np.float64),
                 np.array(init, dtype=np.float64),
                 np.array(bounds, dtype=np.float64).reshape(-1, 3),
-                np.array(req_model, dtype=np.int64),
-                np.array(req_multi, dtype=np.bool_),
-                np.array(req_reps, dtype=np.int64),
+                model,
+                multi,
+                self._col_gpus[cols],
                 good,
             )
-            good *= np.array(req_ratio)
-            rows: dict = {}
-            for j, c, g in zip(req_job, req_col, good.tolist(), strict=True):
-                if g > _ZERO_GAIN:
-                    rows.setdefault(j, ([], []))
-                    rows[j][0].append(c)
-                    rows[j][1].append(g)
-            for j, (cols, vals) in rows.items():
-                low = min(vals)
-                out[j] = (cols, [v / low for v in vals])
+            good *= ratio
+            keep = good > _ZERO_GAIN
+            cols, good, jobidx = cols[keep], good[keep], jobidx[keep]
+            if jobidx.size:
+                starts = np.flatnonzero(np.r_[True, jobidx[1:] != jobidx[:-1]])
+                low = np.minimum.reduceat(good, starts)
+                norm = good / np.repeat(low, np.diff(np.r_[starts, jobidx.size]))
+                bounds_ = np.r_[starts, jobidx.size]
+                for a, b in zip(bounds_[:-1], bounds_[1:], strict=True):
+                    out[int(jobidx[a])] = (cols[a:b].tolist(), norm[a:b].tolist())
         for j in range(len(jobs)):
             if j not in out:  # never ran, or no usable estimate: single GPUs
                 out[j] = (single, [1.0] * len(single))

@@ -14,7 +14,13 @@ from fastsched import _validate as V
 from fastsched.sim.builtin import builtin_applications, builtin_workload
 from fastsched.sim.cluster import Cluster
 from fastsched.sim.cluster_spec import DEFAULT_TYPE, homogeneous_cluster, parse_cluster
-from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs, resolve_hetero_applications
+from fastsched.sim.hetero import (
+    SIA_RESTART_DELAYS,
+    SIA_SLOWDOWNS,
+    HeteroApplication,
+    make_hetero_jobs,
+    resolve_hetero_applications,
+)
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.result import JobRecord, SimulationResult
@@ -57,6 +63,8 @@ PRESETS = {
     # The Sia study (SOSP'23): 6 aws (T4) + 3 rtx (2080 Ti) + 2 dgx-ext (A100) nodes, 60 s rounds,
     # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
     # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
+    # job_model "sia": the study's per-application restart delays and goodput slowdowns
+    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
     "sia": {
         "cluster": "6xaws,3xrtx,2xdgx-ext",
         "interval": 60,
@@ -64,6 +72,7 @@ PRESETS = {
         "policy": "sia",
         "sia": {"p": -0.5, "lambda_n": 1.1},
         "pollux": {"variant": "osdi21", "placeholders": False},
+        "job_model": "sia",
     },
     "sia-homogeneous": {
         "cluster": "16xaws",
@@ -72,6 +81,7 @@ PRESETS = {
         "policy": "sia",
         "sia": {"p": -0.5, "lambda_n": 1.1},
         "pollux": {"variant": "osdi21", "placeholders": False},
+        "job_model": "sia",
     },
 }
 
@@ -241,7 +251,16 @@ def simulate(
 
     if spec is not None:
         pol.bind_cluster(spec, interval)
-        jobs = make_hetero_jobs(wjobs, apps, pol, spec, cap_replicas=cap_replicas)
+        study = cfg.get("job_model") == "sia"
+        jobs = make_hetero_jobs(
+            wjobs,
+            apps,
+            pol,
+            spec,
+            cap_replicas=cap_replicas,
+            restart_delays=SIA_RESTART_DELAYS if study else None,
+            slowdowns=SIA_SLOWDOWNS if study else None,
+        )
     else:
         total = nodes * gpus
         if pol.name == "tiresias":

@@ -646,10 +646,10 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
 def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_delays=None, slowdowns=None) -> list:
     """:class:`HeteroJob` objects for workload rows under ``policy`` on ``spec``.
 
-    ``restart_delays`` (default :data:`SIA_RESTART_DELAYS`) gives each application's pause
-    after any reallocation; applications not listed pause 30 s within a type and
-    :data:`MIGRATE_DELAY` across types. ``slowdowns`` (default :data:`SIA_SLOWDOWNS`) divides
-    each application's true goodput.
+    ``restart_delays`` (e.g. :data:`SIA_RESTART_DELAYS`, the ``sia`` presets') gives each
+    application's pause after any reallocation; applications not listed pause 30 s within a
+    type and :data:`MIGRATE_DELAY` across types. ``slowdowns`` (e.g. :data:`SIA_SLOWDOWNS`)
+    divides each application's true goodput (default: none).
 
     Raises
     ------
@@ -688,9 +688,9 @@ def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_dela
         if w.num_replicas > largest and cap_replicas:
             w = type(w)(**{**w.__dict__, "num_replicas": largest})
         app = apps[w.application]
-        delay = (SIA_RESTART_DELAYS if restart_delays is None else restart_delays).get(app.name)
+        delay = (restart_delays or {}).get(w.application)
         delays = {} if delay is None else {"rescale_delay": delay, "migrate_delay": delay}
-        delays["slowdown"] = (SIA_SLOWDOWNS if slowdowns is None else slowdowns).get(app.name, 1.0)
+        delays["slowdown"] = (slowdowns or {}).get(w.application, 1.0)
         jobs.append(
             HeteroJob(
                 w.name,

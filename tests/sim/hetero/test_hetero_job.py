@@ -95,3 +95,36 @@ def test_missing_type_profile_names_the_file(two_type_traces):
         HeteroJob("j", load_hetero_applications(two_type_traces, ["slow"])["toy"], 0).set_gpu_type("azure")
     with pytest.raises(ValueError, match="category must be one of"):
         HeteroJob("j", load_hetero_applications(two_type_traces, ["slow"])["toy"], 0, category="elastic")
+
+
+def test_slowdown_divides_true_goodput_only(app):
+    a, b = HeteroJob("a", app, 0), HeteroJob("b", app, 0, slowdown=2.0)
+    for job in (a, b):
+        job.set_gpu_type("slow")
+        job.reallocate([1])
+        job.rescale_time = 0
+        job.step(50)  # within the first epoch
+    assert a.progress == pytest.approx(2 * b.progress)
+    assert a.profile == b.profile  # observed step times are unchanged
+    with pytest.raises(ValueError, match="slowdown must be a number >= 1"):
+        HeteroJob("c", app, 0, slowdown=0.5)
+
+
+def test_sia_preset_uses_the_study_job_model(two_type_traces):
+    from fastsched.sim import PRESETS
+    from fastsched.sim.cluster_spec import parse_cluster
+    from fastsched.sim.hetero import SIA_RESTART_DELAYS, SIA_SLOWDOWNS, make_hetero_jobs
+    from fastsched.sim.policies import make_policy
+    from fastsched.sim.workload import WorkloadJob
+
+    assert PRESETS["sia"]["job_model"] == PRESETS["sia-homogeneous"]["job_model"] == "sia"
+    apps = load_hetero_applications(two_type_traces, ["slow"])
+    apps = {"cifar10": apps["toy"]}  # any model under a name the study calibrated
+    spec = parse_cluster("1xslow:2")
+    pol = make_policy("sia")
+    pol.bind_cluster(spec, 60)
+    wl = [WorkloadJob("c", 0, "cifar10", 1, 8)]
+    job = make_hetero_jobs(wl, apps, pol, spec, restart_delays=SIA_RESTART_DELAYS, slowdowns=SIA_SLOWDOWNS)[0]
+    assert (job.slowdown, job.rescale_delay, job.migrate_delay) == (1.8, 50, 50)
+    plain = make_hetero_jobs(wl, apps, pol, spec)[0]
+    assert (plain.slowdown, plain.rescale_delay) == (1.0, 30)

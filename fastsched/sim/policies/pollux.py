@@ -207,7 +207,10 @@ class PolluxSimPolicy(SimPolicy):
                 creation_timestamp=order,
                 min_replicas=0,
                 max_replicas=self._max_replicas(job),
-                preemptible=True,
+                # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
+                # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
+                # every round would never train.
+                preemptible=not (self.cluster is not None and job.rescale_time > 0 and bool(allocations.get(job.name))),
                 restart_penalty=1.0 - self.restart_factor(now, job) if self.per_job_penalty else None,
             )
         node_infos = {k: self._NodeInfo({"nvidia.com/gpu": g}, preemptible=False) for k, g in nodes.items()}

@@ -1,6 +1,7 @@
 """Aggregate fidelity.py JSON lines into a markdown table: mean per (trace, preset, policy).
 
-Usage: python benchmarks/hetero/summarize.py FILE.jsonl [...]
+Usage: python benchmarks/hetero/summarize.py FILE.jsonl[:POLICY] [...]
+(``:POLICY`` keeps only that policy's lines of the file.)
 """
 
 from __future__ import annotations
@@ -13,15 +14,21 @@ import numpy as np
 
 def main(paths):
     rows = {}
-    for path in paths:
+    for arg in paths:
+        path, _, only = arg.partition(":")
         for line in open(path):
             if line.startswith("{"):
                 d = json.loads(line)
+                if only and d["policy"] != only:
+                    continue
                 rows.setdefault((d["trace"], d["preset"], d["policy"]), []).append(d)
-    print("| trace | cluster | policy | runs | avg JCT (h) | p50 (h) | p99 (h) | makespan (h) | GPU-h/job | restarts/job "
-          "| contention mean/max | FTF worst | FTF>1.05 | wall (s) |")
+    print(
+        "| trace | cluster | policy | runs | avg JCT (h) | p50 (h) | p99 (h) | makespan (h) | GPU-h/job | restarts/job "
+        "| contention mean/max | FTF worst | FTF>1.05 | wall (s) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (trace, preset, pol), ds in sorted(rows.items()):
+
         def m(k):
             return float(np.mean([d[k] for d in ds]))
 

@@ -8,6 +8,7 @@ user-requested GPU count and total batch size (used by the Tiresias and Optimus 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,18 @@ def _as_int(value: str, what: str, where: str) -> int:
     return int(f)
 
 
+def _as_time(value: str, where: str) -> int:
+    """Submission time in whole seconds: fractional times (the Sia traces' newtrace) round up,
+    since the simulator's clock is integral and a job cannot start before it arrives."""
+    try:
+        f = float(value)
+    except ValueError:
+        raise ValueError(f"{where}: time must be a number, got {value!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"{where}: time must be finite, got {value!r}")
+    return int(math.ceil(f))
+
+
 def read_workload(path) -> list[WorkloadJob]:
     """Read a workload CSV.
 
@@ -104,7 +117,7 @@ def read_workload(path) -> list[WorkloadJob]:
             seen.add(name)
             job = WorkloadJob(
                 name=name,
-                time=_as_int(row["time"], "time", where),
+                time=_as_time(row["time"], where),
                 application=row["application"].strip(),
                 num_replicas=_as_int(row["num_replicas"], "num_replicas", where),
                 batch_size=_as_int(row["batch_size"], "batch_size", where),

@@ -116,3 +116,14 @@ def test_cli_cluster_json_and_log(two_type_traces, tmp_path, capsys):
     assert "finish-time fairness" in table and "by GPU type" in table
     assert main(["simulate", "--cluster", "2xh100", "-q"]) == 2
     assert "unknown GPU type 'h100'" in capsys.readouterr().err
+
+
+def test_fractional_submission_times_round_up(tmp_path):
+    from fastsched.sim.workload import read_workload
+
+    path = tmp_path / "w.csv"
+    path.write_text("name,time,application,num_replicas,batch_size\na,487.661836,toy,1,8\nb,12.0,toy,1,8\n")
+    assert [j.time for j in read_workload(path)] == [488, 12]
+    path.write_text("name,time,application,num_replicas,batch_size\na,nan,toy,1,8\n")
+    with pytest.raises(ValueError, match="time must be finite"):
+        read_workload(path)

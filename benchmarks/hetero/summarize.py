@@ -29,7 +29,7 @@ def main(paths):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (trace, preset, pol), ds in sorted(rows.items()):
 
-        def m(k):
+        def m(k, ds=ds):
             return float(np.mean([d[k] for d in ds]))
 
         print(

@@ -122,7 +122,6 @@ class SiaPolicy(SimPolicy):
             self._cols_of_type[t] = (first, len(self.configs))
         self._col_nodes = np.array([n for _, n, _ in self.configs], dtype=np.int64)
         self._col_gpus = np.array([g for _, _, g in self.configs], dtype=np.int64)
-        self._col_type = np.array([self.types.index(t) for t, _, _ in self.configs], dtype=np.int64)
         # Per type: its columns and their GPU counts; per (type, source type): whether each
         # configuration spans nodes when laid out on the source type (bootstrap estimates).
         self._type_cols = {t: np.arange(*self._cols_of_type[t]) for t in self.types}

@@ -213,19 +213,25 @@ class SiaPolicy(SimPolicy):
             model = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
             ratio = np.repeat(np.array([b[5] for b in blocks]), sizes)
             jobidx = np.repeat(np.array([b[0] for b in blocks], dtype=np.int64), sizes)
-            good = np.empty(cols.shape[0])
+            # A model is often asked the same (multi-node, GPUs) key for several types (the
+            # bootstrap reuses one fit): evaluate each distinct key once.
+            reps = self._col_gpus[cols]
+            span = 2 * (int(reps.max()) + 1)
+            keys = model * span + multi * (span // 2) + reps
+            uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            good_u = np.empty(uniq.shape[0])
             goodput_rows(
                 np.array(perf, dtype=np.float64).reshape(-1, 7),
                 np.array(sqr, dtype=np.float64),
                 np.array(var, dtype=np.float64),
                 np.array(init, dtype=np.float64),
                 np.array(bounds, dtype=np.float64).reshape(-1, 3),
-                model,
-                multi,
-                self._col_gpus[cols],
-                good,
+                model[first],
+                multi[first],
+                reps[first],
+                good_u,
             )
-            good *= ratio
+            good = good_u[inverse] * ratio
             keep = good > _ZERO_GAIN
             cols, good, jobidx = cols[keep], good[keep], jobidx[keep]
             if jobidx.size:

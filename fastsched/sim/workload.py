@@ -8,12 +8,15 @@ user-requested GPU count and total batch size (used by the Tiresias and Optimus 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["WorkloadJob", "read_workload", "write_workload", "WORKLOAD_COLUMNS"]
 
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
+#: Values of the optional ``category`` column.
+CATEGORIES = ("adaptive", "scale-gpus", "rigid")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class WorkloadJob:
         Requested GPU count (>= 1).
     batch_size : int
         Requested total batch size (>= 1).
+    category : str, optional
+        ``adaptive``, ``scale-gpus`` or ``rigid`` (the Sia workloads' optional column);
+        ``None`` when absent.
     """
 
     name: str
@@ -39,6 +45,7 @@ class WorkloadJob:
     application: str
     num_replicas: int
     batch_size: int
+    category: str | None = None
 
 
 def _as_int(value: str, what: str, where: str) -> int:
@@ -49,6 +56,18 @@ def _as_int(value: str, what: str, where: str) -> int:
     if f != int(f):
         raise ValueError(f"{where}: {what} must be an integer, got {value!r}")
     return int(f)
+
+
+def _as_time(value: str, where: str) -> int:
+    """Submission time in whole seconds: fractional times (the Sia traces' newtrace) round up,
+    since the simulator's clock is integral and a job cannot start before it arrives."""
+    try:
+        f = float(value)
+    except ValueError:
+        raise ValueError(f"{where}: time must be a number, got {value!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"{where}: time must be finite, got {value!r}")
+    return int(math.ceil(f))
 
 
 def read_workload(path) -> list[WorkloadJob]:
@@ -98,11 +117,16 @@ def read_workload(path) -> list[WorkloadJob]:
             seen.add(name)
             job = WorkloadJob(
                 name=name,
-                time=_as_int(row["time"], "time", where),
+                time=_as_time(row["time"], where),
                 application=row["application"].strip(),
                 num_replicas=_as_int(row["num_replicas"], "num_replicas", where),
                 batch_size=_as_int(row["batch_size"], "batch_size", where),
             )
+            category = (row.get("category") or "").strip() or None
+            if category is not None:
+                if category not in CATEGORIES:
+                    raise ValueError(f"{where}: category must be one of {list(CATEGORIES)}, got {category!r}")
+                job = WorkloadJob(**{**job.__dict__, "category": category})
             if job.time < 0:
                 raise ValueError(f"{where}: time must be >= 0, got {job.time}")
             if job.num_replicas < 1 or job.batch_size < 1:

@@ -26,9 +26,29 @@ from fastsched.sweep.spec import GRID_KEYS, RunConfig, clean_number, load_spec
 __all__ = ["run_sweep", "run_serial", "SweepResult", "METRICS", "default_workers"]
 
 #: Per-run figures read from ``SimulationResult.summary()`` (missing ones are left empty).
-METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "jobs", "completed", "restarts", "rounds")
+#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study).
+FIELD_METRICS = (
+    "p50_jct",
+    "gpu_hours_per_job",
+    "restarts_per_job",
+    "contention_mean",
+    "contention_max",
+    "ftf_worst",
+    "ftf_unfair_fraction",
+)
+METRICS = (
+    "avg_jct",
+    "p99_jct",
+    "makespan",
+    "gpu_utilization",
+    "jobs",
+    "completed",
+    "restarts",
+    "rounds",
+    *FIELD_METRICS,
+)
 #: Figures aggregated in ``summary.csv`` (mean and standard deviation over repetitions).
-SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s")
+SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s", *FIELD_METRICS)
 #: Environment of worker processes: one thread per worker for numba and BLAS (no oversubscription).
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 

@@ -13,9 +13,10 @@ A spec is a mapping (a Python dict, or a JSON / TOML / YAML file holding one):
 ``output``
     Default output folder (relative paths resolved like the workloads).
 any :func:`fastsched.sim.simulate` option
-    ``policy``, ``preset``, ``traces``, ``nodes``, ``gpus``, ``interval``, ``interference``,
-    ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of values to grid over
-    (``policy_options`` is a dict, or a list of dicts).
+    ``policy``, ``preset``, ``traces``, ``cluster``, ``nodes``, ``gpus``, ``interval``,
+    ``interference``, ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of
+    values to grid over (``policy_options`` is a dict, or a list of dicts; ``cluster`` a spec
+    such as ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON node-group file).
 
 Everything is checked before any simulation runs; errors are ``ValueError`` naming the key.
 """
@@ -33,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim.cluster_spec import parse_cluster
+
 __all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
 
 #: Simulation options that may be gridded, in the order the grid is expanded.
@@ -40,6 +43,7 @@ GRID_KEYS = (
     "policy",
     "preset",
     "traces",
+    "cluster",
     "nodes",
     "gpus",
     "interval",
@@ -249,6 +253,16 @@ def _check_values(key, values, base_dir):
             p = p if p.is_absolute() else base_dir / p
             if not p.is_dir():
                 _fail(key, f"names a trace folder that does not exist: {p}")
+        elif key == "cluster":
+            if not isinstance(v, str):
+                _fail(key, f"must be a cluster spec string or file path, got {v!r}")
+            if v.lower().endswith((".toml", ".json")):
+                p = Path(v).expanduser()
+                v = str(p if p.is_absolute() else base_dir / p)
+            try:
+                parse_cluster(v)
+            except (ValueError, FileNotFoundError) as exc:
+                _fail(key, str(exc))
         elif key == "policy_options":
             if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
                 _fail(key, f"must be a mapping of option names to values (or a list of them), got {v!r}")

@@ -10,7 +10,7 @@ import pytest
 from fastsched.goodput import GoodputFunction, GradParams, PerfParams, SpeedupFunction
 from fastsched.sim.api import PRESETS
 from fastsched.sim.policies import make_policy
-from fastsched.sim.pollux import RebasedSpeedup
+from fastsched.sim.policies.pollux import RebasedSpeedup
 
 
 def test_osdi21_preset_is_the_papers_objective():

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from fastsched import _validate as V
+from fastsched._progress import JobsBar
+from fastsched.sim import preflight
 from fastsched.sim.cluster import Cluster
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, SimPolicy, make_policy
@@ -55,15 +59,49 @@ _DAY = 86400
 
 
 def _resolve_apps(traces, applications):
+    """The applications and where they came from (``"builtin"``, a traces folder, ``"applications"``)."""
     if applications is not None:
         if not isinstance(applications, dict) or not all(isinstance(a, Application) for a in applications.values()):
             raise TypeError("applications must be a dict of name -> Application")
-        return applications
+        return applications, "applications"
     if traces is not None:
-        return load_applications(traces)
+        return load_applications(traces), str(Path(traces).expanduser().resolve())
     from fastsched.sim.builtin import builtin_applications
 
-    return builtin_applications()
+    return builtin_applications(), "builtin"
+
+
+@contextlib.contextmanager
+def _log_file(output):
+    """An open log: the caller's file object, or a temporary file renamed to ``output`` on success.
+
+    On any exception (a full disk, Ctrl-C) the temporary file is removed and an existing
+    ``output`` is left as it was.
+    """
+    if output is None or hasattr(output, "write"):
+        yield output
+        return
+    path = Path(output).expanduser()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _progress_callback(progress):
+    """``(callable or None, owned)``: ``False``/``None`` show nothing, ``True`` a bar of our own on stderr."""
+    if progress is None or progress is False:
+        return None, False
+    if progress is True:
+        return JobsBar(), True
+    if not callable(progress):
+        raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
+    return progress, False
 
 
 def _resolve_workload(workload):
@@ -71,7 +109,7 @@ def _resolve_workload(workload):
         from fastsched.sim.builtin import builtin_workload
 
         return builtin_workload()
-    if isinstance(workload, (str, Path)):
+    if isinstance(workload, (str, os.PathLike)):
         return read_workload(workload)
     jobs = list(workload)
     if not jobs or not all(isinstance(j, WorkloadJob) for j in jobs):
@@ -127,12 +165,16 @@ def simulate(
     policy_options : dict, optional
         Extra options of the Pollux policy adapter (see :class:`fastsched.sim.pollux.PolluxSimPolicy`).
     output : str, path or file object, optional
-        Write one JSON object per round (JSON lines).
-    progress : callable, optional
-        Called after each round as ``progress(completed_jobs, total_jobs, sim_time)``.
+        Write one JSON object per round (JSON lines). A path is written through a temporary
+        file in the same folder, renamed into place when the run completes; it may not be the
+        workload itself.
+    progress : bool or callable, optional
+        ``True``: a progress bar on stderr (when it is a terminal); a callable is called after
+        each round as ``progress(completed_jobs, total_jobs, sim_time)`` (and once with 0 before
+        the first round, once every check has passed); ``None``/``False``: nothing.
     max_time : int
         Simulated seconds after which the run stops (unfinished jobs keep
-        ``completion_time=None``).
+        ``completion_time=None`` and are listed in ``summary()["incomplete"]``).
 
     Returns
     -------
@@ -163,22 +205,21 @@ def simulate(
         max_nodes = V.check_int_scalar("max_nodes", max_nodes, low=nodes)
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     max_time = V.check_int_scalar("max_time", max_time, low=1)
+    progress, own_bar = _progress_callback(progress)
+    preflight.check_run(workload=workload, traces=traces if applications is None else None, output=output)
 
-    apps = _resolve_apps(traces, applications)
+    apps, profiles = _resolve_apps(traces, applications)
     wjobs = _resolve_workload(workload)
-    unknown = sorted({j.application for j in wjobs if j.application not in apps})
-    if unknown:
-        raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
 
+    if policy_options and policy != "pollux":
+        name = getattr(policy, "name", policy)
+        raise ValueError(f"policy_options apply to the pollux policy only; {name} takes none, got {policy_options!r}")
     options = dict(cfg.get("pollux", {}))
     options.update(policy_options or {})
     options["seed"] = seed
     pol = make_policy(policy, **options) if policy == "pollux" else make_policy(policy)
-    total = nodes * gpus
-    if pol.name == "tiresias":
-        too_big = [j.name for j in wjobs if j.num_replicas > total]
-        if too_big:
-            raise ValueError(f"job(s) {too_big[:5]} request more GPUs than the cluster has ({total})")
+    source = str(workload) if isinstance(workload, (str, os.PathLike)) else None
+    preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source)
     jobs = [Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application])) for w in wjobs]
 
     config = {
@@ -189,14 +230,17 @@ def simulate(
         "max_nodes": max_nodes,
         "seed": seed,
         "preset": preset,
+        "max_time": max_time,
+        "workload": "builtin" if workload is None else (source or f"{len(wjobs)} jobs given"),
+        "profiles": profiles,
     }
-    with contextlib.ExitStack() as stack:
-        log = None
-        if output is not None:
-            log = output if hasattr(output, "write") else stack.enter_context(open(output, "w"))
+    with _log_file(output) as log, contextlib.ExitStack() as stack:
+        if own_bar:
+            stack.callback(progress.close)
         cluster = Cluster(jobs, pol, nodes, gpus, interference=interference, max_nodes=max_nodes, log=log)
         t0 = time.perf_counter()
-        done = 0
+        if progress is not None:
+            progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
             if progress is not None:

@@ -17,7 +17,8 @@ any :func:`fastsched.sim.simulate` option
     ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of values to grid over
     (``policy_options`` is a dict, or a list of dicts).
 
-Everything is checked before any simulation runs; errors are ``ValueError`` naming the key.
+Everything is checked before any simulation runs (``policy_options`` by building the policy of
+every combination in the grid); errors are ``ValueError`` naming the key.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from fastsched.sim.preflight import check_traces_dir
 
 __all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
 
@@ -192,7 +195,7 @@ def _read_file(path: Path) -> dict:
     else:
         raise ValueError(f"{path}: unknown spec format {suffix!r} (use .json, .toml, .yaml or .yml)")
     try:
-        data = parse(path.read_text())
+        data = parse(path.read_text(encoding="utf-8-sig"))
     except Exception as exc:  # noqa: BLE001 - JSON / TOML / YAML parser errors
         raise ValueError(f"{path}: could not parse the spec: {exc}") from None
     if not isinstance(data, dict):
@@ -215,6 +218,8 @@ def _as_list(key, value, *, dict_is_scalar=False):
 
 
 def _check_int(key, v, low):
+    if isinstance(v, float) and not math.isfinite(v):
+        _fail(key, f"must hold integers, got {v!r}")
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and v != int(v)):
         _fail(key, f"must hold integers, got {v!r}")
     if int(v) < low:
@@ -249,6 +254,10 @@ def _check_values(key, values, base_dir):
             p = p if p.is_absolute() else base_dir / p
             if not p.is_dir():
                 _fail(key, f"names a trace folder that does not exist: {p}")
+            try:
+                check_traces_dir(p)
+            except ValueError as exc:
+                _fail(key, str(exc))
         elif key == "policy_options":
             if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
                 _fail(key, f"must be a mapping of option names to values (or a list of them), got {v!r}")
@@ -260,6 +269,25 @@ def _check_values(key, values, base_dir):
     if len({_canonical(v) for v in out}) != len(out):
         _fail(key, f"lists the same value twice: {values!r}")
     return out
+
+
+def _check_policy_options(grid) -> None:
+    """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
+    from fastsched.sim.api import PRESETS
+    from fastsched.sim.policies import make_policy
+
+    for preset in grid.get("preset", ["default"]):
+        for policy in grid.get("policy", [None]):
+            name = policy or PRESETS[preset]["policy"]
+            for opts in grid.get("policy_options", [{}]):
+                if not opts:
+                    continue
+                if name != "pollux":
+                    _fail("policy_options", f"apply to the pollux policy only; {name} takes none, got {opts!r}")
+                try:
+                    make_policy("pollux", **{**PRESETS[preset].get("pollux", {}), **opts, "seed": 0})
+                except (TypeError, ValueError) as exc:
+                    _fail("policy_options", f"{opts!r} is not valid for pollux (preset {preset!r}): {exc}")
 
 
 def load_spec(spec, *, base_dir=None) -> SweepSpec:
@@ -344,6 +372,7 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
         if key in raw:
             values = _as_list(key, raw[key], dict_is_scalar=key == "policy_options")
             grid[key] = _check_values(key, values, base)
+    _check_policy_options(grid)
     json_raw = json.loads(json.dumps(raw, default=str))
     return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw)
 

@@ -234,10 +234,10 @@ def _check_values(key, values, base_dir):
     out = []
     for v in values:
         if key == "policy":
-            if v not in POLICY_NAMES:
+            if not isinstance(v, str) or v not in POLICY_NAMES:
                 _fail(key, f"must be one of {list(POLICY_NAMES)}, got {v!r}")
         elif key == "preset":
-            if v not in PRESETS:
+            if not isinstance(v, str) or v not in PRESETS:
                 _fail(key, f"must be one of {sorted(PRESETS)}, got {v!r}")
         elif key in ("nodes", "gpus", "interval", "max_time"):
             v = _check_int(key, v, 1)
@@ -324,6 +324,17 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
     else:
         raise TypeError(f"spec must be a dict or a path to a spec file, got {type(spec).__name__}")
 
+    try:
+        return _validate(raw, base)
+    except ValueError as exc:
+        if isinstance(spec, (str, Path)):  # name the file, as the parse errors do
+            text = str(exc)
+            named = text.replace("sweep spec:", f"{Path(spec)}:", 1) if "sweep spec:" in text else f"{spec}: {text}"
+            raise ValueError(named) from None
+        raise
+
+
+def _validate(raw: dict, base: Path) -> SweepSpec:
     for key in raw:
         if key not in ALLOWED_KEYS:
             close = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)

@@ -205,6 +205,7 @@ def simulate(
         max_nodes = V.check_int_scalar("max_nodes", max_nodes, low=nodes)
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     max_time = V.check_int_scalar("max_time", max_time, low=1)
+    preflight.check_cluster(nodes, gpus, max_nodes, interval, max_time)
     progress, own_bar = _progress_callback(progress)
     preflight.check_run(workload=workload, traces=traces if applications is None else None, output=output)
 

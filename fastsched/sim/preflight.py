@@ -16,7 +16,20 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["check_output_path", "check_plot_path", "check_traces_dir", "check_jobs", "check_run", "PLOT_FORMATS"]
+__all__ = [
+    "check_output_path",
+    "check_plot_path",
+    "check_traces_dir",
+    "check_cluster",
+    "check_jobs",
+    "check_run",
+    "PLOT_FORMATS",
+    "MAX_GPUS",
+]
+
+#: Most GPUs a simulated cluster may have: the allocation timeline stores GPU counts as int16,
+#: and the policies walk every node each round.
+MAX_GPUS = 2**15 - 1
 
 #: File suffixes ``--plot`` accepts (formats every matplotlib backend install writes).
 PLOT_FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
@@ -152,6 +165,31 @@ def check_traces_dir(traces) -> Path:
             "unsuffixed placements.csv. Use a folder with one placements.csv and scalability.csv per application."
         )
     return p
+
+
+def check_cluster(nodes, gpus, max_nodes, interval, max_time) -> None:
+    """Check the cluster's size and the round length against the simulation's limits.
+
+    Raises
+    ------
+    ValueError
+        More than :data:`MAX_GPUS` GPUs (at the autoscaling bound too), or a scheduling
+        interval longer than ``max_time`` (no job could ever run).
+
+    Examples
+    --------
+    >>> check_cluster(16, 4, None, 60, 86400)
+    >>> check_cluster(10**9, 4, None, 60, 86400)
+    Traceback (most recent call last):
+    ...
+    ValueError: nodes x gpus = 4000000000 GPUs is more than the simulator's limit of 32767
+    """
+    biggest = max(nodes, max_nodes or 0)
+    if biggest * gpus > MAX_GPUS:
+        what = "max_nodes" if max_nodes and max_nodes > nodes else "nodes"
+        raise ValueError(f"{what} x gpus = {biggest * gpus} GPUs is more than the simulator's limit of {MAX_GPUS}")
+    if interval > max_time:
+        raise ValueError(f"interval ({interval} s) is longer than max_time ({max_time} s): no job would get time to run")
 
 
 def _atomic_batch(app, batch_size, replicas):

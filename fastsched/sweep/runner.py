@@ -104,10 +104,10 @@ def run_serial(spec, *, output_dir=None, resume=True, force=False, progress=Fals
 
     Examples
     --------
-    >>> spec = {"workloads": "builtin", "policy": "tiresias", "nodes": 2, "max_time": 600}
-    >>> result = run_serial(spec)  # doctest: +SKIP
-    >>> len(result.rows)  # doctest: +SKIP
-    1
+    >>> spec = {"workloads": "builtin", "policy": ["tiresias", "optimus"], "max_time": 3600}
+    >>> result = run_serial(spec)
+    >>> [(r["policy"], r["jobs"]) for r in result.rows]
+    [('tiresias', 48), ('optimus', 48)]
     """
     runs, columns, out, done = _prepare(spec, output_dir, resume, force)
     sink = _Sink(runs, done, columns, out, progress)

@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from fastsched import _firstrun
 from fastsched.cli import Interrupted
 from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
 from fastsched.sweep.spec import load_spec
@@ -68,6 +69,8 @@ def run(args) -> int:
     if not args.connect_timeout > 0:
         raise ValueError(f"--connect-timeout must be > 0, got {args.connect_timeout}")
     spec = load_spec(args.spec)
+    if not args.quiet:
+        _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after
     output = Path(args.output) if args.output else (spec.output_dir() or Path(Path(args.spec).stem + "-sweep"))
     common = {"output_dir": output, "resume": not args.no_resume, "force": args.force, "progress": not args.quiet}
     try:

@@ -171,6 +171,7 @@ def warmup(*, costmodel=True, stream=None) -> dict:
     >>> sorted(times)  # doctest: +SKIP
     ['simulate:optimus', 'simulate:pollux', 'simulate:tiresias']
     """
+    # Imported here: the simulator imports this module (through its progress bar) at start-up.
     from fastsched.sim.api import simulate
     from fastsched.sim.builtin import builtin_workload
 

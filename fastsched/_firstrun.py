@@ -146,7 +146,7 @@ def compile_notice(command="simulate", *, stream=None, packages=_SIM_PACKAGES) -
     return True
 
 
-def warmup(*, costmodel=True, stream=None) -> dict:
+def warmup(*, policies=("pollux", "tiresias", "optimus"), costmodel=True, stream=None) -> dict:
     """Compile (or load from numba's cache) every CPU kernel a command can use.
 
     Runs a tiny simulation under each policy (goodput model, fitting, the Pollux search and
@@ -155,6 +155,8 @@ def warmup(*, costmodel=True, stream=None) -> dict:
 
     Parameters
     ----------
+    policies : iterable of str
+        Simulator policies to run once.
     costmodel : bool
         Also compile the cost model's kernels.
     stream : file object, optional
@@ -177,7 +179,7 @@ def warmup(*, costmodel=True, stream=None) -> dict:
 
     jobs = [j for j in builtin_workload() if j.num_replicas <= 8][:2]
     out = {}
-    for policy in ("pollux", "tiresias", "optimus"):
+    for policy in policies:
         t0 = time.perf_counter()
         opts = {"pop_size": 8, "generations": 2} if policy == "pollux" else None
         simulate(jobs, policy=policy, nodes=2, gpus=4, seed=0, policy_options=opts, max_time=900)

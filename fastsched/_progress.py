@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from fastsched import _firstrun
 
-__all__ = ["progress_bar", "JobsBar"]
+__all__ = ["progress_bar", "JobsBar", "progress_callback"]
 
 
 def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqdm:
@@ -104,3 +104,29 @@ class JobsBar:
         """Finish the bar's line (idempotent)."""
         if self._bar is not None:
             self._bar.close()
+
+
+def progress_callback(progress):
+    """A ``progress`` argument as ``(callable or None, owned)``; ``owned`` bars are closed by the caller.
+
+    ``None``/``False``: nothing; ``True``: a :class:`JobsBar` on stderr; a callable: itself.
+
+    Examples
+    --------
+    >>> progress_callback(False)
+    (None, False)
+    >>> fn, owned = progress_callback(True)
+    >>> type(fn).__name__, owned
+    ('JobsBar', True)
+    >>> progress_callback("yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: progress must be a bool or a callable, got str
+    """
+    if progress is None or progress is False:
+        return None, False
+    if progress is True:
+        return JobsBar(), True
+    if not callable(progress):
+        raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
+    return progress, False

@@ -9,16 +9,15 @@ ends with jobs unfinished says so and exits with status 3 unless ``--allow-incom
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import math
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
+from fastsched._atomic import atomic_path
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.sim import preflight
@@ -123,18 +122,10 @@ def _check_paths(args) -> None:
 
 def _save_plot(result, path) -> None:
     """Draw through a temporary file of the same format, renamed into place."""
-    from fastsched.sim.plot import plot_result
+    from fastsched.sim.plot import plot_result  # needs matplotlib, an optional extra
 
-    p = Path(path).expanduser()
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent if str(p.parent) else ".")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         plot_result(result, tmp)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def run(args) -> int:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched._progress import JobsBar
+from fastsched._atomic import atomic_open
+from fastsched._progress import progress_callback
 from fastsched.sim import preflight
 from fastsched.sim.cluster import Cluster
 from fastsched.sim.job import Job
@@ -73,35 +73,12 @@ def _resolve_apps(traces, applications):
 
 @contextlib.contextmanager
 def _log_file(output):
-    """An open log: the caller's file object, or a temporary file renamed to ``output`` on success.
-
-    On any exception (a full disk, Ctrl-C) the temporary file is removed and an existing
-    ``output`` is left as it was.
-    """
+    """The caller's file object, or one written whole to the path ``output`` (see :mod:`fastsched._atomic`)."""
     if output is None or hasattr(output, "write"):
         yield output
-        return
-    path = Path(output).expanduser()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "w") as f:
+    else:
+        with atomic_open(output) as f:
             yield f
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _progress_callback(progress):
-    """``(callable or None, owned)``: ``False``/``None`` show nothing, ``True`` a bar of our own on stderr."""
-    if progress is None or progress is False:
-        return None, False
-    if progress is True:
-        return JobsBar(), True
-    if not callable(progress):
-        raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
-    return progress, False
 
 
 def _resolve_workload(workload):
@@ -206,7 +183,7 @@ def simulate(
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     max_time = V.check_int_scalar("max_time", max_time, low=1)
     preflight.check_cluster(nodes, gpus, max_nodes, interval, max_time)
-    progress, own_bar = _progress_callback(progress)
+    progress, own_bar = progress_callback(progress)
     preflight.check_run(workload=workload, traces=traces if applications is None else None, output=output)
 
     apps, profiles = _resolve_apps(traces, applications)

@@ -189,7 +189,9 @@ def check_cluster(nodes, gpus, max_nodes, interval, max_time) -> None:
         what = "max_nodes" if max_nodes and max_nodes > nodes else "nodes"
         raise ValueError(f"{what} x gpus = {biggest * gpus} GPUs is more than the simulator's limit of {MAX_GPUS}")
     if interval > max_time:
-        raise ValueError(f"interval ({interval} s) is longer than max_time ({max_time} s): no job would get time to run")
+        raise ValueError(
+            f"interval ({interval} s) is longer than max_time ({max_time} s): no job would get time to run"
+        )
 
 
 def _atomic_batch(app, batch_size, replicas):

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from fastsched._progress import progress_bar
+from fastsched.sim.api import PRESETS
 from fastsched.sweep import store
 from fastsched.sweep.client import client_for
 from fastsched.sweep.spec import GRID_KEYS, load_spec
@@ -73,6 +74,11 @@ class _Sink:
     def close(self):
         self.log.close()
         self.bar.close()
+
+
+def _policy_of(kwargs) -> str:
+    """The policy a run's ``simulate`` keyword arguments select (its own, or its preset's)."""
+    return kwargs.get("policy") or PRESETS[kwargs.get("preset") or "default"]["policy"]
 
 
 def _prepare(spec, output_dir, resume, force):
@@ -202,7 +208,7 @@ def run_sweep(
     with client_for(client, workers, timeout=connect_timeout) as c:
         if warm:
             register = getattr(c, "register_plugin", None) or c.register_worker_plugin
-            register(warm_plugin())
+            register(warm_plugin(sorted({_policy_of(r.kwargs) for r in todo})))
         sink = _Sink(runs, done, columns, out, progress)
         t0 = time.perf_counter()
         futures = {}

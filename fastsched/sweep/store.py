@@ -12,10 +12,10 @@ import contextlib
 import csv
 import io
 import json
-import os
 import tempfile
 from pathlib import Path
 
+from fastsched._atomic import atomic_open
 from fastsched.sweep.table import SweepResult, cell, row_header, summary_header
 
 __all__ = ["atomic_write", "write_tables", "load_done", "prepare_output", "RowLog", "LOG_NAME", "SWEEP_FILES"]
@@ -36,16 +36,8 @@ def atomic_write(path: Path, text: str) -> None:
     >>> p.read_text(), sorted(x.name for x in p.parent.iterdir())
     ('hello', ['a.txt'])
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as f:
+        f.write(text)
 
 
 def _csv_text(rows, header) -> str:

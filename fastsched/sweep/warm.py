@@ -10,7 +10,7 @@ from fastsched import _firstrun
 __all__ = ["warm_up", "warm_plugin"]
 
 
-def warm_up() -> float:
+def warm_up(policies=("pollux", "tiresias", "optimus")) -> float:
     """Compile (or load from numba's cache) the simulator's kernels with tiny simulations.
 
     Returns the seconds it took; failures are ignored (the first real task then compiles).
@@ -22,12 +22,12 @@ def warm_up() -> float:
     """
     t0 = time.perf_counter()
     with contextlib.suppress(Exception):  # best effort: a real task reports real errors
-        _firstrun.warmup(costmodel=False)
+        _firstrun.warmup(policies=policies, costmodel=False)
     return time.perf_counter() - t0
 
 
-def warm_plugin():
-    """A dask ``WorkerPlugin`` that runs :func:`warm_up` on each worker once, when it starts.
+def warm_plugin(policies=("pollux", "tiresias", "optimus")):
+    """A dask ``WorkerPlugin`` that runs :func:`warm_up` for ``policies`` on each worker once, when it starts.
 
     Examples
     --------
@@ -39,7 +39,10 @@ def warm_plugin():
     class SweepWarmUp(WorkerPlugin):
         name = "fastsched-sweep-warmup"
 
-        def setup(self, worker):
-            worker.fastsched_warmup_s = warm_up()
+        def __init__(self, policies):
+            self.policies = tuple(policies)
 
-    return SweepWarmUp()
+        def setup(self, worker):
+            worker.fastsched_warmup_s = warm_up(self.policies)
+
+    return SweepWarmUp(policies)

@@ -32,7 +32,7 @@ class CacheState:
     Attributes
     ----------
     kernels : int
-        Cached (``cache=True``) kernels found in the loaded ``fastsched`` modules.
+        Cached (``cache=True``) kernels found in the loaded modules of the packages inspected.
     cached : int
         Of which have an index numba would use (present, same source, same numba).
     cache_dirs : tuple of str
@@ -50,13 +50,14 @@ class CacheState:
         return self.kernels > 0 and self.cached == 0
 
 
-def _dispatchers():
+def _dispatchers(packages):
     try:
         from numba.core.dispatcher import Dispatcher
     except ImportError:  # pragma: no cover - numba is a dependency
         return
+    prefixes = tuple(packages)
     for name, module in list(sys.modules.items()):
-        if not name.startswith("fastsched") or module is None:
+        if module is None or not any(name == p or name.startswith(p + ".") for p in prefixes):
             continue
         for obj in list(vars(module).values()):
             if isinstance(obj, Dispatcher) and getattr(obj, "__module__", None) == name:
@@ -69,8 +70,9 @@ def cache_state(packages=_SIM_PACKAGES) -> CacheState:
     Parameters
     ----------
     packages : iterable of str
-        Packages to import first (their kernels, and those of every fastsched module already
-        loaded, are counted).
+        Packages whose kernels are counted (imported first; their submodules that are loaded
+        count too). Another command's kernels, e.g. the cost model's, do not make a simulation
+        warm.
 
     Returns
     -------
@@ -88,7 +90,7 @@ def cache_state(packages=_SIM_PACKAGES) -> CacheState:
         importlib.import_module(pkg)
     kernels = cached = 0
     dirs = []
-    for disp in _dispatchers():
+    for disp in _dispatchers(packages):
         cache = getattr(disp, "_cache", None)
         index = getattr(cache, "_cache_file", None)
         if index is None:

@@ -15,6 +15,8 @@ from fastsched._version import __version__
 
 __all__ = ["register", "info", "run_info", "run_warmup"]
 
+# Every package with CPU kernels (cuda's are compiled for the device, on first use).
+_ALL_PACKAGES = ("fastsched.goodput", "fastsched.policy", "fastsched.sim", "fastsched.costmodel")
 _PACKAGES = ("numpy", "scipy", "numba", "numba-cuda", "tqdm", "dask", "distributed", "matplotlib")
 
 
@@ -43,7 +45,7 @@ def info() -> dict:
     """
     from fastsched import cuda  # its probe initialises the driver: only when asked
 
-    state = _firstrun.cache_state()
+    state = _firstrun.cache_state(_ALL_PACKAGES)
     available = cuda.is_available()
     return {
         "fastsched": __version__,
@@ -105,7 +107,7 @@ def run_warmup(args) -> int:
     t0 = time.perf_counter()
     _firstrun.warmup(stream=stream)
     if stream is not None:
-        state = _firstrun.cache_state()
+        state = _firstrun.cache_state(_ALL_PACKAGES)
         stream.write(
             f"warm: {state.cached} of {state.kernels} kernels cached in {', '.join(state.cache_dirs) or '-'} "
             f"({time.perf_counter() - t0:.1f} s)\n"

@@ -27,6 +27,8 @@ from fastsched.goodput import _kernels
 _kernels.network_time(np.ones(7), False, 1.0)
 second = io.StringIO()
 print(_firstrun.compile_notice("simulate", stream=second), repr(second.getvalue()))
+# another area's kernels do not make this one warm
+print(_firstrun.cache_state(("fastsched.policy",)).cold, _firstrun.cache_state(("fastsched.goodput",)).cold)
 """
 
 
@@ -50,6 +52,7 @@ def test_notice_with_an_empty_cache(tmp_path):
     assert lines[1].startswith("fastsched: compiling kernels, first run only: about ") and " s " in lines[1]
     assert str(tmp_path / "cache") in lines[1]
     assert lines[2] == "False ''"
+    assert lines[3] == "True False"
 
 
 def test_notice_goes_to_stderr_before_the_run(tmp_path):

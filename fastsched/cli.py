@@ -31,6 +31,7 @@ __all__ = ["main", "build_parser", "Interrupted", "EXIT_BAD_INPUT", "EXIT_INTERR
 _COMMAND_MODULES = (
     "fastsched.sim._cli",
     "fastsched.costmodel._cli",
+    "fastsched.costmodel._plan_cli",
     "fastsched.sweep._cli",
     "fastsched._info_cli",
 )

@@ -82,16 +82,23 @@ def _policy_of(kwargs) -> str:
 
 
 def _prepare(spec, output_dir, resume, force):
+    """Validate everything (spec, output folder) without writing anything."""
     sweep = load_spec(spec)
     runs = sweep.runs()
     columns = ["workload", *[k for k in GRID_KEYS if k in sweep.grid]]
     out = Path(output_dir) if output_dir is not None else sweep.output_dir()
     if out is not None:
-        out = store.prepare_output(out, resume=resume, force=force)
-        store.atomic_write(out / "spec.json", json.dumps(sweep.raw, indent=1, sort_keys=True) + "\n")
+        out = store.check_output(out, resume=resume, force=force)
     ids = {r.run_id for r in runs}
-    done = {k: v for k, v in store.load_done(out).items() if k in ids} if resume else {}
-    return runs, columns, out, done
+    done = {k: v for k, v in store.load_done(out).items() if k in ids} if resume and out is not None else {}
+    return sweep, runs, columns, out, done
+
+
+def _open_output(sweep, out, resume):
+    """Create the output folder and record the spec: once the runs can start."""
+    if out is not None:
+        store.create_output(out, resume=resume)
+        store.atomic_write(out / "spec.json", json.dumps(sweep.raw, indent=1, sort_keys=True) + "\n")
 
 
 def _finish(runs, sink, columns, out, t0, skipped):
@@ -115,7 +122,8 @@ def run_serial(spec, *, output_dir=None, resume=True, force=False, progress=Fals
     >>> [(r["policy"], r["jobs"]) for r in result.rows]
     [('tiresias', 48), ('optimus', 48)]
     """
-    runs, columns, out, done = _prepare(spec, output_dir, resume, force)
+    sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
+    _open_output(sweep, out, resume)
     sink = _Sink(runs, done, columns, out, progress)
     t0 = time.perf_counter()
     try:
@@ -197,15 +205,17 @@ def run_sweep(
     >>> result = run_sweep(spec, workers=2, output_dir="out")  # doctest: +SKIP
     >>> [s["avg_jct_mean"] for s in result.summary]  # doctest: +SKIP
     """
-    runs, columns, out, done = _prepare(spec, output_dir, resume, force)
+    sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
     todo = [r for r in runs if r.run_id not in done]
     if not todo:  # everything was done by an earlier sweep: no cluster needed
+        _open_output(sweep, out, resume)
         sink = _Sink(runs, done, columns, out, progress)
         sink.close()
         return _finish(runs, sink, columns, out, time.perf_counter(), len(done))
     from distributed import as_completed  # optional dependency, checked by client_for
 
     with client_for(client, workers, timeout=connect_timeout) as c:
+        _open_output(sweep, out, resume)  # connected: nothing is written for a scheduler out of reach
         if warm:
             register = getattr(c, "register_plugin", None) or c.register_worker_plugin
             register(warm_plugin(sorted({_policy_of(r.kwargs) for r in todo})))

@@ -18,7 +18,16 @@ from pathlib import Path
 from fastsched._atomic import atomic_open
 from fastsched.sweep.table import SweepResult, cell, row_header, summary_header
 
-__all__ = ["atomic_write", "write_tables", "load_done", "prepare_output", "RowLog", "LOG_NAME", "SWEEP_FILES"]
+__all__ = [
+    "atomic_write",
+    "write_tables",
+    "load_done",
+    "check_output",
+    "create_output",
+    "RowLog",
+    "LOG_NAME",
+    "SWEEP_FILES",
+]
 
 LOG_NAME = "runs.jsonl"
 #: Files a sweep writes in its folder.
@@ -87,12 +96,13 @@ def load_done(out: Path | None) -> dict:
     return done
 
 
-def prepare_output(out, *, resume: bool, force: bool) -> Path:
-    """Check and create a sweep's output folder before any run.
+def check_output(out, *, resume: bool, force: bool) -> Path:
+    """Check a sweep's output folder before any run, without creating anything.
 
-    A folder that does not exist is created; an existing one must be a folder, and either
-    empty, or a sweep folder (resumed, or with ``force`` started afresh), or ``force`` must
-    be given. Starting afresh (``resume=False``) over logged runs also needs ``force``.
+    A folder that does not exist must be creatable (its nearest existing parent writable); an
+    existing one must be a folder, and either empty, or a sweep folder (resumed, or with
+    ``force`` started afresh), or ``force`` must be given. Starting afresh (``resume=False``)
+    over logged runs also needs ``force``.
 
     Raises
     ------
@@ -105,9 +115,11 @@ def prepare_output(out, *, resume: bool, force: bool) -> Path:
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "notes.txt").write_text("mine")
-    >>> prepare_output(d / "sweep", resume=True, force=False).name
+    >>> check_output(d / "sweep", resume=True, force=False).name
     'sweep'
-    >>> prepare_output(d / "notes.txt", resume=True, force=False)  # doctest: +ELLIPSIS
+    >>> (d / "sweep").exists()
+    False
+    >>> check_output(d / "notes.txt", resume=True, force=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: --output ...notes.txt is a file; a sweep writes a folder of tables
@@ -128,11 +140,28 @@ def prepare_output(out, *, resume: bool, force: bool) -> Path:
                 f"--output {out} holds results of an earlier sweep that --no-resume would discard; "
                 "use --force to discard them, or drop --no-resume to resume"
             )
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=out).close()
+        if not existing.is_dir():
+            raise NotADirectoryError(20, "not a folder", str(existing))
+        tempfile.TemporaryFile(dir=existing).close()
     except OSError as exc:
         raise ValueError(f"--output {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def create_output(out: Path, *, resume: bool) -> Path:
+    """Create a checked output folder (see :func:`check_output`); without ``resume``, drop its run log.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> create_output(pathlib.Path(tempfile.mkdtemp()) / "a" / "b", resume=True).is_dir()
+    True
+    """
+    out.mkdir(parents=True, exist_ok=True)
     if not resume:
         with contextlib.suppress(FileNotFoundError):
             (out / LOG_NAME).unlink()

@@ -164,8 +164,9 @@ def test_sweep_malformed_spec_names_the_file(tmp_path, capsys):
     assert "broken.json" in err
 
 
-def test_sweep_unreachable_scheduler_fails_fast(tmp_path, capsys):
+def test_sweep_unreachable_scheduler_fails_fast(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
+    monkeypatch.chdir(tmp_path)  # the default output folder, SPEC-sweep, would go here
     spec = _spec(tmp_path)
     t0 = time.perf_counter()
     rc = main(["sweep", spec, "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1", "-q"])
@@ -173,3 +174,4 @@ def test_sweep_unreachable_scheduler_fails_fast(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "cannot reach the dask scheduler" in err and err.count("\n") == 1
     assert elapsed < 15  # not dask's 30 s default
+    assert not (tmp_path / "spec-sweep").exists()  # nothing written for a sweep that never started

@@ -75,8 +75,19 @@ def register(subparsers) -> None:
     )
     p.add_argument("--policy", choices=POLICY_NAMES, help="scheduler (default: pollux)")
     p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
-    p.add_argument("--nodes", type=int, help="nodes in the cluster (default 16)")
+    p.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext, or a TOML/JSON file of node groups "
+        "(needs per-type --traces; exclusive with --nodes/--gpus)",
+    )
+    p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type (default 16)")
     p.add_argument("--gpus", type=int, help="GPUs per node (default 4)")
+    p.add_argument(
+        "--cap-replicas",
+        action="store_true",
+        help="lower GPU requests above the largest GPU type's size instead of failing",
+    )
     p.add_argument("--interval", type=int, help="scheduling interval in seconds (default 60)")
     p.add_argument("--interference", type=float, help="slowdown of co-located distributed jobs (default 0)")
     p.add_argument("--max-nodes", type=int, help="autoscaling: grow up to this many nodes")
@@ -110,6 +121,8 @@ def _clean(value):
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
     inputs = [args.workload] if args.workload else []
+    if args.traces and not args.cluster:
+        preflight.check_traces_dir(args.traces)  # per-GPU-type files without --cluster: refused
     if args.output:
         preflight.check_output_path(args.output, inputs=inputs, force=args.force, what="--output")
     if args.plot:
@@ -142,6 +155,8 @@ def run(args) -> int:
             preset=args.preset,
             nodes=args.nodes,
             gpus=args.gpus,
+            cluster=args.cluster,
+            cap_replicas=args.cap_replicas,
             interval=args.interval,
             interference=args.interference,
             max_nodes=args.max_nodes,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 __all__ = [
@@ -121,13 +122,15 @@ def check_plot_path(path, *, inputs=(), force=True) -> Path:
     return check_output_path(p, inputs=inputs, force=force, what="--plot")
 
 
-def check_traces_dir(traces) -> Path:
+def check_traces_dir(traces, *, per_type="error") -> Path:
     """Check a traces folder: it exists and follows this simulator's layout.
 
     The simulator reads one ``placements.csv`` and one ``scalability.csv`` per application.
     A folder from a heterogeneous-cluster study also holds per-GPU-type files
-    (``placements-<type>.csv``); reading its unsuffixed files would silently simulate one GPU
-    type, so such a folder is refused with the list of types found.
+    (``placements-<type>.csv``); reading its unsuffixed files simulates one GPU type, so such a
+    folder is refused with the list of types found (``per_type="error"``, the command line
+    without ``--cluster``), or read with a ``UserWarning`` saying so (``per_type="warn"``,
+    the Python API).
 
     Raises
     ------
@@ -158,11 +161,20 @@ def check_traces_dir(traces) -> Path:
         if sub.is_dir():
             for f in sub.glob("placements-*.csv"):
                 types.add(f.stem.split("-", 1)[1])
-    if types:
+    if types and per_type == "warn":
+        warnings.warn(
+            f"traces {p} holds per-GPU-type trace files (GPU types {', '.join(sorted(types))}); on a cluster "
+            "without GPU types only the unsuffixed placements.csv / scalability.csv are read (pass cluster= "
+            "to simulate the types)",
+            UserWarning,
+            stacklevel=3,
+        )
+    elif types:
         raise ValueError(
             f"traces {p}: per-GPU-type trace files (GPU types {', '.join(sorted(types))}) from a "
-            "heterogeneous-cluster study; this simulator models one GPU type and would read only the "
-            "unsuffixed placements.csv. Use a folder with one placements.csv and scalability.csv per application."
+            "heterogeneous-cluster study; without --cluster only the unsuffixed placements.csv would be read. "
+            "Give --cluster (e.g. 4xrtx) to simulate GPU types, or a folder with one placements.csv and "
+            "scalability.csv per application."
         )
     return p
 
@@ -285,7 +297,8 @@ def check_run(*, workload=None, traces=None, output=None) -> None:
     """The path checks of one :func:`~fastsched.sim.simulate` call, before anything is read.
 
     ``output`` may be a path or an open file (not checked); an existing output file is
-    replaced (the command line refuses it without ``--force`` first).
+    replaced (the command line refuses it without ``--force`` first). A traces folder with
+    per-GPU-type files gives a ``UserWarning`` (see :func:`check_traces_dir`).
 
     Examples
     --------
@@ -304,7 +317,7 @@ def check_run(*, workload=None, traces=None, output=None) -> None:
         if not wp.is_file():
             raise FileNotFoundError(f"workload file not found: {wp}")
     if traces is not None:
-        check_traces_dir(traces)
+        check_traces_dir(traces, per_type="warn")
     if isinstance(output, (str, os.PathLike)):
         inputs = [workload] if isinstance(workload, (str, os.PathLike)) else []
         check_output_path(output, inputs=inputs, force=True)

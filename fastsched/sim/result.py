@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastsched.sim.metrics import compute_metrics
+
 __all__ = ["JobRecord", "SimulationResult"]
 
 
@@ -25,6 +27,8 @@ class JobRecord:
         GPU-seconds held.
     epochs : int
         Epochs finished.
+    gpu_seconds_by_type : dict of str -> float, optional
+        GPU-seconds held per GPU type (typed clusters; ``None``: all on one type).
     """
 
     name: str
@@ -34,6 +38,7 @@ class JobRecord:
     num_restarts: int
     attained_service: float
     epochs: int
+    gpu_seconds_by_type: dict | None = None
 
     @property
     def jct(self) -> float | None:
@@ -186,6 +191,7 @@ class SimulationResult:
             "wall_s": self.wall_s,
             "policy_s": self.policy_s,
         }
+        out.update(compute_metrics(self))  # the field's metrics (fastsched.sim.metrics.METRIC_KEYS)
         for k, v in self.config.items():
             out.setdefault(k, v)
         return out
@@ -218,12 +224,18 @@ class SimulationResult:
                 return "- (no job completed)"
             return f"{x:,.1f} s ({x / 3600:.2f} h)"
 
+        def num(x, fmt):
+            return "-" if x is None or not np.isfinite(x) else fmt.format(x)
+
         rows = [("policy", s["policy"])]
         for key, label in (("workload", "workload"), ("profiles", "profiles")):
             if key in self.config:
                 rows.append((label, str(self.config[key])))
         rows += [
-            ("cluster", f"{self.config.get('nodes')} nodes x {self.config.get('gpus')} GPUs"),
+            (
+                "cluster",
+                self.config.get("cluster") or f"{self.config.get('nodes')} nodes x {self.config.get('gpus')} GPUs",
+            ),
             ("jobs completed", f"{s['completed']} / {s['jobs']}"),
         ]
         if s["incomplete"]:
@@ -233,7 +245,23 @@ class SimulationResult:
             ("average JCT", hours(s["avg_jct"])),
             ("p99 JCT", hours(s["p99_jct"])),
             ("makespan", hours(s["makespan"])),
-            ("GPU utilization", "-" if not np.isfinite(util) else f"{100 * util:.1f} %"),
+            ("median JCT", hours(s["p50_jct"])),
+            ("GPU utilization", num(100 * util, "{:.1f} %")),
+            ("GPU-hours per job", num(s["gpu_hours_per_job"], "{:.3f} h")),
+            ("  by GPU type", ", ".join(f"{t} {v:.3f} h" for t, v in s["gpu_hours_by_type"].items()) or "-"),
+            ("restarts per job", num(s["restarts_per_job"], "{:.2f}")),
+            (
+                "contention",
+                "-"
+                if not np.isfinite(s["contention_mean"])
+                else f"mean {s['contention_mean']:.1f}, max {s['contention_max']:.0f} jobs",
+            ),
+            (
+                "finish-time fairness",
+                "-"
+                if not np.isfinite(s["ftf_worst"])
+                else f"worst {s['ftf_worst']:.2f}, {100 * s['ftf_unfair_fraction']:.1f} % above 1.05",
+            ),
             ("restarts", f"{s['restarts']}"),
             ("rounds", f"{s['rounds']} x {self.config.get('interval')} s"),
             ("wall time", f"{s['wall_s']:.2f} s (policy {s['policy_s']:.2f} s)"),

@@ -3,7 +3,7 @@
 ``name, time, application, num_replicas, batch_size``: one row per job with a unique name,
 its submission time in seconds from the simulation start, the application it runs and the
 user-requested GPU count and total batch size (used by the Tiresias and Optimus baselines).
-Submission times may be fractional (seconds); the other numbers are integers. Every error
+Submission times may be fractional (rounded up to whole seconds); the other numbers are integers. Every error
 names the file, the line and the column (``path:line:column: ...``).
 """
 
@@ -19,6 +19,8 @@ __all__ = ["WorkloadJob", "read_workload", "write_workload", "WORKLOAD_COLUMNS"]
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
 # Larger sizes are typing mistakes; the bound keeps them in the kernels' 32-bit integers.
 _MAX_SIZE = 2**31 - 1
+#: Values of the optional ``category`` column.
+CATEGORIES = ("adaptive", "scale-gpus", "rigid")
 
 
 @dataclass(frozen=True)
@@ -29,21 +31,26 @@ class WorkloadJob:
     ----------
     name : str
         Unique job name.
-    time : int or float
-        Submission time in seconds from the simulation start (>= 0); an ``int`` when whole.
+    time : int
+        Submission time in whole seconds from the simulation start (>= 0; fractional times in
+        a CSV are rounded up).
     application : str
         Name of the application model the job runs.
     num_replicas : int
         Requested GPU count (>= 1).
     batch_size : int
         Requested total batch size (>= 1).
+    category : str, optional
+        ``adaptive``, ``scale-gpus`` or ``rigid`` (the Sia workloads' optional column);
+        ``None`` when absent.
     """
 
     name: str
-    time: int | float
+    time: int
     application: str
     num_replicas: int
     batch_size: int
+    category: str | None = None
 
 
 def _number(value: str, what: str, where: str, *, integer: bool) -> int | float:
@@ -53,7 +60,7 @@ def _number(value: str, what: str, where: str, *, integer: bool) -> int | float:
     except ValueError:
         raise ValueError(f"{where}: {what} must be a number, got {value!r}") from None
     if not math.isfinite(f):
-        raise ValueError(f"{where}: {what} must be a finite number, got {value.strip()!r}")
+        raise ValueError(f"{where}: {what} must be finite, got {value.strip()!r}")
     if f == int(f):
         return int(f)
     if integer:
@@ -92,13 +99,13 @@ def read_workload(path) -> list[WorkloadJob]:
     ...     "name,time,application,num_replicas,batch_size\\n"
     ...     "a,0,cifar10,1,128\\nb,30.5,ncf,1,32768\\n")
     >>> [(j.name, j.time) for j in read_workload(folder / "w.csv")]
-    [('a', 0), ('b', 30.5)]
+    [('a', 0), ('b', 31)]
     >>> _ = (folder / "bad.csv").write_text(
     ...     "name,time,application,num_replicas,batch_size\\na,nan,cifar10,1,128\\n")
     >>> read_workload(folder / "bad.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ...bad.csv:2:2: time must be a finite number, got 'nan'
+    ValueError: ...bad.csv:2:2: time must be finite, got 'nan'
     """
     path = Path(path)
     if not path.is_file():
@@ -125,6 +132,7 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
             f"{path}:1: missing column(s) {missing}; a workload needs {list(WORKLOAD_COLUMNS)}, found {header}"
         )
     col = {c: header.index(c) for c in WORKLOAD_COLUMNS}
+    cat_col = header.index("category") if "category" in header else None
     jobs = []
     seen = set()
     for row in reader:
@@ -143,9 +151,11 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
         if name in seen:
             raise ValueError(f"{at('name')}: duplicate job name {name!r}")
         seen.add(name)
-        time = _number(row[col["time"]], "time", at("time"), integer=False)
-        if time < 0:
-            raise ValueError(f"{at('time')}: time must be >= 0, got {time}")
+        # Fractional times (the Sia traces' newtrace) round up: the simulator's clock is integral
+        # and a job cannot start before it arrives.
+        arrival = _number(row[col["time"]], "time", at("time"), integer=False)
+        if arrival < 0:
+            raise ValueError(f"{at('time')}: time must be >= 0, got {arrival}")
         application = row[col["application"]].strip()
         if not application:
             raise ValueError(f"{at('application')}: empty application name")
@@ -156,7 +166,15 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
                 raise ValueError(f"{at(c)}: {c} must be >= 1, got {sizes[c]}")
             if sizes[c] > _MAX_SIZE:
                 raise ValueError(f"{at(c)}: {c} must be <= {_MAX_SIZE}, got {sizes[c]}")
-        jobs.append(WorkloadJob(name, time, application, sizes["num_replicas"], sizes["batch_size"]))
+        category = None
+        if cat_col is not None and cat_col < len(row) and row[cat_col].strip():
+            category = row[cat_col].strip()
+            if category not in CATEGORIES:
+                raise ValueError(
+                    f"{path}:{lineno}:{cat_col + 1}: category must be one of {list(CATEGORIES)}, got {category!r}"
+                )
+        time = math.ceil(arrival)
+        jobs.append(WorkloadJob(name, time, application, sizes["num_replicas"], sizes["batch_size"], category))
     if not jobs:
         raise ValueError(f"{path}: the workload has no jobs")
     return jobs
@@ -171,7 +189,7 @@ def write_workload(jobs, path) -> None:
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
     >>> write_workload([WorkloadJob("a", 0, "cifar10", 2, 256)], p)
     >>> read_workload(p)
-    [WorkloadJob(name='a', time=0, application='cifar10', num_replicas=2, batch_size=256)]
+    [WorkloadJob(name='a', time=0, application='cifar10', num_replicas=2, batch_size=256, category=None)]
     """
     with open(path, "w", newline="") as f:
         w = csv.writer(f)

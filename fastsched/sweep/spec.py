@@ -13,9 +13,10 @@ A spec is a mapping (a Python dict, or a JSON / TOML / YAML file holding one):
 ``output``
     Default output folder (relative paths resolved like the workloads).
 any :func:`fastsched.sim.simulate` option
-    ``policy``, ``preset``, ``traces``, ``nodes``, ``gpus``, ``interval``, ``interference``,
-    ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of values to grid over
-    (``policy_options`` is a dict, or a list of dicts).
+    ``policy``, ``preset``, ``traces``, ``cluster``, ``nodes``, ``gpus``, ``interval``,
+    ``interference``, ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of
+    values to grid over (``policy_options`` is a dict, or a list of dicts; ``cluster`` a spec
+    such as ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON node-group file).
 
 Everything is checked before any simulation runs (``policy_options`` by building the policy of
 every combination in the grid); errors are ``ValueError`` naming the key.
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim.cluster_spec import parse_cluster
 from fastsched.sim.preflight import check_traces_dir
 
 __all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
@@ -43,6 +45,7 @@ GRID_KEYS = (
     "policy",
     "preset",
     "traces",
+    "cluster",
     "nodes",
     "gpus",
     "interval",
@@ -227,7 +230,7 @@ def _check_int(key, v, low):
     return int(v)
 
 
-def _check_values(key, values, base_dir):
+def _check_values(key, values, base_dir, *, typed=False):
     from fastsched.sim.api import PRESETS
     from fastsched.sim.policies import POLICY_NAMES
 
@@ -254,9 +257,20 @@ def _check_values(key, values, base_dir):
             p = p if p.is_absolute() else base_dir / p
             if not p.is_dir():
                 _fail(key, f"names a trace folder that does not exist: {p}")
+            if not typed:  # a typed cluster reads per-GPU-type traces on purpose
+                try:
+                    check_traces_dir(p)
+                except ValueError as exc:
+                    _fail(key, str(exc))
+        elif key == "cluster":
+            if not isinstance(v, str):
+                _fail(key, f"must be a cluster spec string or file path, got {v!r}")
+            if v.lower().endswith((".toml", ".json")):
+                p = Path(v).expanduser()
+                v = str(p if p.is_absolute() else base_dir / p)
             try:
-                check_traces_dir(p)
-            except ValueError as exc:
+                parse_cluster(v)
+            except (ValueError, FileNotFoundError) as exc:
                 _fail(key, str(exc))
         elif key == "policy_options":
             if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
@@ -274,7 +288,7 @@ def _check_values(key, values, base_dir):
 def _check_policy_options(grid) -> None:
     """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
     from fastsched.sim.api import PRESETS
-    from fastsched.sim.policies import make_policy
+    from fastsched.sim.policies import POLICY_OPTIONS, make_policy
 
     for preset in grid.get("preset", ["default"]):
         for policy in grid.get("policy", [None]):
@@ -282,12 +296,13 @@ def _check_policy_options(grid) -> None:
             for opts in grid.get("policy_options", [{}]):
                 if not opts:
                     continue
-                if name != "pollux":
-                    _fail("policy_options", f"apply to the pollux policy only; {name} takes none, got {opts!r}")
+                if name not in POLICY_OPTIONS:
+                    _fail("policy_options", f"apply to {list(POLICY_OPTIONS)} only; {name} takes none, got {opts!r}")
+                seed = {"seed": 0} if name == "pollux" else {}
                 try:
-                    make_policy("pollux", **{**PRESETS[preset].get("pollux", {}), **opts, "seed": 0})
+                    make_policy(name, **{**PRESETS[preset].get(name, {}), **opts, **seed})
                 except (TypeError, ValueError) as exc:
-                    _fail("policy_options", f"{opts!r} is not valid for pollux (preset {preset!r}): {exc}")
+                    _fail("policy_options", f"{opts!r} is not valid for {name} (preset {preset!r}): {exc}")
 
 
 def load_spec(spec, *, base_dir=None) -> SweepSpec:
@@ -378,11 +393,16 @@ def _validate(raw: dict, base: Path) -> SweepSpec:
     if output is not None and not isinstance(output, str):
         _fail("output", f"must be a folder path, got {output!r}")
 
+    from fastsched.sim.api import PRESETS
+
+    presets = raw.get("preset", [])
+    presets = presets if isinstance(presets, list) else [presets]
+    typed = "cluster" in raw or any(isinstance(p, str) and PRESETS.get(p, {}).get("cluster") for p in presets)
     grid = {}
     for key in GRID_KEYS:
         if key in raw:
             values = _as_list(key, raw[key], dict_is_scalar=key == "policy_options")
-            grid[key] = _check_values(key, values, base)
+            grid[key] = _check_values(key, values, base, typed=typed)
     _check_policy_options(grid)
     json_raw = json.loads(json.dumps(raw, default=str))
     return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw)

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastsched.sweep.spec import RunConfig
-from fastsched.sweep.task import METRICS
+from fastsched.sweep.task import FIELD_METRICS, METRICS
 
 __all__ = ["SweepResult", "make_row", "summarize", "cell", "SUMMARY_METRICS", "row_header", "summary_header"]
 
 #: Figures aggregated in ``summary.csv`` (mean and standard deviation over repetitions).
-SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s")
+SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s", *FIELD_METRICS)
 
 
 def cell(v) -> str:

@@ -8,8 +8,18 @@ from pathlib import Path
 
 from fastsched.sweep.spec import clean_number
 
-__all__ = ["run_task", "row_figures", "METRICS", "COUNTS"]
+__all__ = ["run_task", "row_figures", "METRICS", "FIELD_METRICS", "COUNTS"]
 
+#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study).
+FIELD_METRICS = (
+    "p50_jct",
+    "gpu_hours_per_job",
+    "restarts_per_job",
+    "contention_mean",
+    "contention_max",
+    "ftf_worst",
+    "ftf_unfair_fraction",
+)
 #: Per-run figures taken from ``SimulationResult.summary()``.
 METRICS = (
     "avg_jct",
@@ -22,6 +32,7 @@ METRICS = (
     "restarts",
     "rounds",
     "profiles",
+    *FIELD_METRICS,
 )
 #: Of which integer counts.
 COUNTS = ("jobs", "completed", "restarts", "rounds")

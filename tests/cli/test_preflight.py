@@ -92,3 +92,10 @@ def test_traces_file_is_refused(tmp_path):
     f.write_text("")
     with pytest.raises(ValueError, match="is a file"):
         check_traces_dir(f)
+
+
+def test_per_gpu_type_traces_warn_in_the_api(shared_dir):
+    from fastsched.sim.preflight import check_run
+
+    with pytest.warns(UserWarning, match="per-GPU-type"):
+        check_run(traces=shared_dir / "sia-traces" / "traces")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fastsched.sim import simulate
-from fastsched.sim.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.cluster import placement_of
+from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.workload import WorkloadJob
 
 from .test_job import ConstApp

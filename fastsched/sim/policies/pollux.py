@@ -34,7 +34,9 @@ import math
 
 import numpy as np
 
-from fastsched.sim.policies import SimPolicy
+from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+from fastsched.sim.policies._placement import keep_majority_type
+from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["PolluxSimPolicy", "RebasedSpeedup", "LinearSpeedup"]
 
@@ -113,6 +115,9 @@ class PolluxSimPolicy(SimPolicy):
     """
 
     name = "pollux"
+    # On several GPU types: one merged profile per job, mixed allocations trimmed to their
+    # majority type (Pollux in Sia's comparison).
+    heterogeneity_unaware = True
 
     def __init__(
         self,
@@ -125,10 +130,6 @@ class PolluxSimPolicy(SimPolicy):
         placeholders=True,
         **policy_options,
     ):
-        try:
-            from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
-        except ImportError as exc:  # pragma: no cover - the policy ships with fastsched
-            raise ImportError(f"the pollux policy is unavailable: {exc}") from exc
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {list(VARIANTS)}, got {variant!r}")
         self.variant = variant
@@ -206,7 +207,10 @@ class PolluxSimPolicy(SimPolicy):
                 creation_timestamp=order,
                 min_replicas=0,
                 max_replicas=self._max_replicas(job),
-                preemptible=True,
+                # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
+                # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
+                # every round would never train.
+                preemptible=not (self.cluster is not None and job.rescale_time > 0 and bool(allocations.get(job.name))),
                 restart_penalty=1.0 - self.restart_factor(now, job) if self.per_job_penalty else None,
             )
         node_infos = {k: self._NodeInfo({"nvidia.com/gpu": g}, preemptible=False) for k, g in nodes.items()}
@@ -215,4 +219,6 @@ class PolluxSimPolicy(SimPolicy):
         template = next(iter(node_infos.values())) if self.placeholders else None
         new, desired = self.policy.optimize(infos, node_infos, allocations, template)
         self._desired = desired
+        if self.cluster is not None and not self.cluster.is_homogeneous:
+            return keep_majority_type(new, self.cluster.node_types)
         return {k: list(v) for k, v in new.items()}

@@ -172,7 +172,8 @@ class SimulationResult:
         --------
         >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="tiresias",
         ...                      config={"interval": 60, "workload": "w.csv"}, times=np.array([60, 600]),
-        ...                      used_gpus=np.array([1, 1]), total_gpus=np.array([4, 4]))
+        ...                      used_gpus=np.array([1, 1]), total_gpus=np.array([4, 4]),
+        ...                      active_jobs=np.array([1, 1]), allocations=np.ones((2, 1), np.int16))
         >>> s = r.summary()
         >>> s["completed"], s["jobs"], s["incomplete"], s["avg_jct"], s["workload"]
         (1, 1, {}, 600.0, 'w.csv')
@@ -203,19 +204,26 @@ class SimulationResult:
         --------
         >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 900, None, 0, 0.0, 0)], policy="tiresias",
         ...                      config={"interval": 60}, times=np.array([60, 600]),
-        ...                      used_gpus=np.array([0, 0]), total_gpus=np.array([4, 4]))
+        ...                      used_gpus=np.array([0, 0]), total_gpus=np.array([4, 4]),
+        ...                      active_jobs=np.array([1, 1]), allocations=np.ones((2, 1), np.int16))
         >>> print(r.table())  # doctest: +NORMALIZE_WHITESPACE
-        policy           tiresias
-        cluster          None nodes x None GPUs
-        jobs completed   0 / 1
-        not completed    1 arrived after the end
-        average JCT      - (no job completed)
-        p99 JCT          - (no job completed)
-        makespan         - (no job completed)
-        GPU utilization  -
-        restarts         0
-        rounds           2 x 60 s
-        wall time        0.00 s (policy 0.00 s)
+        policy                tiresias
+        cluster               None nodes x None GPUs
+        jobs completed        0 / 1
+        not completed         1 arrived after the end
+        average JCT           - (no job completed)
+        p99 JCT               - (no job completed)
+        makespan              - (no job completed)
+        median JCT            - (no job completed)
+        GPU utilization       -
+        GPU-hours per job     0.000 h
+          by GPU type         -
+        restarts per job      0.00
+        contention            mean 1.0, max 1 jobs
+        finish-time fairness  -
+        restarts              0
+        rounds                2 x 60 s
+        wall time             0.00 s (policy 0.00 s)
         """
         s = self.summary()
 

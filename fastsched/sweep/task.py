@@ -43,9 +43,10 @@ def row_figures(summary: dict) -> dict:
 
     Examples
     --------
-    >>> row = row_figures({"avg_jct": float("nan"), "p99_jct": 1.0, "makespan": 2.0, "gpu_utilization": 0.5,
-    ...                    "jobs": 2, "completed": 0, "incomplete": {"running at the end": 2}, "restarts": 0,
-    ...                    "rounds": 3, "profiles": "builtin"})
+    >>> summary = {"avg_jct": float("nan"), "p99_jct": 1.0, "makespan": 2.0, "gpu_utilization": 0.5, "jobs": 2,
+    ...            "completed": 0, "incomplete": {"running at the end": 2}, "restarts": 0, "rounds": 3,
+    ...            "profiles": "builtin", **dict.fromkeys(FIELD_METRICS, 0.0)}
+    >>> row = row_figures(summary)
     >>> row["avg_jct"], row["completed"], row["incomplete"]
     (None, 0, {'running at the end': 2})
     """

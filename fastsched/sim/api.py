@@ -5,12 +5,16 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 
 from fastsched import _validate as V
+from fastsched._atomic import atomic_open
+from fastsched._progress import progress_callback
+from fastsched.sim import preflight
 from fastsched.sim.builtin import builtin_applications, builtin_workload
 from fastsched.sim.cluster import Cluster
 from fastsched.sim.cluster_spec import DEFAULT_TYPE, homogeneous_cluster, parse_cluster
@@ -30,16 +34,15 @@ from fastsched.sim.workload import WorkloadJob, read_workload
 __all__ = ["simulate", "PRESETS"]
 
 #: Named configurations. ``osdi21`` is the published simulator study of the Pollux paper
-#: (16 nodes x 4 GPUs, 60 s interval, the research Pollux objective: fairness power mean
-#: p = -1 of speedups re-based at the fair share, multiplicative restart penalty,
-#: interference avoidance, at most 16 nodes per job). Its restart factor is applied as one
-#: penalty per round (the allocated jobs' GPU-weighted mean factor).
-#: ``osdi21-exact`` is the paper's objective term for term (each job's own restart factor,
-#: power mean of ``S_j + 1e-3``, no autoscaling placeholders so ``S_j = speedup / 4``); its
-#: JCT falls with a longer search, so its gap to the paper is where our GA and pymoo's land
-#: on that rugged objective, not the objective itself.
-#: How close each preset comes to the paper's figures is measured, not promised here:
-#: ``benchmarks/RESULTS.md`` and ``benchmarks/results/sim.md``.
+#: (16 nodes x 4 GPUs, 60 s interval), with the research Pollux objective term for term
+#: (SIMULATOR.md 6.5): power mean p = -1 of ``S_j + 1e-3``, speedups re-based at the fair
+#: share, each job's own multiplicative restart factor ``max(age - 30 restarts, 0) / (age +
+#: 30)`` when its allocation changes, no autoscaling placeholders (the paper's cluster is
+#: fixed), interference avoidance, at most 16 nodes per job. The earlier default applied one
+#: GPU-weighted mean restart factor to all jobs instead (``restart_penalty="osdi21-global"``,
+#: still an option): a compensation for a weaker search that the paper does not have.
+#: ``osdi21-exact`` is kept as a name for the same configuration. How close the presets come
+#: to the paper's figures is measured, not promised here: ``benchmarks/results/sim.md``.
 PRESETS = {
     "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
     "osdi21": {
@@ -48,7 +51,7 @@ PRESETS = {
         "interval": 60,
         "interference": 0.0,
         "policy": "pollux",
-        "pollux": {"variant": "osdi21"},
+        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
     },
     "osdi21-exact": {
         "nodes": 16,
@@ -111,10 +114,29 @@ def _resolve_apps(traces, applications):
     return builtin_applications()
 
 
+def _profiles_source(traces, applications) -> str:
+    """Where the application profiles come from: ``"applications"``, a traces folder, ``"builtin"``."""
+    if applications is not None:
+        return "applications"
+    if traces is not None:
+        return str(Path(traces).expanduser().resolve())
+    return "builtin"
+
+
+@contextlib.contextmanager
+def _log_file(output):
+    """The caller's file object, or one written whole to the path ``output`` (see :mod:`fastsched._atomic`)."""
+    if output is None or hasattr(output, "write"):
+        yield output
+    else:
+        with atomic_open(output) as f:
+            yield f
+
+
 def _resolve_workload(workload):
     if workload is None:
         return builtin_workload()
-    if isinstance(workload, (str, Path)):
+    if isinstance(workload, (str, os.PathLike)):
         return read_workload(workload)
     jobs = list(workload)
     if not jobs or not all(isinstance(j, WorkloadJob) for j in jobs):
@@ -173,12 +195,16 @@ def simulate(
         Extra options of the Pollux policy adapter (see :class:`fastsched.sim.policies.pollux.PolluxSimPolicy`).
     output : str, path or file object, optional
         Write one JSON object per round (JSON lines), then one ``{"summary": {...}}`` line
-        with :meth:`SimulationResult.summary` (the metrics included).
-    progress : callable, optional
-        Called after each round as ``progress(completed_jobs, total_jobs, sim_time)``.
+        with :meth:`SimulationResult.summary` (the metrics included). A path is written through
+        a temporary file in the same folder, renamed into place when the run completes; it may
+        not be the workload itself.
+    progress : bool or callable, optional
+        ``True``: a progress bar on stderr (when it is a terminal); a callable is called after
+        each round as ``progress(completed_jobs, total_jobs, sim_time)`` (and once with 0 before
+        the first round, once every check has passed); ``None``/``False``: nothing.
     max_time : int
         Simulated seconds after which the run stops (unfinished jobs keep
-        ``completion_time=None``).
+        ``completion_time=None`` and are listed in ``summary()["incomplete"]``).
     cluster : str, path or ClusterSpec, optional
         Nodes of named GPU types, e.g. ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON file (see
         :func:`~fastsched.sim.cluster_spec.parse_cluster`); needs per-type ``traces`` (the Sia
@@ -206,6 +232,10 @@ def simulate(
         V.check_choice("policy", policy, POLICY_NAMES)
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     pol_name = policy.name if isinstance(policy, SimPolicy) else policy
+    if policy_options and pol_name not in POLICY_OPTIONS:
+        raise ValueError(
+            f"policy_options apply to {list(POLICY_OPTIONS)} only; {pol_name} takes none, got {policy_options!r}"
+        )
     options = dict(cfg.get(pol_name, {}))
     options.update(policy_options or {})
     if pol_name == "pollux":
@@ -233,15 +263,23 @@ def simulate(
     if max_nodes is not None:
         max_nodes = V.check_int_scalar("max_nodes", max_nodes, low=nodes)
     max_time = V.check_int_scalar("max_time", max_time, low=1)
+    preflight.check_cluster(nodes, gpus, max_nodes, interval, max_time)
+    progress, own_bar = progress_callback(progress)
+    # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
+    layout_checked = traces if applications is None and spec is None else None
+    preflight.check_run(workload=workload, traces=layout_checked, output=output)
 
     wjobs = _resolve_workload(workload)
+    profiles = _profiles_source(traces, applications)
+    source = str(workload) if isinstance(workload, (str, os.PathLike)) else None
     if spec is not None:
         apps = resolve_hetero_applications(traces, applications, spec, [j.application for j in wjobs])
+        unknown = sorted({j.application for j in wjobs if j.application not in apps})
+        if unknown:
+            raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
     else:
         apps = _resolve_apps(traces, applications)
-    unknown = sorted({j.application for j in wjobs if j.application not in apps})
-    if unknown:
-        raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
+        preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source)
     if spec is None and pol.needs_gpu_types:
         # A policy built for GPU types on a plain cluster: one type, named "gpu".
         spec = homogeneous_cluster(nodes, gpus)
@@ -260,11 +298,6 @@ def simulate(
             slowdowns=SIA_SLOWDOWNS if study else None,
         )
     else:
-        total = nodes * gpus
-        if pol.name == "tiresias":
-            too_big = [j.name for j in wjobs if j.num_replicas > total]
-            if too_big:
-                raise ValueError(f"job(s) {too_big[:5]} request more GPUs than the cluster has ({total})")
         jobs = [Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application])) for w in wjobs]
 
     config = {
@@ -275,19 +308,22 @@ def simulate(
         "max_nodes": max_nodes,
         "seed": seed,
         "preset": preset,
+        "max_time": max_time,
+        "workload": "builtin" if workload is None else (source or f"{len(wjobs)} jobs given"),
+        "profiles": profiles,
     }
     if spec is not None:
         config["cluster"] = str(spec)
         config["gpus_by_type"] = dict(spec.gpus_by_type)
-    with contextlib.ExitStack() as stack:
-        log = None
-        if output is not None:
-            log = output if hasattr(output, "write") else stack.enter_context(open(output, "w"))
+    with _log_file(output) as log, contextlib.ExitStack() as stack:
+        if own_bar:
+            stack.callback(progress.close)
         cluster = Cluster(jobs, pol, nodes, gpus, interference=interference, max_nodes=max_nodes, log=log, spec=spec)
         t0 = time.perf_counter()
-        done = 0
         last_arrival = max(j.submission_time for j in jobs)
         idle_rounds = 0
+        if progress is not None:
+            progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.

@@ -25,12 +25,12 @@ import numbers
 
 import numpy as np
 
+from fastsched import _backend as B
 from fastsched import _validate as V
-from fastsched import cuda as _cuda
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
 
-__all__ = ["PerfParams", "GradParams", "GoodputFunction"]
+__all__ = ["PerfParams", "GradParams", "GoodputFunction", "KernelParams", "GridBounds"]
 
 PerfParams = collections.namedtuple(
     "PerfParams", ["alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"]
@@ -45,6 +45,38 @@ gamma : overlap between compute and communication, in [1, 10] (1 = none, 10 ~ pe
 
 GradParams = collections.namedtuple("GradParams", ["sqr", "var"])
 GradParams.__doc__ = """Gradient statistics: squared gradient norm ``sqr`` and variance ``var``."""
+
+KernelParams = collections.namedtuple("KernelParams", ["perf", "grad_sqr", "grad_var", "init_bsz"])
+KernelParams.__doc__ = """A goodput model as the kernels take it (``GoodputFunction.kernel_params``).
+
+perf : numpy.ndarray
+    float64[7], the PerfParams in order (read-only).
+grad_sqr, grad_var, init_bsz : float
+    Gradient statistics and the initial batch size, validated.
+
+Examples
+--------
+>>> from fastsched.goodput import GoodputFunction
+>>> p = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32).kernel_params
+>>> p.perf.shape, p.init_bsz
+((7,), 32.0)
+"""
+
+GridBounds = collections.namedtuple("GridBounds", ["max_bsz", "min_atomic", "max_atomic"])
+GridBounds.__doc__ = """Validated bounds of the batch-size grid search (``GoodputFunction.grid_bounds``).
+
+max_bsz : float
+    Largest total batch size.
+min_atomic, max_atomic : float
+    Bounds on the per-replica micro-batch size.
+
+Examples
+--------
+>>> from fastsched.goodput import GoodputFunction
+>>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+>>> g.grid_bounds(512, (None, 64))
+GridBounds(max_bsz=512.0, min_atomic=1.0, max_atomic=64.0)
+"""
 
 # Entries kept by each per-instance memo before it is cleared (bounded state).
 _MEMO_SIZE = 4096
@@ -122,6 +154,7 @@ class GoodputFunction:
         "_init",
         "_bounds_cache",
         "_scalar_memo",
+        "_kernel_params",
     )
 
     def __init__(self, perf_params, grad_params, init_batch_size):
@@ -131,6 +164,8 @@ class GoodputFunction:
         self._perf_params = PerfParams(*(float(v) for v in self._perf))
         self._grad_params = GradParams(self._sqr, self._var)
         self._init_batch_size = init_batch_size
+        self._perf.flags.writeable = False
+        self._kernel_params = KernelParams(self._perf, self._sqr, self._var, self._init)
         # Small bounded memos for the scalar path of optimize(): a scheduler's decision loop
         # asks the same few questions every round. Keys hold only validated arguments.
         self._bounds_cache = {}
@@ -152,6 +187,36 @@ class GoodputFunction:
         """The initial (reference) total batch size."""
         return self._init_batch_size
 
+    @property
+    def kernel_params(self) -> KernelParams:
+        """The model as the kernels take it (read-only float64[7] ``perf`` plus floats).
+
+        For launchers on other targets (e.g. :mod:`fastsched.cuda`); see :class:`KernelParams`.
+        """
+        return self._kernel_params
+
+    def grid_bounds(self, max_batch_size=None, atomic_bsz_range=None) -> GridBounds:
+        """Validated bounds of :meth:`optimize`'s grid search for these arguments.
+
+        Parameters
+        ----------
+        max_batch_size, atomic_bsz_range
+            As for :meth:`optimize`.
+
+        Returns
+        -------
+        GridBounds
+            ``(max_bsz, min_atomic, max_atomic)`` as floats.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> g.grid_bounds()
+        GridBounds(max_bsz=32.0, min_atomic=1.0, max_atomic=32.0)
+        """
+        return GridBounds(*self._grid_bounds(max_batch_size, atomic_bsz_range))
+
     def __repr__(self) -> str:
         return f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, {self._init_batch_size!r})"
 
@@ -167,6 +232,14 @@ class GoodputFunction:
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
+        if any(B.is_device_array(x) for x in raw):
+            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "evaluate")
+            if backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            result, status = B.cuda_launchers().evaluate_device(self._kernel_params, raw, with_efficiency)
+            if status != K.OK:
+                raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
+            return result
         arrays = [V.real_array(name, value) for name, value in zip(names, raw, strict=True)]
         shapes = [a.shape for a in arrays]
         try:
@@ -183,7 +256,8 @@ class GoodputFunction:
         ]
         out = np.empty(flat[0].shape[0], dtype=np.float64)
         # Same signature and status codes on both backends (the CUDA one validates on the CPU first).
-        kernel = K.elementwise if _cuda.resolve_backend(backend, out.shape[0]) == "cpu" else _cuda.checked_elementwise
+        on_gpu = B.resolve_backend(backend, out.shape[0], "evaluate") == "cuda"
+        kernel = B.cuda_launchers().checked_elementwise if on_gpu else K.elementwise
         with parallel_region():
             status = kernel(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
         if status != K.OK:
@@ -203,7 +277,10 @@ class GoodputFunction:
             Gradient-accumulation steps per optimizer step (>= 0).
         backend : {"auto", "cpu", "cuda"}
             Where to compute; ``"auto"`` uses CUDA only for at least
-            ``fastsched.cuda.AUTO_THRESHOLD`` configurations on a machine with a GPU.
+            ``fastsched._backend.auto_threshold("evaluate")`` configurations on a machine with
+            a GPU (never, by default: transfers cost more than the CPU kernel). Device arrays
+            (CuPy, PyTorch CUDA tensors, numba device arrays; equal shapes, any real dtype)
+            always run on the GPU and give a device array of the caller's type.
 
         Returns
         -------
@@ -314,8 +391,10 @@ class GoodputFunction:
             Whether gradient accumulation may be used.
         backend : {"auto", "cpu", "cuda"}
             Where to run the grid search; ``"auto"`` uses CUDA only for at least
-            ``fastsched.cuda.AUTO_THRESHOLD`` distinct (multi-node, replicas) keys on a machine
-            with a GPU. Scalar queries always run on the CPU.
+            ``fastsched._backend.auto_threshold("optimize")`` distinct (multi-node, replicas)
+            keys on a machine with a GPU. Scalar queries always run on the CPU. Device arrays
+            always run on the GPU (every configuration searched, no key de-duplication) and
+            give device arrays of the caller's type.
 
         Returns
         -------
@@ -325,9 +404,20 @@ class GoodputFunction:
         """
         max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
         accumulation = bool(accumulation)
+        if B.is_device_array(num_nodes) or B.is_device_array(num_replicas):
+            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
+            if backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            bounds = GridBounds(max_bsz, min_atomic, max_atomic)
+            result = B.cuda_launchers().optimize_device(
+                self._kernel_params, bounds, accumulation, num_nodes, num_replicas
+            )
+            if isinstance(result, str):
+                raise ValueError(result)
+            return result
         if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
             if backend != "auto":
-                _cuda.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
+                B.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
             # Scalar fast path: no array conversion, one serial kernel call, memoised on the
             # validated (multi-node, replicas, bounds) key since the result depends on nothing else.
             n = V.check_int_scalar("num_nodes", num_nodes, low=1)
@@ -378,6 +468,17 @@ class GoodputFunction:
         size = nodes.shape[0]
         max_rep = int(replicas.max())
         args = (self._perf, self._sqr, self._var, self._init)
+        # On the GPU every configuration is searched directly when keys repeat little (at most
+        # 2 * (max_rep + 1) distinct keys against `size` configurations): the host-side
+        # de-duplication pass would then cost more than it saves on the device.
+        on_gpu = B.resolve_backend(backend, size, "optimize") == "cuda"
+        if on_gpu and 2 * (max_rep + 1) > size // 2:
+            search = B.cuda_launchers().optimize_keys
+            kg = np.empty(size, dtype=np.float64)
+            ka = np.empty(size, dtype=np.int64)
+            ks = np.empty(size, dtype=np.int64)
+            search(*args, nodes > 1, replicas, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            return kg, ka, ks
         if max_rep <= 4 * size + 64:
             key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
         else:  # huge, sparse replica values: a direct-address table would be wasteful
@@ -388,8 +489,8 @@ class GoodputFunction:
         ka = np.empty(nk, dtype=np.int64)
         ks = np.empty(nk, dtype=np.int64)
         # Same signature on both backends; the GPU pays off only for many distinct keys.
-        on_gpu = _cuda.resolve_backend(backend, nk) == "cuda"
-        search = _cuda.optimize_keys if on_gpu else K.optimize_keys_kernel
+        on_gpu = B.resolve_backend(backend, nk, "optimize") == "cuda"
+        search = B.cuda_launchers().optimize_keys if on_gpu else K.optimize_keys_kernel
         with parallel_region():
             search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             if key_of is None:

@@ -205,7 +205,7 @@ def test_device_table_feeds_fitness_without_round_trip():
 def test_resolve_backend_with_cuda(monkeypatch):
     assert fc.resolve_backend("cuda", 1) == "cuda"
     assert fc.resolve_backend("cpu", 10**9) == "cpu"
-    monkeypatch.setattr(fc, "AUTO_THRESHOLD", 1000)
+    monkeypatch.setitem(fc.AUTO_THRESHOLDS, "optimize", 1000)
     assert fc.resolve_backend("auto", 999) == "cpu"
     assert fc.resolve_backend("auto", 1000) == "cuda"
     with pytest.raises(ValueError, match="backend must be one of"):

@@ -1,0 +1,60 @@
+"""Compile the CPU formulas for the CUDA target from their own source (one definition per formula).
+
+:func:`device` takes a numba CPU dispatcher (a ``@jit`` function of
+:mod:`fastsched.goodput._formulas` or of the policy's fitness formulas) and returns a CUDA device
+function compiled from the same ``py_func``. The formula's own calls to other CPU dispatchers are
+retargeted the same way: the function is rebuilt over a copy of its module globals in which
+every referenced dispatcher is replaced by its device twin (recursively, memoised), so nothing
+is left for numba-cuda to guess and the simulator, which runs device functions as Python,
+never meets a CPU dispatcher either (a CPU dispatcher cannot take the simulator's fake arrays).
+
+Importing this module needs numba-cuda (or ``NUMBA_ENABLE_CUDASIM=1``).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+
+from numba import cuda
+from numba.core.dispatcher import Dispatcher
+
+__all__ = ["device"]
+
+_lock = threading.RLock()
+_twins: dict[int, object] = {}
+
+
+def _retarget(py_func, memo):
+    # Formulas call each other by bare global name (never ``module.func``), so the globals
+    # the code object names are all there is to retarget.
+    env = dict(py_func.__globals__)
+    changed = False
+    for name in set(py_func.__code__.co_names):
+        value = env.get(name)
+        if isinstance(value, Dispatcher):
+            env[name] = _device(value, memo)
+            changed = True
+    if not changed:
+        return py_func
+    return types.FunctionType(py_func.__code__, env, py_func.__name__, py_func.__defaults__, py_func.__closure__)
+
+
+def _device(dispatcher, memo):
+    key = id(dispatcher)
+    twin = memo.get(key)
+    if twin is None:
+        source = _retarget(dispatcher.py_func, memo)
+        twin = cuda.jit(device=True)(source)
+        memo[key] = twin
+    return twin
+
+
+def device(dispatcher):
+    """CUDA device function compiled from the source of the CPU dispatcher ``dispatcher``.
+
+    One twin per dispatcher per process (memoised), so kernels that share a formula share its
+    device function.
+    """
+    with _lock:
+        return _device(dispatcher, _twins)

@@ -21,6 +21,7 @@ from fastsched._jit import jit
 GRID_POINTS = 50  # numpy.geomspace's default, as used by AdaptDL
 EPS = 1e-8  # tolerance of the floor/ceil operations in the grid search
 TINY = 1e-8  # the model's stand-in for "no communication"
+MIN_NORMAL = 2.2250738585072014e-308  # smallest normal float64
 
 
 @jit(inline="always")
@@ -71,9 +72,17 @@ def efficiency(grad_sqr, grad_var, init_bsz, batch_size):
     scale = batch_size / init_bsz
     # gain / scale with gain = (var + sqr) / (var / scale + sqr), rearranged so that no
     # intermediate under- or overflows for extreme batch sizes (equal up to rounding).
+    num = grad_var + grad_sqr
     denom = grad_var + grad_sqr * scale
-    if denom > 0.0:
-        return (grad_var + grad_sqr) / denom
+    if MIN_NORMAL <= num < math.inf and MIN_NORMAL <= denom < math.inf:
+        return num / denom
+    # Gradient statistics near the ends of float64 (found by the CUDA-vs-reference tests):
+    # divide both by the larger statistic first, so neither sum overflows nor goes subnormal.
+    big = max(grad_var, grad_sqr)
+    if big > 0.0:
+        v = grad_var / big
+        q = grad_sqr / big
+        return (v + q) / (v + q * scale)
     return 1.0 / scale
 
 

@@ -25,36 +25,48 @@ _lock = threading.RLock()
 _twins: dict[int, object] = {}
 
 
-def _retarget(py_func, memo):
+def _retarget(py_func, memo, overrides):
     # Formulas call each other by bare global name (never ``module.func``), so the globals
     # the code object names are all there is to retarget.
     env = dict(py_func.__globals__)
     changed = False
     for name in set(py_func.__code__.co_names):
         value = env.get(name)
-        if isinstance(value, Dispatcher):
-            env[name] = _device(value, memo)
+        if name in overrides:
+            env[name] = overrides[name]
+            changed = True
+        elif isinstance(value, Dispatcher):
+            env[name] = _device(value, memo, overrides)
             changed = True
     if not changed:
         return py_func
     return types.FunctionType(py_func.__code__, env, py_func.__name__, py_func.__defaults__, py_func.__closure__)
 
 
-def _device(dispatcher, memo):
-    key = id(dispatcher)
+def _device(dispatcher, memo, overrides):
+    key = (id(dispatcher), tuple(sorted((k, id(v)) for k, v in overrides.items())))
     twin = memo.get(key)
     if twin is None:
-        source = _retarget(dispatcher.py_func, memo)
+        source = _retarget(dispatcher.py_func, memo, overrides)
         twin = cuda.jit(device=True)(source)
         memo[key] = twin
     return twin
 
 
-def device(dispatcher):
+def device(dispatcher, overrides=None):
     """CUDA device function compiled from the source of the CPU dispatcher ``dispatcher``.
 
-    One twin per dispatcher per process (memoised), so kernels that share a formula share its
-    device function.
+    One twin per dispatcher (and overrides) per process, memoised, so kernels that share a
+    formula share its device function.
+
+    Parameters
+    ----------
+    dispatcher : numba CPU dispatcher
+        A ``@jit`` function whose source is CUDA-compilable.
+    overrides : dict, optional
+        Global names to replace, in the function and in everything it calls, by the given
+        device functions: for helpers that dispatch on argument types at compile time through
+        ``@overload`` (the GPU always passes one form, e.g. a per-job penalty array).
     """
     with _lock:
-        return _device(dispatcher, _twins)
+        return _device(dispatcher, _twins, dict(overrides or {}))

@@ -42,8 +42,12 @@ def evaluate_population(
         Speedup tables and objective scale of the round.
     base_off : int64[J + 1]; base_node, base_cnt : int32[B]
         The base allocation (restart penalty reference).
-    penalty, mode, p : float, int, float
-        Restart penalty, fairness mode (``SUM``/``POWER``/``GEOMETRIC``) and its exponent.
+    penalty : float or float64[J]
+        Restart penalty, one for all jobs or one per job (broadcast to a per-job array on the
+        device either way).
+    mode, p : int, float
+        Fairness mode (``SUM``/``POWER``/``GEOMETRIC``/``POWER_SHIFTED`` of
+        :mod:`fastsched.policy._genetic`) and its exponent.
     obj : float64[n], size : int64[n], optional
         Outputs (host or device), ``n = P`` or ``len(rows)``.
     rows : int64[n], optional
@@ -67,7 +71,13 @@ def evaluate_population(
     d_obj, h_obj = M.out_pair(obj, (n,), np.float64)
     d_size, h_size = M.out_pair(size, (n,), np.int64)
     blocks, tpb = M.launch_shape(max(n, 1), threads_per_block)
-    scalars = (float(penalty), int(mode), float(p))
+    njobs = int(np.shape(off)[1]) - 1
+    if A.any_device([penalty]):
+        d_penalty = penalty
+    else:
+        per_job = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,))
+        d_penalty = M.dev(np.ascontiguousarray(per_job), None if cache_key is None else (cache_key, "penalty"), version)
+    scalars = (d_penalty, int(mode), float(p))
     if n:
         if rows is None:
             K.evaluate_population_kernel[blocks, tpb](d_off, d_node, d_cnt, *consts, *scalars, d_obj, d_size)

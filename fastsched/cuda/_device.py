@@ -13,13 +13,24 @@ Importing this module needs numba-cuda (or ``NUMBA_ENABLE_CUDASIM=1``).
 
 from __future__ import annotations
 
+import math
 import threading
 import types
 
+import numpy as np
 from numba import cuda
 from numba.core.dispatcher import Dispatcher
 
 __all__ = ["device"]
+
+# numba-cuda 0.30 cannot lower numpy's math ufuncs (np.exp, np.log, ...) in device code, even
+# on scalars; the formulas' ``np.<f>(scalar)`` calls read the math module's function instead
+# (libdevice's, equal to the CPU's to an ulp).
+_NP_SCALAR_MATH = types.ModuleType("numpy_scalar_math")
+for _name in ("exp", "log", "log2", "log10", "sqrt", "floor", "ceil", "isnan", "isinf", "isfinite", "sin", "cos"):
+    setattr(_NP_SCALAR_MATH, _name, getattr(math, _name))
+_NP_SCALAR_MATH.inf = math.inf
+_NP_SCALAR_MATH.nan = math.nan
 
 _lock = threading.RLock()
 _twins: dict[int, object] = {}
@@ -37,6 +48,9 @@ def _retarget(py_func, memo, overrides):
             changed = True
         elif isinstance(value, Dispatcher):
             env[name] = _device(value, memo, overrides)
+            changed = True
+        elif value is np:
+            env[name] = _NP_SCALAR_MATH
             changed = True
     if not changed:
         return py_func

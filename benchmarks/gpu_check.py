@@ -435,7 +435,6 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     d_cols = [cuda.to_device(c) for c in cols]
     t_dev = wall(lambda: fn.evaluate(*d_cols), repeats)
     rows += [("evaluate numpy", eval_n, t_np, t_cpu, 1), ("evaluate device", eval_n, t_dev, t_cpu, 1)]
-    del d_cols, cols
     reps = np.arange(1, opt_n + 1, dtype=np.int64)  # every configuration a distinct key
     nodes = np.where(np.arange(opt_n) % 2 == 0, 1, np.minimum(2, reps))
     kw = {"max_batch_size": m[4], "atomic_bsz_range": (None, m[6]), "accumulation": True}
@@ -444,7 +443,6 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     d_nodes, d_reps = cuda.to_device(nodes), cuda.to_device(reps)
     t_dev = wall(lambda: fn.optimize(d_nodes, d_reps, **kw), repeats)
     rows += [("optimize numpy", opt_n, t_np, t_cpu, GRID), ("optimize device", opt_n, t_dev, t_cpu, GRID)]
-    del d_nodes, d_reps
     fns = []
     for _ in range(jobs):
         mj = model(rng)

@@ -88,12 +88,13 @@ def elementwise_kernel(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atom
 
 @cuda.jit
 def checked_elementwise_kernel(
-    perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out, status
+    perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out, status, offset
 ):
     """Validate and compute in one pass (device arrays in, device array out).
 
     ``status[0]``: packed ``index * 8 + code`` of the first invalid element (the CPU scan's
     order of fields); ``status[1]``: first index whose result is not finite (overflow).
+    Indices are reported plus ``offset`` (the chunk's start when streaming).
     """
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.shape[0], stride):
@@ -113,13 +114,13 @@ def checked_elementwise_kernel(
         elif with_eff and r * a * (s + 1.0) < init_bsz:
             code = E_BATCH
         if code != 0:
-            cuda.atomic.min(status, 0, i * 8 + code)
+            cuda.atomic.min(status, 0, (i + offset) * 8 + code)
             out[i] = math.nan
             continue
         v = point_value(perf, grad_sqr, grad_var, init_bsz, nd > 1.0, r, a, s, with_eff)
         out[i] = v
         if not _finite(v):
-            cuda.atomic.min(status, 1, i)
+            cuda.atomic.min(status, 1, i + offset)
 
 
 # --------------------------------------------------------------------------------------

@@ -255,3 +255,62 @@ class StagingBuffers:
 
 #: Process-wide staging buffers of the chunked host paths.
 staging = StagingBuffers()
+
+#: Host inputs at least this long (elements) are streamed in chunks through ``staging``.
+STREAM_MIN = 1 << 20
+
+
+def stream_chunks(inputs, outputs, launch, chunk=None):
+    """Run ``launch`` over host arrays chunk by chunk, copies overlapping kernels.
+
+    Parameters
+    ----------
+    inputs, outputs : sequences of 1-D host arrays of equal length
+        Read and filled in place.
+    launch : callable
+        ``launch(stream, d_inputs, d_outputs, offset)`` enqueues the kernel of one chunk
+        (device views of ``len(chunk)`` elements) on ``stream``.
+    chunk : int, optional
+        Elements per chunk (default: the staging buffers' size).
+
+    Two streams alternate: while chunk ``k`` computes, chunk ``k + 1`` is packed into pinned
+    memory by the host and copied up, and chunk ``k - 1`` copies down. A slot's buffers are
+    reused only after its previous chunk's results reached ``outputs``.
+    """
+    cuda = cuda_api()
+    bufs = staging if chunk is None or int(chunk) == staging.chunk else StagingBuffers(int(chunk))
+    size = bufs.chunk
+    n = int(inputs[0].shape[0])
+    streams = [cuda.stream(), cuda.stream()]
+    pending = [None, None]  # (start, m) of the chunk last launched on each slot
+
+    def drain(slot):
+        if pending[slot] is None:
+            return
+        start, m = pending[slot]
+        streams[slot].synchronize()
+        for c, out in enumerate(outputs):
+            out[start : start + m] = bufs.host((slot, "out", c), out.dtype)[:m]
+        pending[slot] = None
+
+    for k, start in enumerate(range(0, n, size)):
+        slot = k % 2
+        drain(slot)
+        m = min(size, n - start)
+        stream = streams[slot]
+        d_in = []
+        for c, arr in enumerate(inputs):
+            pinned = bufs.host((slot, "in", c), arr.dtype)
+            pinned[:m] = arr[start : start + m]
+            d = bufs.device((slot, "in", c), arr.dtype)[:m]
+            d.copy_to_device(pinned[:m], stream=stream)
+            count("h2d", m * arr.dtype.itemsize)
+            d_in.append(d)
+        d_out = [bufs.device((slot, "out", c), out.dtype)[:m] for c, out in enumerate(outputs)]
+        launch(stream, d_in, d_out, start)
+        for c, out in enumerate(outputs):
+            d_out[c].copy_to_host(bufs.host((slot, "out", c), out.dtype)[:m], stream=stream)
+            count("d2h", m * out.dtype.itemsize)
+        pending[slot] = (start, m)
+    drain(0)
+    drain(1)

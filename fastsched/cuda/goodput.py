@@ -23,7 +23,6 @@ import weakref
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched._jit import parallel_region
 from fastsched.cuda import _arrays as A
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import load
@@ -103,19 +102,50 @@ def elementwise(
     return M.to_host(d_out, host_out)
 
 
-def checked_elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
-    """Drop-in for ``fastsched.goodput._kernels.elementwise`` that computes on the GPU.
+def checked_elementwise(
+    perf,
+    grad_sqr,
+    grad_var,
+    init_bsz,
+    nodes,
+    replicas,
+    atomic_bsz,
+    accum_steps,
+    with_eff,
+    out,
+    *,
+    chunk=None,
+    threads_per_block=None,
+):
+    """Drop-in for ``fastsched.goodput._kernels.elementwise`` that validates and computes on the GPU.
 
-    Same arguments and status codes: the host inputs are validated by the CPU scan (error
-    messages stay identical), then :func:`elementwise` fills the host ``out``. Returns ``OK``
-    or the CPU's error code (``out`` is then untouched).
+    Same arguments and status codes as the CPU kernel (host arrays of equal length, ``out``
+    float64[n] filled in place). Validation happens on the device, fused with the computation
+    (no host pass over the data); inputs of at least ``_memory.STREAM_MIN`` elements are
+    streamed in chunks through reusable pinned buffers on two streams, so copies overlap
+    kernels. Returns ``OK`` or the CPU's error code for the same input (``out`` then holds no
+    valid result).
     """
-    with parallel_region():
-        status = CPU._scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)[0]
-    if status != CPU.OK:
-        return status
-    elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out)
-    return CPU.OK if np.isfinite(out).all() else CPU.OVERFLOW
+    K = _kernels()
+    cols = (nodes, replicas, atomic_bsz, accum_steps)
+    d_perf = _dev_f64(perf)
+    d_status = _new_status(2)
+    n = int(out.shape[0])
+    scalars = (float(grad_sqr), float(grad_var), float(init_bsz))
+
+    def launch(stream, d_in, d_out, offset):
+        blocks, tpb = M.launch_shape(int(d_out[0].shape[0]), threads_per_block)
+        K.checked_elementwise_kernel[blocks, tpb, stream](
+            d_perf, *scalars, *d_in, bool(with_eff), d_out[0], d_status, offset
+        )
+
+    if n >= M.STREAM_MIN or chunk is not None:
+        M.stream_chunks(cols, (out,), launch, chunk)
+    else:
+        d_out = M.device_empty(n, np.float64)
+        launch(0, [M.to_device(c) for c in cols], [d_out], 0)
+        M.to_host(d_out, out)
+    return _elementwise_status(_read_status(d_status))
 
 
 def optimize_keys(
@@ -135,11 +165,14 @@ def optimize_keys(
     *,
     keep_on_device=False,
     threads_per_block=None,
+    chunk=None,
 ):
     """Batch-size grid search per ``(multi_node, num_replicas)`` key on the GPU.
 
     Same arguments and results as ``fastsched.goodput._kernels.optimize_keys_kernel``; host
     outputs are filled in place, device outputs written in place, missing ones allocated.
+    Host inputs and outputs of at least ``_memory.STREAM_MIN`` keys (or any size with
+    ``chunk``) are streamed in chunks through pinned buffers, copies overlapping kernels.
 
     Returns
     -------
@@ -148,6 +181,23 @@ def optimize_keys(
     """
     K = _kernels()
     n = int(np.shape(num_replicas)[0])
+    host_io = not keep_on_device and not A.any_device([multi_node, num_replicas, out_goodput, out_atomic, out_accum])
+    if host_io and (n >= M.STREAM_MIN or chunk is not None):
+        outs = (
+            np.empty(n, np.float64) if out_goodput is None else out_goodput,
+            np.empty(n, np.int64) if out_atomic is None else out_atomic,
+            np.empty(n, np.int64) if out_accum is None else out_accum,
+        )
+        d_perf = _dev_f64(perf)
+        scalars = (float(grad_sqr), float(grad_var), float(init_bsz))
+        bounds = (float(max_bsz), float(min_atomic), float(max_atomic), bool(accumulation))
+
+        def launch(stream, d_in, d_out, offset):
+            blocks, tpb = M.launch_shape(int(d_in[0].shape[0]), threads_per_block)
+            K.optimize_keys_kernel[blocks, tpb, stream](d_perf, *scalars, *d_in, *bounds, *d_out)
+
+        M.stream_chunks((np.ascontiguousarray(multi_node), np.ascontiguousarray(num_replicas)), outs, launch, chunk)
+        return outs
     dg, hg = M.out_pair(out_goodput, (n,), np.float64)
     da, ha = M.out_pair(out_atomic, (n,), np.int64)
     ds, hs = M.out_pair(out_accum, (n,), np.int64)
@@ -341,20 +391,28 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
         bool(with_efficiency),
         d_out,
         d_status,
+        0,
     )
-    status = _read_status(d_status)
+    code = _elementwise_status(_read_status(d_status))
+    if code != CPU.OK:
+        return None, code
+    return A.like_caller(d_out, values[0], shape), CPU.OK
+
+
+def _elementwise_status(status):
+    """The CPU path's status code for a read-back elementwise status pair."""
+    K = _kernels()
     if status[0] != K.NONE:
-        code = int(status[0] % 8)
-        return None, {
+        return {
             K.E_REPLICAS: CPU.BAD_REPLICAS,
             K.E_NODES: CPU.BAD_NODES,
             K.E_ATOMIC: CPU.BAD_ATOMIC,
             K.E_ACCUM: CPU.BAD_ACCUM,
             K.E_BATCH: CPU.BAD_BATCH,
-        }[code]
+        }[int(status[0] % 8)]
     if status[1] != K.NONE:
-        return None, CPU.OVERFLOW
-    return A.like_caller(d_out, values[0], shape), CPU.OK
+        return CPU.OVERFLOW
+    return CPU.OK
 
 
 def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_per_block=None):

@@ -59,8 +59,8 @@ SIGS = {
         v(arr(f8), f8, f8, f8, *[arr(types.float32)] * 4, b1, arr(f8)),
     ],
     "checked_elementwise_kernel": [
-        v(arr(f8), f8, f8, f8, *[arr(types.int32)] * 4, b1, arr(f8), arr(i8)),
-        v(arr(f8), f8, f8, f8, *[anyarr(f8)] * 4, b1, arr(f8), arr(i8)),
+        v(arr(f8), f8, f8, f8, *[arr(types.int32)] * 4, b1, arr(f8), arr(i8), i8),
+        v(arr(f8), f8, f8, f8, *[anyarr(f8)] * 4, b1, arr(f8), arr(i8), i8),
     ],
     "optimize_keys_kernel": [v(arr(f8), f8, f8, f8, arr(b1), arr(i8), f8, f8, f8, b1, arr(f8), arr(i8), arr(i8))],
     "checked_optimize_kernel": [

@@ -180,3 +180,27 @@ def test_array_on_another_device_is_refused(fn, monkeypatch):
     cols = _cols(np.random.default_rng(9), 6)
     with pytest.raises(ValueError, match="num_nodes lives on CUDA device 1"):
         fn.evaluate(OnDevice1(cols[0]), *[fc.to_device(c) for c in cols[1:]])
+
+
+def test_streamed_host_paths_equal_cpu(fn):
+    """Chunked pinned streaming (forced with a tiny chunk) gives the CPU's values and errors."""
+    from fastsched.goodput import _kernels as K
+
+    cols = _cols(np.random.default_rng(10), 45)
+    p = fn.kernel_params
+    want = np.empty(45)
+    assert K.elementwise(*p, *cols, True, want) == K.OK
+    got = np.empty(45)
+    assert fc.checked_elementwise(*p, *cols, True, got, chunk=8) == K.OK
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    bad = [c.copy() for c in cols]
+    bad[0][37] = bad[1][37] + 1  # an error in a late chunk
+    bad[3][40] = -1
+    assert fc.checked_elementwise(*p, *bad, True, got, chunk=8) == K.elementwise(*p, *bad, True, want)
+    multi, reps = cols[0] > 1, cols[1]
+    cg, ca, cs = np.empty(45), np.empty(45, np.int64), np.empty(45, np.int64)
+    K.optimize_keys_kernel(*p, multi, reps, 600.0, 1.0, 64.0, True, cg, ca, cs)
+    gg, ga, gs = fc.optimize_keys(*p, multi, reps, 600.0, 1.0, 64.0, True, chunk=8)
+    np.testing.assert_allclose(gg, cg, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(ga, ca)
+    np.testing.assert_array_equal(gs, cs)

@@ -17,6 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.skipif(
+    os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"),
+    reason="runs once, in the plain pytest process (it needs the real CUDA target, not the simulator)",
+)
 def test_kernels_compile_for_sm90():
     pytest.importorskip("numba_cuda", reason="numba-cuda not installed")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

@@ -57,7 +57,7 @@ import numba  # noqa: E402
 import fastsched.cuda as fc  # noqa: E402
 from fastsched._jit import parallel_region  # noqa: E402
 from fastsched.cuda._probe import cuda_api  # noqa: E402
-from fastsched.goodput import GoodputFunction, SpeedupFunction  # noqa: E402
+from fastsched.goodput import GoodputFunction, ModelBatch  # noqa: E402
 from fastsched.goodput import _kernels as K  # noqa: E402
 from fastsched.policy import _genetic as G  # noqa: E402
 
@@ -443,17 +443,12 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     d_nodes, d_reps = cuda.to_device(nodes), cuda.to_device(reps)
     t_dev = wall(lambda: fn.optimize(d_nodes, d_reps, **kw), repeats)
     rows += [("optimize numpy", opt_n, t_np, t_cpu, GRID), ("optimize device", opt_n, t_dev, t_cpu, GRID)]
-    fns = []
-    for _ in range(jobs):
-        mj = model(rng)
-        fns.append(SpeedupFunction(GoodputFunction(mj[0], (mj[1], mj[2]), mj[3]), max_batch_size=mj[4], backend="cpu"))
-    t_gpu = wall(lambda: fc.speedup_tables(fns, table_reps), repeats)
-
-    def cpu_tables():
-        for f in fns:  # fresh functions each time: fill, not lookup
-            SpeedupFunction(f.goodput_fn, max_batch_size=f.grid.max_bsz, backend="cpu").table(table_reps)
-
-    t_cpu = wall(cpu_tables, 1)
+    ms = [model(rng) for _ in range(jobs)]
+    batch = ModelBatch(
+        [mj[0] for mj in ms], [(mj[1], mj[2]) for mj in ms], [mj[3] for mj in ms], [mj[4] for mj in ms], None, True
+    )
+    t_gpu = wall(lambda: batch.speedup_tables(table_reps, backend="cuda"), repeats)
+    t_cpu = wall(lambda: batch.speedup_tables(table_reps, backend="cpu"), 1)
     rows.append(("tables of jobs", jobs * 2 * table_reps, t_gpu, t_cpu, GRID))
     return rows
 

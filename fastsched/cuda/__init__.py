@@ -31,6 +31,7 @@ from fastsched.cuda._memory import (
     transfer_stats,
 )
 from fastsched.cuda._probe import is_available, is_simulator, unavailable_reason
+from fastsched.cuda.batch import batch_elementwise, batch_matrix, batch_optimize, batch_tables
 from fastsched.cuda.fitness import evaluate_population
 from fastsched.cuda.goodput import (
     checked_elementwise,
@@ -49,6 +50,10 @@ __all__ = [
     "DeviceCache",
     "StagingBuffers",
     "auto_threshold",
+    "batch_elementwise",
+    "batch_matrix",
+    "batch_optimize",
+    "batch_tables",
     "checked_elementwise",
     "device_cache",
     "elementwise",

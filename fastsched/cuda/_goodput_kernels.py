@@ -252,39 +252,6 @@ def fill_table_kernel(
 
 
 @cuda.jit
-def speedup_tables_kernel(perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation, base, out):
-    """Speedup tables of many jobs in one launch: ``out[j, m, r]`` for every (job, multi, replicas).
-
-    Row-wise parameters are indexed by job ``j``; ``out`` is ``[J, 2, R + 1]`` with
-    ``out[:, :, 0] == 0``. One thread per cell.
-    """
-    width = out.shape[2]
-    total = out.shape[0] * 2 * width
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for t in range(start, total, stride):
-        j = t // (2 * width)
-        rem = t - j * 2 * width
-        m = rem // width
-        r = rem - m * width
-        if r == 0:
-            out[j, m, r] = 0.0
-            continue
-        g, _a, _s = best_config(
-            perf[j],
-            grad_sqr[j],
-            grad_var[j],
-            init_bsz[j],
-            m == 1,
-            r,
-            max_bsz[j],
-            min_atomic[j],
-            max_atomic[j],
-            accumulation[j],
-        )
-        out[j, m, r] = g / base[j]
-
-
-@cuda.jit
 def checked_lookup_kernel(table, nodes, replicas, check_large_nodes, check_large_replicas, out, status):
     """Validate (nodes, replicas) and read speedups from a complete ``[2, R]`` table.
 

@@ -26,7 +26,9 @@ from fastsched import _validate as V
 from fastsched.cuda import _arrays as A
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import load
+from fastsched.cuda.batch import batch_tables
 from fastsched.goodput import _kernels as CPU
+from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.speedup import TABLE_MAX_REPLICAS
 
 __all__ = [
@@ -276,7 +278,8 @@ def speedup_tables(speedup_fns, max_replicas: int, *, keep_on_device=False, thre
     """Speedup tables of many jobs, one launch: ``float64[J, 2, max_replicas + 1]``.
 
     ``out[j, 0, r]`` / ``out[j, 1, r]`` equal ``speedup_fns[j].table(max_replicas)[0/1, r]``
-    (single node / more than one node), ``out[:, :, 0] == 0``.
+    (single node / more than one node), ``out[:, :, 0] == 0``. For models not wrapped in
+    SpeedupFunctions use :class:`fastsched.goodput.batch.ModelBatch`.
 
     Parameters
     ----------
@@ -287,36 +290,17 @@ def speedup_tables(speedup_fns, max_replicas: int, *, keep_on_device=False, thre
     keep_on_device : bool
         Return the device array (e.g. to feed the fitness kernel without a copy).
     """
-    K = _kernels()
-    njobs = len(speedup_fns)
     rmax = int(max_replicas)
     if rmax < 0:
         raise ValueError(f"max_replicas must be >= 0, got {rmax}")
-    perf = np.empty((njobs, 7), dtype=np.float64)
-    cols = np.empty((8, njobs), dtype=np.float64)  # sqr, var, init, max_bsz, lo, hi, accumulation, base
     for j, fn in enumerate(speedup_fns):
         if not getattr(fn, "is_tabulated", False):
             raise TypeError(f"speedup_fns[{j}] is not backed by a fastsched GoodputFunction")
-        p = fn.goodput_fn.kernel_params
-        g = fn.grid
-        perf[j] = p.perf
-        cols[:, j] = (
-            p.grad_sqr,
-            p.grad_var,
-            p.init_bsz,
-            g.max_bsz,
-            g.min_atomic,
-            g.max_atomic,
-            g.accumulation,
-            fn.base_goodput,
-        )
-    params = [M.to_device(perf)] + [M.to_device(np.ascontiguousarray(c)) for c in cols[:6]]
-    params += [M.to_device(cols[6] != 0.0), M.to_device(np.ascontiguousarray(cols[7]))]
-    d_out = M.device_empty((njobs, 2, rmax + 1), np.float64)
-    blocks, tpb = M.launch_shape(max(1, njobs * 2 * (rmax + 1)), threads_per_block)
-    if njobs:
-        K.speedup_tables_kernel[blocks, tpb](*params, d_out)
-    return d_out if keep_on_device else M.to_host(d_out)
+    batch = ModelBatch.from_speedup_functions(speedup_fns)
+    base = np.array([fn.base_goodput for fn in speedup_fns], dtype=np.float64)
+    return batch_tables(
+        batch.kernel_params, base, rmax, keep_on_device=keep_on_device, threads_per_block=threads_per_block
+    )
 
 
 # --------------------------------------------------------------------------------------

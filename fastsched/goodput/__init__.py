@@ -11,6 +11,7 @@ from fastsched.goodput._compat import (  # noqa: F401  (AdaptDL-private helpers,
     _predict_network_time,
     _rmse,
 )
+from fastsched.goodput.batch import BatchParams, ModelBatch
 from fastsched.goodput.fit import fit_perf_params
 from fastsched.goodput.model import GoodputFunction, GradParams, GridBounds, KernelParams, PerfParams
 from fastsched.goodput.speedup import SpeedupFunction, SpeedupGrid
@@ -24,4 +25,6 @@ __all__ = [
     "KernelParams",
     "GridBounds",
     "SpeedupGrid",
+    "ModelBatch",
+    "BatchParams",
 ]

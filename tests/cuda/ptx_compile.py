@@ -38,6 +38,7 @@ _dispatcher = importlib.import_module("numba.cuda.dispatcher")
 _dispatcher.get_current_device = lambda: types_ns.SimpleNamespace(compute_capability=(9, 0))
 os.environ.setdefault("CUDA_HOME", os.path.dirname(os.path.dirname(os.path.dirname(libdevice[0]))))
 
+from fastsched.cuda import _batch_kernels as BK  # noqa: E402
 from fastsched.cuda import _fitness_kernels as FK  # noqa: E402
 from fastsched.cuda import _goodput_kernels as GK  # noqa: E402
 
@@ -84,9 +85,15 @@ SIGS = {
         )
     ],
     "fill_table_kernel": [v(arr(f8), f8, f8, f8, f8, f8, f8, b1, f8, arr(f8, 2), arr(b1, 2), arr(b1), arr(i8))],
-    "speedup_tables_kernel": [v(arr(f8, 2), *[arr(f8)] * 6, arr(b1), arr(f8), arr(f8, 3))],
     "checked_lookup_kernel": [v(arr(f8, 2), arr(i8), arr(f8), b1, b1, arr(f8), arr(i8))],
     "max_kernel": [v(arr(i8), arr(f8))],
+}
+P8 = (arr(f8, 2), *[arr(f8)] * 6, arr(b1))
+BATCH = {
+    "optimize_kernel": [v(*P8, arr(i8), arr(b1), arr(i8), arr(f8), arr(i8), arr(i8))],
+    "matrix_kernel": [v(*P8, arr(b1), arr(i8), arr(f8, 2), arr(i8, 2), arr(i8, 2))],
+    "tables_kernel": [v(*P8, arr(f8), arr(f8, 3))],
+    "elementwise_kernel": [v(*P8[:4], arr(i8), *[arr(f8)] * 4, b1, arr(f8))],
 }
 FITNESS = {
     "evaluate_population_kernel": [
@@ -109,7 +116,7 @@ FITNESS = {
 }
 
 failed = 0
-for module, table in ((GK, SIGS), (FK, FITNESS)):
+for module, table in ((GK, SIGS), (BK, BATCH), (FK, FITNESS)):
     for name, sigs in table.items():
         for sig in sigs:
             try:

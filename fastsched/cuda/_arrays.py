@@ -17,7 +17,10 @@ import importlib
 
 import numpy as np
 
-from fastsched.cuda._probe import cuda_api, is_simulator
+from fastsched import _validate as V
+from fastsched._backend import is_device_array
+from fastsched.cuda import _memory as M
+from fastsched.cuda._probe import cuda_api, is_simulator, load
 
 __all__ = ["as_device_columns", "like_caller"]
 
@@ -67,21 +70,45 @@ def as_device(name: str, x):
 
 
 def as_device_columns(names, values):
-    """Device views of equally shaped device arrays; returns ``(columns, shape)``.
+    """Device columns of a call that got at least one device array.
 
-    Shapes that would not broadcast raise the CPU path's message; shapes that would
-    broadcast but differ are refused too (no broadcasting on the device).
+    Returns ``(columns, shape, caller)``: 1-D device arrays of ``prod(shape)`` elements and the
+    first device argument (whose array type the results take). Device arrays must share one
+    shape (no broadcasting on the device); plain scalars (or one-element host arrays) are
+    filled on the device without a transfer; other host arrays of the full shape are copied
+    up (counted). Non-broadcasting shapes raise the CPU path's message.
     """
-    shapes = [tuple(v.shape) for v in values]
-    if len(set(shapes)) != 1:
-        text = ", ".join(names[:-1]) + " and " + names[-1]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            shown = shapes if len(shapes) > 2 else f"{shapes[0]} and {shapes[1]}"
-            raise ValueError(f"{text} have shapes {shown} that do not broadcast") from None
+    on_device = [is_device_array(v) for v in values]
+    host = {i: V.real_array(names[i], v) for i, v in enumerate(values) if not on_device[i]}
+    shapes = [tuple(v.shape) if on_device[i] else host[i].shape for i, v in enumerate(values)]
+    text = ", ".join(names[:-1]) + " and " + names[-1]
+    try:
+        full = np.broadcast_shapes(*shapes)
+    except ValueError:
+        shown = shapes if len(shapes) > 2 else f"{shapes[0]} and {shapes[1]}"
+        raise ValueError(f"{text} have shapes {shown} that do not broadcast") from None
+    dev_shapes = {shapes[i] for i in range(len(values)) if on_device[i]}
+    if dev_shapes != {full} or any(not on_device[i] and 1 < host[i].size != int(np.prod(full)) for i in host):
         raise ValueError(f"device arrays {text} must have equal shapes (no broadcasting on the device), got {shapes}")
-    return [as_device(n, v) for n, v in zip(names, values, strict=True)], shapes[0]
+    n = int(np.prod(full))
+    cols = []
+    for i, name in enumerate(names):
+        if on_device[i]:
+            cols.append(as_device(name, values[i]))
+        elif host[i].size == 1:
+            cols.append(_constant(host[i].reshape(-1)[0], n))
+        else:
+            cols.append(M.to_device(np.ascontiguousarray(np.broadcast_to(host[i], full)).reshape(-1)))
+    caller = values[on_device.index(True)]
+    return cols, full, caller
+
+
+def _constant(value, n):
+    """A device column of ``n`` copies of ``value`` (filled by a kernel, nothing copied)."""
+    d = M.device_empty(n, np.asarray(value).dtype)
+    blocks, tpb = M.launch_shape(n)
+    load("_goodput_kernels").fill_kernel[blocks, tpb](d, value)
+    return d
 
 
 def like_caller(result, caller, shape):
@@ -100,7 +127,4 @@ def like_caller(result, caller, shape):
 
 def any_device(values) -> bool:
     """Whether any of ``values`` is a device array."""
-    return any(
-        not isinstance(v, np.ndarray) and (hasattr(v, "__cuda_array_interface__") or hasattr(v, "copy_to_host"))
-        for v in values
-    )
+    return any(is_device_array(v) for v in values)

@@ -290,6 +290,14 @@ def checked_lookup_kernel(table, nodes, replicas, check_large_nodes, check_large
 
 
 @cuda.jit
+def fill_kernel(out, value):
+    """``out[:] = value``."""
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.shape[0], stride):
+        out[i] = value
+
+
+@cuda.jit
 def max_kernel(values, out):
     """``out[0] = max(out[0], max(values))`` over finite values (float64 reduction by atomics)."""
     start, stride = cuda.grid(1), cuda.gridsize(1)

@@ -361,7 +361,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     """
     K = _kernels()
     names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
-    cols, shape = A.as_device_columns(names, values)
+    cols, shape, caller = A.as_device_columns(names, values)
     n = int(cols[0].shape[0])
     d_out = M.device_empty(n, np.float64)
     d_status = _new_status(2)
@@ -380,7 +380,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     code = _elementwise_status(_read_status(d_status))
     if code != CPU.OK:
         return None, code
-    return A.like_caller(d_out, values[0], shape), CPU.OK
+    return A.like_caller(d_out, caller, shape), CPU.OK
 
 
 def _elementwise_status(status):
@@ -420,7 +420,7 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
         CPU path's error message for the same input.
     """
     K = _kernels()
-    cols, shape = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
+    cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
     n = int(cols[0].shape[0])
     outs = (M.device_empty(n, np.float64), M.device_empty(n, np.int64), M.device_empty(n, np.int64))
     d_status = _new_status(K.COUNT_SLOTS)
@@ -446,7 +446,7 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
         msg = "num_nodes must be <= num_replicas"
     if msg is not None:
         return msg
-    return tuple(A.like_caller(o, nodes, shape) for o in outs)
+    return tuple(A.like_caller(o, caller, shape) for o in outs)
 
 
 _LOOKUP_CODES = {1: CPU.BAD_REPLICAS, 2: CPU.BAD_NODES, 3: CPU.ZERO_MISMATCH}
@@ -492,7 +492,7 @@ def speedup_device(speedup_fn, nodes, replicas, *, threads_per_block=None):
         ``_kernels`` code, or a message for a failed count check).
     """
     K = _kernels()
-    cols, shape = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
+    cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
     n = int(cols[0].shape[0])
     max_rep = max_value(cols[1])
     width = 1 if not np.isfinite(max_rep) or max_rep < 1 else int(min(max_rep, TABLE_MAX_REPLICAS)) + 1
@@ -510,4 +510,4 @@ def speedup_device(speedup_fn, nodes, replicas, *, threads_per_block=None):
         return _LOOKUP_CODES[int(status[8] % 8)]
     if max_rep >= width:
         return f"num_replicas above {TABLE_MAX_REPLICAS} is not supported for device arrays"
-    return A.like_caller(d_out, nodes, shape)
+    return A.like_caller(d_out, caller, shape)

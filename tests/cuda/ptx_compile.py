@@ -87,6 +87,7 @@ SIGS = {
     "fill_table_kernel": [v(arr(f8), f8, f8, f8, f8, f8, f8, b1, f8, arr(f8, 2), arr(b1, 2), arr(b1), arr(i8))],
     "checked_lookup_kernel": [v(arr(f8, 2), arr(i8), arr(f8), b1, b1, arr(f8), arr(i8))],
     "max_kernel": [v(arr(i8), arr(f8))],
+    "fill_kernel": [v(arr(i8), i8), v(arr(f8), f8)],
 }
 P8 = (arr(f8, 2), *[arr(f8)] * 6, arr(b1))
 BATCH = {

@@ -204,3 +204,15 @@ def test_streamed_host_paths_equal_cpu(fn):
     np.testing.assert_allclose(gg, cg, rtol=1e-12, atol=0)
     np.testing.assert_array_equal(ga, ca)
     np.testing.assert_array_equal(gs, cs)
+
+
+def test_scalars_mix_with_device_arrays(fn):
+    cols = _cols(np.random.default_rng(11), 17)
+    d = [fc.to_device(c) for c in cols]
+    fc.reset_transfer_stats()
+    got = fn.evaluate(d[0], d[1], 256, 0)  # scalars are filled on the device, not copied
+    assert fc.transfer_stats()["h2d_bytes"] < 17 * 8
+    np.testing.assert_allclose(got.copy_to_host(), fn.evaluate(cols[0], cols[1], 256, 0, backend="cpu"), rtol=1e-12)
+    g = fn.optimize(1, d[1], 512)
+    np.testing.assert_allclose(g[0].copy_to_host(), fn.optimize(1, cols[1], 512, backend="cpu")[0], rtol=1e-12)
+    _same_error(lambda: fn.evaluate(cols[0], cols[1], True, 0, backend="cpu"), lambda: fn.evaluate(d[0], d[1], True, 0))

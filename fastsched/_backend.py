@@ -42,6 +42,8 @@ from __future__ import annotations
 import importlib
 import os
 
+import numpy as np
+
 __all__ = [
     "AUTO_THRESHOLDS",
     "BACKENDS",
@@ -173,9 +175,14 @@ def is_device_array(x) -> bool:
     >>> is_device_array(np.zeros(3))
     False
     """
-    if x is None or type(x).__module__ == "numpy":
+    t = type(x)
+    if t in _HOST_TYPES or t.__module__ == "numpy":
         return False
     return hasattr(x, "__cuda_array_interface__") or (hasattr(x, "copy_to_host") and hasattr(x, "shape"))
+
+
+# The common arguments, answered by one set lookup (this check sits on every call's hot path).
+_HOST_TYPES = frozenset([np.ndarray, int, float, bool, list, tuple, type(None)])
 
 
 def cuda_launchers():

@@ -76,8 +76,8 @@ def efficiency(grad_sqr, grad_var, init_bsz, batch_size):
     denom = grad_var + grad_sqr * scale
     if MIN_NORMAL <= num < math.inf and MIN_NORMAL <= denom < math.inf:
         return num / denom
-    # Gradient statistics near the ends of float64 (found by the CUDA-vs-reference tests):
-    # divide both by the larger statistic first, so neither sum overflows nor goes subnormal.
+    # Gradient statistics near the ends of float64 (found by the CUDA-vs-reference tests) make
+    # a sum overflow or go subnormal: divide both by the larger statistic first.
     big = max(grad_var, grad_sqr)
     if big > 0.0:
         v = grad_var / big

@@ -31,7 +31,7 @@ best_config = F.best_config
 def efficiency_kernel(grad_sqr, grad_var, init_bsz, batch_size, out):
     """Elementwise statistical efficiency."""
     for i in prange(out.shape[0]):
-        out[i] = F.efficiency(grad_sqr, grad_var, init_bsz, batch_size[i])
+        out[i] = efficiency(grad_sqr, grad_var, init_bsz, batch_size[i])
 
 
 @pjit
@@ -265,19 +265,18 @@ def _elementwise_kernel(
         r = float(replicas[i])
         a = float(atomic_bsz[i])
         s = float(accum_steps[i])
+        at = F.accum_time(perf, a)
         m = 1 if nodes[i] > 1 else 0
-        if use_tables:
-            # The tables memoise x ** gamma (and the optimizer-step time) of the same formulas.
-            at = F.accum_time(perf, a)
-            if full:
-                ot = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
-            else:
-                ot = F.optim_time(acc_pow[int(a) - lo], net_pow[m, int(r)], inv_gamma)
-            v = F.samples_per_second(r, a, s, at, ot)
-            if with_eff:
-                v *= F.efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
+        # The tables memoise x ** gamma (and the optimizer-step time) of the same formulas.
+        if full:
+            ot = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
+        elif use_tables:
+            ot = F.optim_time(acc_pow[int(a) - lo], net_pow[m, int(r)], inv_gamma)
         else:
-            v = F.point_value(perf, grad_sqr, grad_var, init_bsz, m == 1, r, a, s, with_eff)
+            ot = F.optim_time(at**gamma, F.network_time(perf, m == 1, r) ** gamma, inv_gamma)
+        v = F.samples_per_second(r, a, s, at, ot)
+        if with_eff:
+            v *= F.efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
         out[i] = v
         if not (abs(v) < np.inf):
             nonfinite += 1

@@ -404,17 +404,6 @@ class GoodputFunction:
         """
         max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
         accumulation = bool(accumulation)
-        if B.is_device_array(num_nodes) or B.is_device_array(num_replicas):
-            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
-            if backend == "cpu":
-                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
-            bounds = GridBounds(max_bsz, min_atomic, max_atomic)
-            result = B.cuda_launchers().optimize_device(
-                self._kernel_params, bounds, accumulation, num_nodes, num_replicas
-            )
-            if isinstance(result, str):
-                raise ValueError(result)
-            return result
         if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
             if backend != "auto":
                 B.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
@@ -444,6 +433,17 @@ class GoodputFunction:
                 self._scalar_memo.clear()
             self._scalar_memo[key] = result
             return result
+        if B.is_device_array(num_nodes) or B.is_device_array(num_replicas):
+            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
+            if backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            bounds = GridBounds(max_bsz, min_atomic, max_atomic)
+            result = B.cuda_launchers().optimize_device(
+                self._kernel_params, bounds, accumulation, num_nodes, num_replicas
+            )
+            if isinstance(result, str):
+                raise ValueError(result)
+            return result
         nodes = V.as_int_array("num_nodes", num_nodes, low=1)
         replicas = V.as_int_array("num_replicas", num_replicas, low=1)
         try:
@@ -471,7 +471,8 @@ class GoodputFunction:
         # On the GPU every configuration is searched directly when keys repeat little (at most
         # 2 * (max_rep + 1) distinct keys against `size` configurations): the host-side
         # de-duplication pass would then cost more than it saves on the device.
-        on_gpu = B.resolve_backend(backend, size, "optimize") == "cuda"
+        # (The auto threshold counts distinct keys, of which there are at most 2 * (max_rep + 1).)
+        on_gpu = B.resolve_backend(backend, min(size, 2 * (max_rep + 1)), "optimize") == "cuda"
         if on_gpu and 2 * (max_rep + 1) > size // 2:
             search = B.cuda_launchers().optimize_keys
             kg = np.empty(size, dtype=np.float64)

@@ -358,6 +358,22 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
         ``result`` is a device float64 array of the input shape in the caller's array type;
         ``status`` is ``fastsched.goodput._kernels.OK`` or the CPU path's error code for the
         same input (``result`` is then None).
+
+    Examples
+    --------
+    Reached through the faces: device arrays in, device arrays out.
+
+    >>> import numpy as np
+    >>> import fastsched.cuda as fc
+    >>> from fastsched.goodput import GoodputFunction
+    >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+    >>> if fc.is_available():  # a GPU, or NUMBA_ENABLE_CUDASIM=1
+    ...     reps = fc.to_device(np.array([1, 2, 4]))
+    ...     out = g.evaluate(1, reps, 64, 0).copy_to_host()
+    ... else:
+    ...     out = g.evaluate(1, [1, 2, 4], 64, 0, backend="cpu")
+    >>> out.shape
+    (3,)
     """
     K = _kernels()
     names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
@@ -418,6 +434,19 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
     (goodput, atomic_bsz, accum_steps) or str
         Device arrays (float64, int64, int64) of the input shape in the caller's type, or the
         CPU path's error message for the same input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastsched.cuda as fc
+    >>> from fastsched.goodput import GoodputFunction
+    >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+    >>> if fc.is_available():  # a GPU, or NUMBA_ENABLE_CUDASIM=1
+    ...     goodput = g.optimize(1, fc.to_device(np.arange(1, 5)), 512)[0].copy_to_host()
+    ... else:
+    ...     goodput = g.optimize(1, np.arange(1, 5), 512, backend="cpu")[0]
+    >>> goodput.shape
+    (4,)
     """
     K = _kernels()
     cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
@@ -482,14 +511,28 @@ def speedup_device(speedup_fn, nodes, replicas, *, threads_per_block=None):
     """Speedups of device-array placements, read from a device copy of the job's table.
 
     The maximum replica count is reduced on the device first; the host table is completed up
-    to it (``SpeedupFunction.table``) and uploaded once per table version
-    (:data:`~fastsched.cuda.device_cache`), then one kernel validates and looks up.
+    to it (``SpeedupFunction.table``) and uploaded once per covered range (kept per function,
+    weakly), then one kernel validates and looks up.
 
     Returns
     -------
     device array or int or str
         Speedups of the input shape in the caller's array type, or the CPU path's error (a
         ``_kernels`` code, or a message for a failed count check).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastsched.cuda as fc
+    >>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+    >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+    >>> sp = SpeedupFunction(g, max_batch_size=512)
+    >>> if fc.is_available():  # a GPU, or NUMBA_ENABLE_CUDASIM=1
+    ...     s = sp(fc.to_device(np.array([1, 1])), fc.to_device(np.array([1, 2]))).copy_to_host()
+    ... else:
+    ...     s = sp(np.array([1, 1]), np.array([1, 2]))
+    >>> float(s[0])
+    1.0
     """
     K = _kernels()
     cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))

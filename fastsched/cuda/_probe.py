@@ -7,8 +7,10 @@ anything odd a vendor stack throws), and each failure becomes a reason string.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import importlib.util
+import sys
 import threading
 
 from fastsched._backend import CudaUnavailableError
@@ -36,6 +38,20 @@ def is_simulator() -> bool:
         return False
 
 
+def _driver_library_loads() -> bool:
+    """Whether the CUDA driver library can be loaded (a dlopen: milliseconds, unlike numba.cuda)."""
+    names = {"win32": ["nvcuda.dll"], "linux": ["libcuda.so.1", "libcuda.so"]}.get(sys.platform)
+    if names is None:
+        return True  # unknown platform: let numba-cuda decide
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def _probe() -> tuple[bool, str]:
     # numba < 0.69 still ships a deprecated built-in ``numba.cuda``; we support only the
     # NVIDIA-maintained package, so look for it first.
@@ -45,6 +61,9 @@ def _probe() -> tuple[bool, str]:
         found = False
     if not found:
         return False, "numba-cuda is not installed; pip install 'fastsched[cuda]'"
+    if not is_simulator() and not _driver_library_loads():
+        # Importing numba.cuda costs about a second; without a driver it cannot succeed.
+        return False, "no CUDA driver library (libcuda) could be loaded"
     try:
         from numba import cuda
     except Exception as exc:  # noqa: BLE001 - availability must never raise

@@ -213,12 +213,13 @@ class ModelBatch:
             K.base_kernel(*self._params, out)
         return out
 
-    def speedup_tables(self, max_replicas: int, backend="auto") -> np.ndarray:
+    def speedup_tables(self, max_replicas: int, backend="auto", base=None) -> np.ndarray:
         """Every model's speedup table, ``float64[J, 2, max_replicas + 1]``.
 
         ``out[j, 0, r]`` is the speedup of ``r`` replicas on one node, ``out[j, 1, r]`` on more
         than one node, relative to model ``j``'s best goodput at one replica (as
-        ``SpeedupFunction.table``); ``out[:, :, 0] == 0``.
+        ``SpeedupFunction.table``); ``out[:, :, 0] == 0``. ``base`` (float64[J], optional)
+        replaces those denominators.
 
         Raises
         ------
@@ -233,7 +234,12 @@ class ModelBatch:
         1.0
         """
         rmax = V.check_int_scalar("max_replicas", max_replicas, low=0, high=1 << 20)
-        base = self.base_goodput()
+        if base is None:
+            base = self.base_goodput()
+        else:
+            base = V.as_float_array("base", base)
+            if base.shape != (len(self),):
+                raise ValueError(f"base must have {len(self)} entries (one per model), got shape {base.shape}")
         bad = np.flatnonzero(~(base > 0.0))
         if bad.size:
             raise ValueError(f"model {bad[0]} has goodput 0 at one replica: no batch size is valid for it")

@@ -22,6 +22,7 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
+from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.model import GoodputFunction
 
 __all__ = ["SpeedupFunction", "SpeedupGrid"]
@@ -195,6 +196,79 @@ class SpeedupFunction:
                 )
             self._state = (table, filled)
         return table, filled
+
+    def _covers(self, max_replicas: int) -> bool:
+        table, filled = self._state
+        return max_replicas < table.shape[1] and bool(filled[:, : max_replicas + 1].all())
+
+    def _store(self, values: np.ndarray) -> None:
+        """Write a complete ``[2, R + 1]`` range computed elsewhere (same formulas, same bits)."""
+        width = values.shape[1]
+        with self._lock:
+            table, filled = self._state
+            if width > table.shape[1]:
+                cap = max(width, 2 * table.shape[1])
+                new_table = np.zeros((2, cap), dtype=np.float64)
+                new_filled = np.zeros((2, cap), dtype=np.bool_)
+                new_table[:, : table.shape[1]] = table
+                new_filled[:, : filled.shape[1]] = filled
+                table, filled = new_table, new_filled
+            table[:, :width] = values
+            filled[:, :width] = True
+            self._state = (table, filled)
+
+    @staticmethod
+    def fill_tables(speedup_fns, max_replicas: int, backend="auto") -> int:
+        """Complete many jobs' tables up to ``max_replicas`` in one GPU launch, when that pays.
+
+        For the tabulated functions among ``speedup_fns`` whose table does not yet cover
+        ``0..max_replicas`` (and whose own ``backend`` is not ``"cpu"``), one
+        :class:`~fastsched.goodput.batch.ModelBatch` launch computes every missing table when
+        ``backend`` resolves to CUDA for that many cells
+        (``fastsched._backend.auto_threshold("speedup")``). Otherwise nothing is done: on the
+        CPU each function keeps filling lazily, on first use, exactly as before.
+
+        Parameters
+        ----------
+        speedup_fns : iterable of SpeedupFunction
+            Functions to complete (others are ignored).
+        max_replicas : int
+            Largest replica count to cover.
+        backend : {"auto", "cpu", "cuda"}
+            ``"cpu"`` makes this a no-op.
+
+        Returns
+        -------
+        int
+            How many functions were filled.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> SpeedupFunction.fill_tables([SpeedupFunction(g, 512)], 16, backend="cpu")
+        0
+        """
+        rmax = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
+        fns = list(speedup_fns)
+        # Cheap exits first: this runs every scheduling round.
+        if backend == "cpu" or B.resolve_backend(backend, len(fns) * 2 * (rmax + 1), "speedup") != "cuda":
+            return 0
+        seen = set()
+        todo = []
+        for fn in fns:
+            if not isinstance(fn, SpeedupFunction) or not fn._fast or fn._backend == "cpu" or id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if not fn._covers(rmax):
+                todo.append(fn)
+        if not todo:
+            return 0
+        base = np.array([fn._base_goodput for fn in todo], dtype=np.float64)
+        tables = ModelBatch.from_speedup_functions(todo).speedup_tables(rmax, backend="cuda", base=base)
+        for fn, values in zip(todo, tables, strict=True):
+            fn._store(values)
+        return len(todo)
 
     def table(self, max_replicas: int) -> np.ndarray:
         """Speedup table covering replicas ``0..max_replicas``.

@@ -67,3 +67,24 @@ def test_speedup_tables_launcher_uses_public_accessors():
     got = fc.speedup_tables(fns, 7)
     for j, fn in enumerate(fns):
         np.testing.assert_allclose(got[j], fn.table(7), rtol=1e-12, atol=0)
+
+
+def test_fill_tables_one_launch_feeds_the_policy(monkeypatch):
+    """Above the threshold, the policy's table stacking fills every job's table in one launch."""
+    from fastsched.policy import problem
+
+    rng = np.random.default_rng(14)
+    models = [GoodputFunction(random_perf(rng), (0.5, 4.0), 32) for _ in range(3)]
+
+    def fns():
+        return [SpeedupFunction(g, max_batch_size=512, accumulation=bool(i % 2)) for i, g in enumerate(models)]
+
+    want = problem.speedup_tables(fns(), [0, 1, 2], np.array([6, 9, 4]), 4)  # below the threshold: lazy fills
+    monkeypatch.setitem(fc.AUTO_THRESHOLDS, "speedup", 1)
+    gpu_fns = fns()
+    assert SpeedupFunction.fill_tables(gpu_fns, 9, backend="cpu") == 0
+    fc.reset_transfer_stats()
+    got = problem.speedup_tables(gpu_fns, [0, 1, 2], np.array([6, 9, 4]), 4)
+    assert fc.transfer_stats()["d2h_count"] == 1  # one launch brought back every job's table
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert SpeedupFunction.fill_tables(gpu_fns, 9) == 0  # already covered: nothing to do

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction, fit_perf_params
+from fastsched.goodput import ModelBatch
 
 PERF = PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14)
 GRAD = GradParams(0.00136, 0.000502)
@@ -81,3 +82,31 @@ def test_speedup_1000_warm(benchmark, fn):
     sp = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
     sp(nodes, replicas)
     benchmark(sp, nodes, replicas)
+
+
+def _many_models(count, seed=0):
+    rng = np.random.RandomState(seed)
+    models = []
+    for _ in range(count):
+        values = np.array(PERF) * rng.uniform(0.5, 2.0, 7)
+        values[6] = rng.uniform(1.0, 3.0)  # gamma stays in [1, 10]
+        models.append(GoodputFunction(PerfParams(*values), GRAD, 128))
+    return models
+
+
+def test_many_job_tables_model_batch(benchmark):
+    # 200 jobs' speedup tables up to 256 replicas in one parallel launch (ModelBatch) ...
+    fns = [SpeedupFunction(g, 1280, (64, 256), True) for g in _many_models(200)]
+    batch = ModelBatch.from_speedup_functions(fns)
+    benchmark(batch.speedup_tables, 256, "cpu")
+
+
+def test_many_job_tables_one_by_one(benchmark):
+    # ... against 200 lazily filled SpeedupFunction tables (fresh functions each round).
+    models = _many_models(200)
+
+    def fill():
+        for g in models:
+            SpeedupFunction(g, 1280, (64, 256), True, backend="cpu").table(256)
+
+    benchmark(fill)

@@ -421,8 +421,19 @@ def wall(fn, repeats) -> float:
     return statistics.median(times)
 
 
+def api_check(name, got, want) -> bool:
+    """Print and return whether ``got`` equals the CPU result (1e-12 relative; integers exact)."""
+    got = [np.asarray(g.copy_to_host() if hasattr(g, "copy_to_host") else g) for g in got]
+    err = max(rel_err(g, w) for g, w in zip(got, want, strict=True) if w.dtype.kind == "f")
+    diff = sum(int(np.count_nonzero(g != w)) for g, w in zip(got, want, strict=True) if w.dtype.kind != "f")
+    good = err <= 1e-12 and diff == 0
+    print(f"  {name:<17} max rel err {err:.2e}, integer mismatches {diff}: {'ok' if good else 'FAIL'}")
+    return good
+
+
 def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
-    """Rows (call, n, cuda seconds, cpu seconds, evaluations per item); CPU on every host core."""
+    """Rows (call, n, cuda seconds, cpu seconds, evaluations per item) and whether every API
+    result equals backend="cpu"'s; CPU on every host core."""
     cuda = cuda_api()
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     rng = np.random.default_rng([seed, 99])
@@ -435,6 +446,11 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     d_cols = [cuda.to_device(c) for c in cols]
     t_dev = wall(lambda: fn.evaluate(*d_cols), repeats)
     rows += [("evaluate numpy", eval_n, t_np, t_cpu, 1), ("evaluate device", eval_n, t_dev, t_cpu, 1)]
+    print("\n(d) API results against backend='cpu'")
+    want = [fn.evaluate(*cols, backend="cpu")]
+    ok = api_check("evaluate numpy", [fn.evaluate(*cols, backend="cuda")], want)
+    ok &= api_check("evaluate device", [fn.evaluate(*d_cols)], want)
+    del want
     reps = np.arange(1, opt_n + 1, dtype=np.int64)  # every configuration a distinct key
     nodes = np.where(np.arange(opt_n) % 2 == 0, 1, np.minimum(2, reps))
     kw = {"max_batch_size": m[4], "atomic_bsz_range": (None, m[6]), "accumulation": True}
@@ -443,6 +459,9 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     d_nodes, d_reps = cuda.to_device(nodes), cuda.to_device(reps)
     t_dev = wall(lambda: fn.optimize(d_nodes, d_reps, **kw), repeats)
     rows += [("optimize numpy", opt_n, t_np, t_cpu, GRID), ("optimize device", opt_n, t_dev, t_cpu, GRID)]
+    want = fn.optimize(nodes, reps, backend="cpu", **kw)
+    ok &= api_check("optimize numpy", fn.optimize(nodes, reps, backend="cuda", **kw), want)
+    ok &= api_check("optimize device", fn.optimize(d_nodes, d_reps, **kw), want)
     ms = [model(rng) for _ in range(jobs)]
     batch = ModelBatch(
         [mj[0] for mj in ms], [(mj[1], mj[2]) for mj in ms], [mj[3] for mj in ms], [mj[4] for mj in ms], None, True
@@ -450,7 +469,9 @@ def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
     t_gpu = wall(lambda: batch.speedup_tables(table_reps, backend="cuda"), repeats)
     t_cpu = wall(lambda: batch.speedup_tables(table_reps, backend="cpu"), 1)
     rows.append(("tables of jobs", jobs * 2 * table_reps, t_gpu, t_cpu, GRID))
-    return rows
+    want = [batch.speedup_tables(table_reps, backend="cpu")]
+    ok &= api_check("tables of jobs", [batch.speedup_tables(table_reps, backend="cuda")], want)
+    return rows, ok
 
 
 def api_report(rows):
@@ -497,11 +518,11 @@ def main(argv=None) -> int:
         [int(s) for s in args.sizes], args.seed, args.repeats, args.cpu_threads, int(args.cpu_max), args.pop_rows
     )
     report(rows, transfers, args.cpu_threads, simulator)
-    api_report(
-        api_bench(
-            args.seed, args.repeats, int(args.api_evaluate), int(args.api_optimize), args.api_jobs, args.api_replicas
-        )
+    api_rows, api_ok = api_bench(
+        args.seed, args.repeats, int(args.api_evaluate), int(args.api_optimize), args.api_jobs, args.api_replicas
     )
+    api_report(api_rows)
+    ok &= api_ok
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     return 0 if ok else 1
 

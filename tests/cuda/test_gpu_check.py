@@ -29,3 +29,7 @@ def test_gpu_check_tiny_runs():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "correctness: PASS" in proc.stdout
     assert "(d) API level" in proc.stdout and "optimize device" in proc.stdout
+    assert (
+        proc.stdout.count(": ok") >= 5
+        and "FAIL" not in proc.stdout.split("(d) API results")[1].split("(d) API level")[0]
+    )

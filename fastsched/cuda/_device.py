@@ -37,8 +37,8 @@ _twins: dict[int, object] = {}
 
 
 def _retarget(py_func, memo, overrides):
-    # Formulas call each other by bare global name (never ``module.func``), so the globals
-    # the code object names are all there is to retarget.
+    # Globals named by the code object: dispatchers (bare ``f(...)``) and modules holding
+    # dispatchers (``F.f(...)``) are swapped for device twins; numpy for scalar math.
     env = dict(py_func.__globals__)
     changed = False
     for name in set(py_func.__code__.co_names):
@@ -52,9 +52,32 @@ def _retarget(py_func, memo, overrides):
         elif value is np:
             env[name] = _NP_SCALAR_MATH
             changed = True
+        elif isinstance(value, types.ModuleType) and value is not math:
+            shim = _module_shim(value, py_func.__code__.co_names, memo, overrides)
+            if shim is not None:
+                env[name] = shim
+                changed = True
     if not changed:
         return py_func
     return types.FunctionType(py_func.__code__, env, py_func.__name__, py_func.__defaults__, py_func.__closure__)
+
+
+def _module_shim(module, names, memo, overrides):
+    """A stand-in for ``module`` whose dispatchers (those named in ``names``) are device twins.
+
+    For formulas that call each other as ``F.network_time(...)``; None when the function uses
+    no dispatcher of that module.
+    """
+    used = [n for n in names if isinstance(getattr(module, n, None), Dispatcher)]
+    if not used:
+        return None
+    shim = types.ModuleType(f"{module.__name__}__cuda")
+    for n in names:
+        if hasattr(module, n):
+            setattr(shim, n, getattr(module, n))
+    for n in used:
+        setattr(shim, n, overrides.get(n) or _device(getattr(module, n), memo, overrides))
+    return shim
 
 
 def _device(dispatcher, memo, overrides):

@@ -229,6 +229,8 @@ class StagingBuffers:
     def __init__(self, chunk: int = 1 << 22):
         self.chunk = int(chunk)
         self._lock = threading.Lock()
+        #: Held by a streamed call for its whole duration: the buffers are shared.
+        self.in_use = threading.Lock()
         self._host: dict = {}
         self._dev: dict = {}
 
@@ -277,40 +279,50 @@ def stream_chunks(inputs, outputs, launch, chunk=None):
     memory by the host and copied up, and chunk ``k - 1`` copies down. A slot's buffers are
     reused only after its previous chunk's results reached ``outputs``.
     """
-    cuda = cuda_api()
     bufs = staging if chunk is None or int(chunk) == staging.chunk else StagingBuffers(int(chunk))
-    size = bufs.chunk
-    n = int(inputs[0].shape[0])
-    streams = [cuda.stream(), cuda.stream()]
-    pending = [None, None]  # (start, m) of the chunk last launched on each slot
+    with bufs.in_use:  # one streamed call at a time per set of buffers (threads share them)
+        _ChunkStream(bufs, outputs).run(inputs, launch)
 
-    def drain(slot):
-        if pending[slot] is None:
+
+class _ChunkStream:
+    """Two streams, two buffer slots; a slot is reused only after its last chunk drained."""
+
+    def __init__(self, bufs, outputs):
+        cuda = cuda_api()
+        self.bufs = bufs
+        self.outputs = outputs
+        self.streams = [cuda.stream(), cuda.stream()]
+        self.pending = [None, None]  # (start, m) of the chunk last launched on each slot
+
+    def drain(self, slot):
+        if self.pending[slot] is None:
             return
-        start, m = pending[slot]
-        streams[slot].synchronize()
-        for c, out in enumerate(outputs):
-            out[start : start + m] = bufs.host((slot, "out", c), out.dtype)[:m]
-        pending[slot] = None
+        start, m = self.pending[slot]
+        self.streams[slot].synchronize()
+        for c, out in enumerate(self.outputs):
+            out[start : start + m] = self.bufs.host((slot, "out", c), out.dtype)[:m]
+        self.pending[slot] = None
 
-    for k, start in enumerate(range(0, n, size)):
-        slot = k % 2
-        drain(slot)
-        m = min(size, n - start)
-        stream = streams[slot]
-        d_in = []
-        for c, arr in enumerate(inputs):
-            pinned = bufs.host((slot, "in", c), arr.dtype)
-            pinned[:m] = arr[start : start + m]
-            d = bufs.device((slot, "in", c), arr.dtype)[:m]
-            d.copy_to_device(pinned[:m], stream=stream)
-            count("h2d", m * arr.dtype.itemsize)
-            d_in.append(d)
-        d_out = [bufs.device((slot, "out", c), out.dtype)[:m] for c, out in enumerate(outputs)]
-        launch(stream, d_in, d_out, start)
-        for c, out in enumerate(outputs):
-            d_out[c].copy_to_host(bufs.host((slot, "out", c), out.dtype)[:m], stream=stream)
-            count("d2h", m * out.dtype.itemsize)
-        pending[slot] = (start, m)
-    drain(0)
-    drain(1)
+    def run(self, inputs, launch):
+        bufs, size = self.bufs, self.bufs.chunk
+        for k, start in enumerate(range(0, int(inputs[0].shape[0]), size)):
+            slot = k % 2
+            self.drain(slot)
+            m = min(size, int(inputs[0].shape[0]) - start)
+            stream = self.streams[slot]
+            d_in = []
+            for c, arr in enumerate(inputs):
+                pinned = bufs.host((slot, "in", c), arr.dtype)
+                pinned[:m] = arr[start : start + m]
+                d = bufs.device((slot, "in", c), arr.dtype)[:m]
+                d.copy_to_device(pinned[:m], stream=stream)
+                count("h2d", m * arr.dtype.itemsize)
+                d_in.append(d)
+            d_out = [bufs.device((slot, "out", c), out.dtype)[:m] for c, out in enumerate(self.outputs)]
+            launch(stream, d_in, d_out, start)
+            for c, out in enumerate(self.outputs):
+                d_out[c].copy_to_host(bufs.host((slot, "out", c), out.dtype)[:m], stream=stream)
+                count("d2h", m * out.dtype.itemsize)
+            self.pending[slot] = (start, m)
+        self.drain(0)
+        self.drain(1)

@@ -7,6 +7,7 @@ import pytest
 
 import fastsched.cuda as fc
 from fastsched.goodput import GoodputFunction, ModelBatch, SpeedupFunction
+from fastsched.policy import problem
 from tests.cuda._support import random_perf, requires_cuda
 from tests.goodput import naive
 
@@ -71,8 +72,6 @@ def test_speedup_tables_launcher_uses_public_accessors():
 
 def test_fill_tables_one_launch_feeds_the_policy(monkeypatch):
     """Above the threshold, the policy's table stacking fills every job's table in one launch."""
-    from fastsched.policy import problem
-
     rng = np.random.default_rng(14)
     models = [GoodputFunction(random_perf(rng), (0.5, 4.0), 32) for _ in range(3)]
 

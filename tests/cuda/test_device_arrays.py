@@ -6,12 +6,15 @@ input, before any result is returned.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
 import fastsched.cuda as fc
-from fastsched.cuda import _arrays
+from fastsched.cuda import _arrays, _memory
 from fastsched.goodput import GoodputFunction, SpeedupFunction
+from fastsched.goodput import _kernels as K
 from tests.cuda._support import random_perf, requires_cuda
 
 pytestmark = [requires_cuda, pytest.mark.cudasim]
@@ -184,8 +187,6 @@ def test_array_on_another_device_is_refused(fn, monkeypatch):
 
 def test_streamed_host_paths_equal_cpu(fn):
     """Chunked pinned streaming (forced with a tiny chunk) gives the CPU's values and errors."""
-    from fastsched.goodput import _kernels as K
-
     cols = _cols(np.random.default_rng(10), 45)
     p = fn.kernel_params
     want = np.empty(45)
@@ -216,3 +217,15 @@ def test_scalars_mix_with_device_arrays(fn):
     g = fn.optimize(1, d[1], 512)
     np.testing.assert_allclose(g[0].copy_to_host(), fn.optimize(1, cols[1], 512, backend="cpu")[0], rtol=1e-12)
     _same_error(lambda: fn.evaluate(cols[0], cols[1], True, 0, backend="cpu"), lambda: fn.evaluate(d[0], d[1], True, 0))
+
+
+def test_streamed_face_calls_from_two_threads(fn, monkeypatch):
+    """Large host inputs stream through shared pinned buffers; concurrent calls stay correct."""
+    monkeypatch.setattr(_memory, "STREAM_MIN", 16)
+    monkeypatch.setattr(_memory, "staging", _memory.StagingBuffers(chunk=16))
+    inputs = [_cols(np.random.default_rng(20 + k), 50) for k in range(4)]
+    wants = [fn.evaluate(*c, backend="cpu") for c in inputs]
+    with ThreadPoolExecutor(2) as pool:
+        gots = list(pool.map(lambda c: fn.evaluate(*c, backend="cuda"), inputs))
+    for got, want in zip(gots, wants, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)

@@ -6,6 +6,8 @@ input, before any result is returned.
 
 from __future__ import annotations
 
+import sys
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -229,3 +231,28 @@ def test_streamed_face_calls_from_two_threads(fn, monkeypatch):
         gots = list(pool.map(lambda c: fn.evaluate(*c, backend="cuda"), inputs))
     for got, want in zip(gots, wants, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+def test_results_take_the_callers_array_type(fn, monkeypatch):
+    """A CuPy (or PyTorch) argument gets a CuPy (PyTorch) result, converted without a copy."""
+    fake = types.ModuleType("cupy")
+    fake.asarray = lambda d: ("cupy array", d)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+
+    class FromCupy:
+        def __init__(self, host):
+            self._d = fc.to_device(host)
+            self.shape, self.dtype, self.size, self.ndim = host.shape, host.dtype, host.size, host.ndim
+
+        def copy_to_host(self):
+            return self._d.copy_to_host()
+
+        def __getitem__(self, i):
+            return self._d[i]
+
+    FromCupy.__module__ = "cupy._core.core"  # what the results' type is chosen by
+    cols = _cols(np.random.default_rng(30), 9)
+    monkeypatch.setattr(_arrays, "as_device", lambda name, x: x._d if isinstance(x, FromCupy) else x)
+    kind, d = fn.evaluate(FromCupy(cols[0]), *[fc.to_device(c) for c in cols[1:]])
+    assert kind == "cupy array"
+    np.testing.assert_allclose(d.copy_to_host(), fn.evaluate(*cols, backend="cpu"), rtol=1e-12, atol=0)

@@ -12,6 +12,7 @@ vectorised entry points solve each distinct key once and gather.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import prange
@@ -289,15 +290,16 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
     The four inputs are flat arrays, either all int64 or all float64 (two compiled
     specialisations). Returns a status code; ``out`` is valid only when it is ``OK``.
     """
-    status, max_rep, a_min, a_max, integral = _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
+    n = out.shape[0]
+    scan = sized(_scan_inputs, n, SERIAL_MAX_ELEMENTS)
+    status, max_rep, a_min, a_max, integral = scan(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
     if status != OK:
         return status
-    n = out.shape[0]
     limit = min(_TABLE_LIMIT, 4 * n)
     # Table indices go through int64: values beyond 2**52 are not exactly integral doubles
     # and 2**63 would overflow, so huge batch sizes take the direct path.
     use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit and a_max < 2.0**52
-    nonfinite = _elementwise_kernel(
+    nonfinite = sized(_elementwise_kernel, n, SERIAL_MAX_ELEMENTS)(
         perf,
         grad_sqr,
         grad_var,
@@ -357,3 +359,39 @@ def check_pairs(nodes, replicas):
         if (nd == 0) != (r == 0):
             return ZERO_MISMATCH
     return OK
+
+
+# --------------------------------------------------------------------------------------
+# Serial twins for small inputs
+# --------------------------------------------------------------------------------------
+# A parallel launch costs tens to hundreds of microseconds (waking the worker threads; more on
+# a loaded host), more than a small input's work: below these sizes the same kernels run
+# serially, compiled from the same source (``prange`` is ``range`` without ``parallel``).
+SERIAL_MAX_ELEMENTS = 1024  # elementwise model / efficiency evaluations
+SERIAL_MAX_KEYS = 8  # grid searches (about 4 us each)
+
+
+def _serial_twin(dispatcher):
+    py = dispatcher.py_func
+    name = py.__name__ + "_serial"  # its own numba cache files
+    fn = types.FunctionType(py.__code__, py.__globals__, name, py.__defaults__, py.__closure__)
+    fn.__qualname__ = name
+    fn.__doc__ = py.__doc__
+    return jit(fn)
+
+
+_SERIAL = {}
+for _kernel in (
+    _scan_inputs,
+    _elementwise_kernel,
+    efficiency_kernel,
+    optimize_keys_kernel,
+    gather_kernel,
+    fill_table_kernel,
+):
+    _SERIAL[_kernel] = _serial_twin(_kernel)
+
+
+def sized(kernel, n, limit):
+    """``kernel`` for ``n`` work items, or its serial twin when ``n <= limit``."""
+    return _SERIAL[kernel] if n <= limit else kernel

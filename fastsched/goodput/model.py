@@ -255,7 +255,7 @@ class GoodputFunction:
             for a in arrays
         ]
         out = np.empty(flat[0].shape[0], dtype=np.float64)
-        # Same signature and status codes on both backends (the CUDA one validates on the CPU first).
+        # Same signature and status codes on both backends (the CUDA one validates on the device).
         on_gpu = B.resolve_backend(backend, out.shape[0], "evaluate") == "cuda"
         kernel = B.cuda_launchers().checked_elementwise if on_gpu else K.elementwise
         with parallel_region():
@@ -319,7 +319,8 @@ class GoodputFunction:
             out = np.empty(arr.size, dtype=np.float64)
             shape = arr.shape
             with parallel_region():
-                K.efficiency_kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
+                kernel = K.sized(K.efficiency_kernel, out.shape[0], K.SERIAL_MAX_ELEMENTS)
+                kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
         if not np.isfinite(out).all():
             raise ValueError("batch_size is too small: efficiency overflows float64")
         return float(out[0]) if not shape else out.reshape(shape)
@@ -491,7 +492,10 @@ class GoodputFunction:
         ks = np.empty(nk, dtype=np.int64)
         # Same signature on both backends; the GPU pays off only for many distinct keys.
         on_gpu = B.resolve_backend(backend, nk, "optimize") == "cuda"
-        search = B.cuda_launchers().optimize_keys if on_gpu else K.optimize_keys_kernel
+        if on_gpu:
+            search = B.cuda_launchers().optimize_keys
+        else:
+            search = K.sized(K.optimize_keys_kernel, nk, K.SERIAL_MAX_KEYS)
         with parallel_region():
             search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             if key_of is None:
@@ -499,5 +503,5 @@ class GoodputFunction:
             goodput = np.empty(size, dtype=np.float64)
             atomic = np.empty(size, dtype=np.int64)
             accum = np.empty(size, dtype=np.int64)
-            K.gather_kernel(key_of, kg, ka, ks, goodput, atomic, accum)
+            K.sized(K.gather_kernel, size, K.SERIAL_MAX_ELEMENTS)(key_of, kg, ka, ks, goodput, atomic, accum)
         return goodput, atomic, accum

@@ -180,7 +180,10 @@ class SpeedupFunction:
             max_bsz, lo, hi = self._bounds
             # Same signature on both backends (the CUDA twin copies the table in and out).
             on_gpu = B.resolve_backend(self._backend, want_rep.shape[0], "speedup") == "cuda"
-            fill = B.cuda_launchers().fill_table if on_gpu else K.fill_table_kernel
+            if on_gpu:
+                fill = B.cuda_launchers().fill_table
+            else:
+                fill = K.sized(K.fill_table_kernel, want_rep.shape[0], K.SERIAL_MAX_KEYS)
             with parallel_region():
                 fill(
                     *p,

@@ -12,6 +12,7 @@ from numba import prange
 
 from fastsched._jit import pjit
 from fastsched.goodput import _formulas as F
+from fastsched.goodput._kernels import register_serial
 
 
 @pjit
@@ -70,3 +71,6 @@ def elementwise_kernel(perf, sqr, var, init, model, nodes, reps, atomic, accum, 
         out[i] = F.point_value(
             perf[j], sqr[j], var[j], init[j], nodes[i] > 1, float(reps[i]), float(atomic[i]), float(accum[i]), with_eff
         )
+
+
+register_serial(base_kernel, optimize_kernel, matrix_kernel, tables_kernel, elementwise_kernel)

@@ -381,15 +381,17 @@ def _serial_twin(dispatcher):
 
 
 _SERIAL = {}
-for _kernel in (
-    _scan_inputs,
-    _elementwise_kernel,
-    efficiency_kernel,
-    optimize_keys_kernel,
-    gather_kernel,
-    fill_table_kernel,
-):
-    _SERIAL[_kernel] = _serial_twin(_kernel)
+
+
+def register_serial(*kernels) -> None:
+    """Give each parallel kernel a serial twin for :func:`sized` (at import of its module)."""
+    for kernel in kernels:
+        _SERIAL[kernel] = _serial_twin(kernel)
+
+
+register_serial(
+    _scan_inputs, _elementwise_kernel, efficiency_kernel, optimize_keys_kernel, gather_kernel, fill_table_kernel
+)
 
 
 def sized(kernel, n, limit):

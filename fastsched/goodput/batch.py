@@ -27,6 +27,7 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _batch_kernels as K
+from fastsched.goodput._kernels import SERIAL_MAX_ELEMENTS, SERIAL_MAX_KEYS, sized
 from fastsched.goodput.model import PerfParams
 
 __all__ = ["BatchParams", "ModelBatch"]
@@ -210,7 +211,7 @@ class ModelBatch:
         """
         out = np.empty(len(self))
         with parallel_region():
-            K.base_kernel(*self._params, out)
+            sized(K.base_kernel, len(self), SERIAL_MAX_KEYS)(*self._params, out)
         return out
 
     def speedup_tables(self, max_replicas: int, backend="auto", base=None) -> np.ndarray:
@@ -248,7 +249,7 @@ class ModelBatch:
             return gpu.batch_tables(self._params, base, rmax)
         out = np.empty((len(self), 2, rmax + 1))
         with parallel_region():
-            K.tables_kernel(*self._params, base, out)
+            sized(K.tables_kernel, out.size, SERIAL_MAX_KEYS)(*self._params, base, out)
         return out
 
     def _model_index(self, model, shape):
@@ -301,7 +302,7 @@ class ModelBatch:
         else:
             g, a, s = np.empty(reps.shape[0]), np.empty(reps.shape[0], np.int64), np.empty(reps.shape[0], np.int64)
             with parallel_region():
-                K.optimize_kernel(*self._params, idx, multi, reps, g, a, s)
+                sized(K.optimize_kernel, reps.shape[0], SERIAL_MAX_KEYS)(*self._params, idx, multi, reps, g, a, s)
         return g.reshape(shape), a.reshape(shape), s.reshape(shape)
 
     def optimize_matrix(self, num_nodes, num_replicas, backend="auto"):
@@ -330,7 +331,7 @@ class ModelBatch:
         shape = (len(self), reps.shape[0])
         g, a, s = np.empty(shape), np.empty(shape, np.int64), np.empty(shape, np.int64)
         with parallel_region():
-            K.matrix_kernel(*self._params, multi, reps, g, a, s)
+            sized(K.matrix_kernel, g.size, SERIAL_MAX_KEYS)(*self._params, multi, reps, g, a, s)
         return g, a, s
 
     def _elementwise(self, model, num_nodes, num_replicas, atomic_bsz, accum_steps, with_eff, backend):
@@ -369,7 +370,8 @@ class ModelBatch:
         else:
             out = np.empty(reps.shape[0])
             with parallel_region():
-                K.elementwise_kernel(*self._params[:4], idx, nodes, reps, atomic, accum, with_eff, out)
+                kernel = sized(K.elementwise_kernel, out.shape[0], SERIAL_MAX_ELEMENTS)
+                kernel(*self._params[:4], idx, nodes, reps, atomic, accum, with_eff, out)
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 "inputs are too large: the throughput model overflows float64 (check atomic_bsz and the parameters)"

@@ -43,6 +43,8 @@ Examples
 SpeedupGrid(max_bsz=256.0, min_atomic=1.0, max_atomic=256.0, accumulation=False)
 """
 
+_HOST = frozenset([np.ndarray, int, float])
+
 # The lazily filled table covers at most this many replicas (16 MiB); larger queries are
 # answered without memoisation, so no input can make the table grow without bound.
 TABLE_MAX_REPLICAS = 1 << 20
@@ -301,7 +303,12 @@ class SpeedupFunction:
         Requires ``0 <= num_nodes <= num_replicas`` and ``num_nodes == 0`` exactly when
         ``num_replicas == 0``. Returns a float for scalar input, else an array.
         """
-        if self._fast and (B.is_device_array(num_nodes) or B.is_device_array(num_replicas)):
+        # NumPy arrays and Python numbers (the common calls) skip the device check entirely.
+        if (
+            self._fast
+            and not (type(num_nodes) in _HOST and type(num_replicas) in _HOST)
+            and (B.is_device_array(num_nodes) or B.is_device_array(num_replicas))
+        ):
             B.resolve_backend("cuda" if self._backend == "auto" else self._backend, 0, "speedup")
             if self._backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")

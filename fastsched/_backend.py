@@ -47,6 +47,7 @@ import numpy as np
 __all__ = [
     "AUTO_THRESHOLDS",
     "BACKENDS",
+    "any_device",
     "CudaUnavailableError",
     "auto_threshold",
     "cuda_launchers",
@@ -183,6 +184,21 @@ def is_device_array(x) -> bool:
 
 # The common arguments, answered by one set lookup (this check sits on every call's hot path).
 _HOST_TYPES = frozenset([np.ndarray, int, float, bool, list, tuple, type(None)])
+
+
+def any_device(*values) -> bool:
+    """Whether any of ``values`` is a device array (:func:`is_device_array`), cheaply for host ones.
+
+    Examples
+    --------
+    >>> from fastsched._backend import any_device
+    >>> any_device(1, 2.0, [3])
+    False
+    """
+    for x in values:
+        if type(x) not in _HOST_TYPES and is_device_array(x):
+            return True
+    return False
 
 
 def cuda_launchers():

@@ -232,7 +232,7 @@ class GoodputFunction:
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
-        if any(B.is_device_array(x) for x in raw):
+        if B.any_device(num_nodes, num_replicas, atomic_bsz, accum_steps):
             B.resolve_backend("cuda" if backend == "auto" else backend, 0, "evaluate")
             if backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
@@ -434,7 +434,7 @@ class GoodputFunction:
                 self._scalar_memo.clear()
             self._scalar_memo[key] = result
             return result
-        if B.is_device_array(num_nodes) or B.is_device_array(num_replicas):
+        if B.any_device(num_nodes, num_replicas):
             B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
             if backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")

@@ -307,7 +307,7 @@ class SpeedupFunction:
         if (
             self._fast
             and not (type(num_nodes) in _HOST and type(num_replicas) in _HOST)
-            and (B.is_device_array(num_nodes) or B.is_device_array(num_replicas))
+            and B.any_device(num_nodes, num_replicas)
         ):
             B.resolve_backend("cuda" if self._backend == "auto" else self._backend, 0, "speedup")
             if self._backend == "cpu":

@@ -4,13 +4,13 @@ Usage::
 
     python benchmarks/compare_paddle.py [CASE.json ...] --ref-python /work/refenv/paddle/bin/python
 
-Both sides run as fresh subprocesses, alternating (fastsched, Paddle, fastsched, ...), each
-timing the whole ``get_cost`` path from a program description: fastsched's
-``estimate_cost`` (parse + merge + memory + pipeline) and Paddle's ``CostModel(...)``,
-``init``, ``get_cost`` (its ``Queue(1024)`` made unbounded, otherwise it deadlocks on
-cases with >= 1024 source nodes). Paddle reads the case through duck-typed program
-objects that expose exactly what its cost model touches. fastsched reports its first
-call in a fresh process (cold: numba cache load or compile) separately from warm calls.
+Both sides run as fresh subprocesses, alternating (fastsched, Paddle, fastsched, ...), timing
+the same two phases: loading (fastsched ``load_case``: JSON + encoding; Paddle
+``CostModel(...).init``) and estimating (fastsched ``Case.estimate`` on the kept encoding:
+merge + memory + pipeline; Paddle ``get_cost``, its ``Queue(1024)`` made unbounded, otherwise it
+deadlocks on cases with >= 1024 source nodes). Paddle reads the case through duck-typed program
+objects that expose exactly what its cost model touches. fastsched's first call (numba cache
+load or compile) is excluded.
 Without ``--ref-python`` only fastsched is measured.
 """
 
@@ -30,12 +30,16 @@ OURS = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from fastsched.costmodel import load_case
-case = load_case(sys.argv[1]); reps = int(sys.argv[2])
-t1 = time.perf_counter(); case.estimate(); t2 = time.perf_counter()
-warm = []
+path = sys.argv[1]; reps = int(sys.argv[2])
+case = load_case(path); case.estimate()  # numba cache load / compile
+t1 = time.perf_counter()
+load, est = [], []
 for _ in range(reps):
-    a = time.perf_counter(); c = case.estimate(); warm.append(time.perf_counter() - a)
-print(json.dumps({"import_s": t1 - t0, "cold_s": t2 - t1, "warm_s": warm, "runtime": c.runtime}))
+    a = time.perf_counter(); case = load_case(path); load.append(time.perf_counter() - a)
+for _ in range(reps * 10):
+    a = time.perf_counter(); c = case.estimate(); est.append(time.perf_counter() - a)
+print(json.dumps({"import_s": t1 - t0, "load_s": load, "estimate_s": est, "runtime": c.runtime,
+                  "n_ops": case.encoded.n_ops}))
 """
 
 REF = r"""
@@ -93,7 +97,7 @@ for i, r in enumerate(d["ranks"]):
     for o in r["ops"]:
         if not o["is_comm"]:
             data[rank2st.get(i, 0)][o["desc_id"]] = o["cost"]
-times = []
+inits, costs = [], []
 for _ in range(reps):
     progs = [Program(r) for r in d["ranks"]]
     a = time.perf_counter()
@@ -101,9 +105,11 @@ for _ in range(reps):
                      opcall_overhead=d["opcall_overhead"], standalone_cost_data=data,
                      pipeline_config=pp)
     m.init(progs)
+    b = time.perf_counter()
     c = m.get_cost()
-    times.append(time.perf_counter() - a)
-print(json.dumps({"warm_s": times, "runtime": c.runtime}))
+    inits.append(b - a)
+    costs.append(time.perf_counter() - b)
+print(json.dumps({"init_s": inits, "get_cost_s": costs, "runtime": c.runtime}))
 """
 
 
@@ -129,27 +135,29 @@ def main(argv=None) -> int:
         if not Path(case).is_file():
             print(f"{case}: not found, skipped")
             continue
-        cold, warm, ref = [], [], []
+        load, est, init, cost = [], [], [], []
         rt_ours = rt_ref = None
+        n = 1
         for _ in range(args.rounds):
             o = _run([sys.executable, "-c", OURS, case, str(args.repeats)])
-            cold.append(o["cold_s"])
-            warm.extend(o["warm_s"])
-            rt_ours = o["runtime"]
+            load.extend(o["load_s"])
+            est.extend(o["estimate_s"])
+            rt_ours, n = o["runtime"], max(o["n_ops"], 1)
             if args.ref_python:
                 r = _run([args.ref_python, "-c", REF, case, str(args.ref_repeats)])
-                ref.extend(r["warm_s"])
+                init.extend(r["init_s"])
+                cost.extend(r["get_cost_s"])
                 rt_ref = r["runtime"]
-        mc, mw = statistics.median(cold), statistics.median(warm)
-        print(f"{Path(case).stem}:")
-        print(f"  fastsched cold (first call, fresh process): {mc * 1e3:9.3f} ms")
-        print(f"  fastsched warm median of {len(warm)}:          {mw * 1e3:9.3f} ms")
+        ml, me = statistics.median(load), statistics.median(est)
+        print(f"{Path(case).stem} ({n} ops):")
+        print(f"  fastsched load_case (JSON + encode): {ml * 1e3:9.3f} ms  ({ml / n * 1e6:.2f} us/op)")
+        print(f"  fastsched estimate (encoded):        {me * 1e6:9.1f} us  ({me / n * 1e6:.3f} us/op)")
         print(f"  fastsched runtime estimate: {rt_ours!r}")
-        if ref:
-            mr = statistics.median(ref)
-            print(f"  Paddle get_cost median of {len(ref)}:           {mr * 1e3:9.3f} ms")
+        if init:
+            mi, mc = statistics.median(init), statistics.median(cost)
+            print(f"  Paddle init:     {mi * 1e3:9.3f} ms   ratio {mi / ml:8.1f}x")
+            print(f"  Paddle get_cost: {mc * 1e3:9.3f} ms   ratio {mc / me:8.1f}x")
             print(f"  Paddle runtime estimate:    {rt_ref!r}")
-            print(f"  ratio Paddle / fastsched warm: {mr / mw:9.1f}x   cold: {mr / mc:7.1f}x")
     return 0
 
 

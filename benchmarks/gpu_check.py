@@ -59,7 +59,7 @@ from fastsched._jit import parallel_region  # noqa: E402
 from fastsched.cuda._probe import cuda_api  # noqa: E402
 from fastsched.goodput import GoodputFunction, ModelBatch  # noqa: E402
 from fastsched.goodput import _kernels as K  # noqa: E402
-from fastsched.policy import _genetic as G  # noqa: E402
+from fastsched.policy import _ga as G  # noqa: E402
 
 GRID = K.GRID_POINTS
 JOBS, NODES, ENTRIES, MAX_CNT = 16, 32, 3, 4

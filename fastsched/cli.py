@@ -18,6 +18,7 @@ from fastsched._version import __version__
 _COMMAND_MODULES = (
     "fastsched.sim._cli",
     "fastsched.costmodel._cli",
+    "fastsched.costmodel._plan_cli",
     "fastsched.sweep._cli",
 )
 

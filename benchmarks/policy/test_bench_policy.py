@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.policy.scale import scale_instance
 from fastsched.policy import PolluxPolicy
-from fastsched.policy import _genetic as G
+from fastsched.policy import _ga as G
 
 
 def warm_policy(jobs, nodes, template, rounds=1, **kw):

@@ -57,22 +57,54 @@ Other choices
   takes the max of a silu/sigmoid diamond in ``par_fwd_L1`` but sums the same pattern in
   ``tfm_fwd_L4``). The seed's one-hop transitive-edge removal is not performed; it
   changes node counts, not runtimes.
-* The seed's bandwidth constant (32.768) divides bytes, so comm costs are in the seed's
-  unit (an 8 KiB send costs 250 "ms"); pass ``cluster=<bandwidth>`` to change it.
+* Units of communication: the seed's bandwidth constant (32.768) divides *bytes*, so its
+  communication costs are in bytes / 32.768 = "ms": it meant 32.768 MB/ms and is 10**6 too
+  slow (an 8 KiB send costs 250 "ms"; with communication counted, B3/B11,
+  ``ut_dist_dp_mp_pp`` gives 147,095 ms against Paddle's 1,251.7 ms, in which Paddle costs
+  only its ``send_v2``). The default keeps that constant so runtimes reproduce the
+  reference's on cases without re-costed communication; pass ``cluster=Cluster(...)``
+  (GB/s, µs, intra/inter node by rank placement) for real units.
+  ``fastsched cost`` prints which deviations apply to the case at hand.
+
+Layers
+------
+:func:`encode` turns a program (dicts or :class:`Program`) into an immutable
+:class:`EncodedProgram` once; :func:`estimate` runs kernels only and returns an immutable
+:class:`Cost`; :class:`CostModel` is an adapter with Paddle's method names.
+:mod:`.schedules` prices pipeline schedules (seed, GPipe, 1F1B, interleaved, ZB-H1) and
+:func:`search` ranks parallel configurations of a :class:`Transformer` on a
+:class:`Cluster`.
 """
 
 from fastsched.costmodel.case import Case, load_case
+from fastsched.costmodel.cluster import Cluster
+from fastsched.costmodel.deviations import deviations
+from fastsched.costmodel.encode import EncodedProgram, encode
 from fastsched.costmodel.model import (
     Cost,
     CostModel,
     CostModelMode,
-    PipelineSchedule,
+    estimate,
     estimate_cost,
 )
 from fastsched.costmodel.program import Op, Program, Rank, Var
+from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
+from fastsched.costmodel.search import SearchResult, Transformer, search
 from fastsched.costmodel.synthetic import transformer_stack
 
 __all__ = [
+    "Cluster",
+    "SearchResult",
+    "Transformer",
+    "deviations",
+    "search",
+    "SCHEDULES",
+    "EncodedProgram",
+    "PipelineResult",
+    "encode",
+    "estimate",
+    "pipeline_schedule",
+    "pipeline_time",
     "Case",
     "Cost",
     "CostModel",

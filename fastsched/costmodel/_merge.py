@@ -21,7 +21,10 @@ not depend on any hash or scan order.
 Data layout: an edge pool with per-node singly linked in/out lists (O(1) concatenation),
 union-find for node identity (so merges never rewrite neighbours' lists), exact distinct
 in/out degree counters maintained incrementally, a work stack for rules 1-2 and a binary
-min-heap for rule 3. Stale entries (self loops, duplicates) are skipped lazily.
+min-heap (plus the sorted initial candidates, read with a pointer) for rule 3. Stale list entries (self loops inside merged nodes, duplicates) are
+unlinked by the scan that meets them, so each is passed over once: a list that keeps
+growing by concatenation (a long chain serialised into one node) is not rescanned, which
+kept the merge linear instead of quadratic on chains.
 """
 
 from __future__ import annotations
@@ -46,14 +49,18 @@ def _find(parent, x):
 
 
 @jit
-def _first_live(head, nxt, other, parent, v):
-    # First list entry of v whose other end is not v itself; -1 if none.
+def _first_live(head, tail, nxt, other, parent, v):
+    # First list entry of v whose other end is not v itself; -1 if none. Leading self loops
+    # (edges inside merged nodes) are unlinked on the way: each is passed over once.
     e = head[v]
     while e >= 0:
         u = _find(parent, other[e])
         if u != v:
             return u
         e = nxt[e]
+        head[v] = e
+        if e < 0:
+            tail[v] = -1
     return -1
 
 
@@ -164,9 +171,15 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
     hcap = 3 * n + 2 * m + 16
     heap = np.empty(hcap, np.int64)
     hs = 0
+    # the initial candidates are already sorted: consume them with a pointer, and keep the
+    # heap for keys that become eligible later (the minimum of both is the next key)
+    init = np.empty(n, np.int64)
+    ni = 0
     for v in range(n):
         if indeg[v] == 1:
-            hs = _heap_push(heap, hs, v)
+            init[ni] = v
+            ni += 1
+    ip = 0
     members = np.empty(n, np.int64)
     n_series = 0
     n_parallel = 0
@@ -177,11 +190,15 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
         found = False
         if serial_first or sp == 0:
             # smallest eligible key for rule 3 (stale heap entries are skipped)
-            while hs > 0:
-                x, hs = _heap_pop(heap, hs)
+            while hs > 0 or ip < ni:
+                if ip < ni and (hs == 0 or init[ip] <= heap[0]):
+                    x = init[ip]
+                    ip += 1
+                else:
+                    x, hs = _heap_pop(heap, hs)
                 if parent[x] != x or indeg[x] != 1 or phase[x] == 2:
                     continue
-                p = _first_live(ihead, inext, edge_src, parent, x)
+                p = _first_live(ihead, itail, inext, edge_src, parent, x)
                 if phase[p] != phase[x]:
                     continue
                 found = True
@@ -197,13 +214,13 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
             ph = phase[v]
             # rule 1, v as the predecessor
             if ph != 2 and outdeg[v] == 1:
-                x = _first_live(ohead, onext, edge_dst, parent, v)
+                x = _first_live(ohead, otail, onext, edge_dst, parent, v)
                 if indeg[x] == 1 and phase[x] == ph:
                     p = v
                     merged = -2
             # rule 1, v as the successor
             if merged == -1 and ph != 2 and indeg[v] == 1:
-                p0 = _first_live(ihead, inext, edge_src, parent, v)
+                p0 = _first_live(ihead, itail, inext, edge_src, parent, v)
                 if outdeg[p0] == 1 and phase[p0] == ph:
                     p = p0
                     x = v
@@ -238,11 +255,22 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
                     end = -1
                     bph = -1
                     e = ohead[a]
+                    prev = -1
                     while e >= 0:
+                        nx = onext[e]
                         s = _find(parent, edge_dst[e])
-                        e = onext[e]
                         if s == a or mark[s] == stamp:
+                            # a self loop or a duplicate: unlink it (passed over once)
+                            if prev < 0:
+                                ohead[a] = nx
+                            else:
+                                onext[prev] = nx
+                            if nx < 0:
+                                otail[a] = prev
+                            e = nx
                             continue
+                        prev = e
+                        e = nx
                         mark[s] = stamp
                         if indeg[s] != 1 or outdeg[s] != 1 or phase[s] == 2:
                             ok = False
@@ -252,7 +280,7 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
                         elif phase[s] != bph:
                             ok = False
                             break
-                        t = _first_live(ohead, onext, edge_dst, parent, s)
+                        t = _first_live(ohead, otail, onext, edge_dst, parent, s)
                         if end < 0:
                             end = t
                         elif t != end:
@@ -290,7 +318,7 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
                             hs = _heap_push(heap, hs, end)
                 if merged == -1 and indeg[v] == 1 and outdeg[v] == 1:
                     # v may complete a parallel group of its predecessor
-                    pa = _first_live(ihead, inext, edge_src, parent, v)
+                    pa = _first_live(ihead, itail, inext, edge_src, parent, v)
                     if not instack[pa]:
                         stack[sp] = pa
                         sp += 1
@@ -305,11 +333,22 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
             overlap = 0
             if outdeg[p] - 1 <= outdeg[x]:
                 e = ohead[p]
+                prev = -1
                 while e >= 0:
+                    nx = onext[e]
                     y = _find(parent, edge_dst[e])
-                    e = onext[e]
                     if y == p or y == x or mark[y] == stamp:
+                        # stale, the edge P -> X (a self loop once merged) or a duplicate: unlink
+                        if prev < 0:
+                            ohead[p] = nx
+                        else:
+                            onext[prev] = nx
+                        if nx < 0:
+                            otail[p] = prev
+                        e = nx
                         continue
+                    prev = e
+                    e = nx
                     mark[y] = stamp
                     if _has_pred(ihead, inext, edge_src, parent, y, x):
                         overlap += 1
@@ -318,11 +357,21 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
                             hs = _heap_push(heap, hs, y)
             else:
                 e = ohead[x]
+                prev = -1
                 while e >= 0:
+                    nx = onext[e]
                     y = _find(parent, edge_dst[e])
-                    e = onext[e]
                     if y == x or y == p or mark[y] == stamp:
+                        if prev < 0:
+                            ohead[x] = nx
+                        else:
+                            onext[prev] = nx
+                        if nx < 0:
+                            otail[x] = prev
+                        e = nx
                         continue
+                    prev = e
+                    e = nx
                     mark[y] = stamp
                     if _has_pred(ihead, inext, edge_src, parent, y, p):
                         overlap += 1

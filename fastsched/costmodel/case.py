@@ -1,12 +1,18 @@
-"""Cases in the ``paddle-cost-model-case/1`` JSON format: program + settings + results."""
+"""Cases in the ``paddle-cost-model-case/1`` JSON format: program + settings + results.
+
+:func:`load_case` encodes the program straight from the parsed JSON (no per-op objects)
+and keeps the encoding; :meth:`Case.estimate` then runs kernels only. The
+:class:`~.program.Program` view is built lazily, on first access of ``case.program``.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
-from fastsched.costmodel.model import Cost, CostModel
+from fastsched.costmodel.encode import EncodedProgram, encode
+from fastsched.costmodel.model import Cost, CostModel, check_pipeline_config, estimate
 from fastsched.costmodel.program import Program
 
 __all__ = ["Case", "load_case"]
@@ -14,14 +20,13 @@ __all__ = ["Case", "load_case"]
 _SETTINGS = ("pipeline_config", "microbatch_num", "batch_size", "opcall_overhead")
 
 
-@dataclass
 class Case:
     """A program with the settings it was evaluated under.
 
-    Attributes
+    Parameters
     ----------
     name : str
-    program : Program
+    program : Program, dict or list of rank dicts
     pipeline_config : list or None
     microbatch_num, batch_size : int
     opcall_overhead : float
@@ -29,23 +34,55 @@ class Case:
         Extra microbatch counts (``pipeline_time_by_microbatch``).
     results : dict
         The reference's outputs stored in the file (may be empty).
+
+    Examples
+    --------
+    >>> c = Case("one", {"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+    ...          "outputs": [["Out", ["x"]]], "cost": 1.0}]})
+    >>> c.estimate().runtime, c.estimate(opcall_overhead=0.5).runtime
+    (1.0, 1.5)
     """
 
-    name: str
-    program: Program
-    pipeline_config: list | None = None
-    microbatch_num: int = 1
-    batch_size: int | None = 1
-    opcall_overhead: float = 0.0
-    microbatch_list: list = field(default_factory=list)
-    results: dict = field(default_factory=dict)
+    def __init__(
+        self,
+        name,
+        program,
+        pipeline_config=None,
+        microbatch_num=1,
+        batch_size=1,
+        opcall_overhead=0.0,
+        microbatch_list=(),
+        results=None,
+    ):
+        self.name = name
+        self._source = program
+        self.pipeline_config = pipeline_config
+        self.microbatch_num = microbatch_num
+        self.batch_size = batch_size
+        self.opcall_overhead = opcall_overhead
+        self.microbatch_list = list(microbatch_list)
+        self.results = dict(results or {})
+        self.encoded: EncodedProgram = encode(program)
+
+    @cached_property
+    def program(self) -> Program:
+        """The program as :class:`Program` objects (built on first access)."""
+        return Program.from_dict(self._source)
+
+    def _settings(self, overrides):
+        kw = {k: getattr(self, k) for k in _SETTINGS}
+        kw.update(overrides)
+        return kw
 
     def model(self, **overrides) -> CostModel:
         """Return an initialised :class:`CostModel` with the case's settings + overrides."""
-        kw = {k: getattr(self, k) for k in _SETTINGS}
-        kw.update(overrides)
+        kw = self._settings(overrides)
         cm = CostModel(**kw)
-        cm.init(self.program)
+        if kw.get("standalone_cost_data") is None:
+            cm.encoded = self.encoded  # same program, no cost data: reuse the encoding
+            cm.pp2rank = check_pipeline_config(cm.pp2rank, self.encoded.n_ranks)
+        else:
+            cm.init(self._source)
         return cm
 
     def estimate(self, **overrides) -> Cost:
@@ -54,24 +91,24 @@ class Case:
         Parameters
         ----------
         **overrides
-            Any :class:`CostModel` argument (``microbatch_num``, ``mem_unit``, ...).
+            Any :func:`~fastsched.costmodel.model.estimate` argument (``microbatch_num``,
+            ``mem_unit``, ``schedule``, ...).
 
         Returns
         -------
         Cost
         """
-        return self.model(**overrides).get_cost()
+        return estimate(self.encoded, **self._settings(overrides))
 
     def pipeline_time_by_microbatch(self, microbatches=None, **overrides) -> dict:
         """``{m: runtime}`` for each microbatch count (default: the file's list)."""
         cm = self.model(**overrides)
-        cm.get_cost()
         ms = self.microbatch_list if microbatches is None else microbatches
         return {int(m): cm.get_pipeline_time(m) for m in ms}
 
 
 def load_case(path) -> Case:
-    """Read a case file.
+    """Read and encode a case file.
 
     Parameters
     ----------
@@ -85,6 +122,16 @@ def load_case(path) -> Case:
     ------
     ValueError
         The file holds no program (``ranks`` omitted) or is malformed.
+
+    Examples
+    --------
+    >>> import json, tempfile, os
+    >>> d = {"name": "t", "ranks": [{"vars": [{"name": "x"}], "ops": []}]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = os.path.join(tmp, "t.json")
+    ...     _ = open(p, "w").write(json.dumps(d))
+    ...     load_case(p).estimate().runtime
+    0.0
     """
     path = Path(path)
     with open(path, encoding="utf-8") as fh:
@@ -95,7 +142,7 @@ def load_case(path) -> Case:
         raise ValueError(f"{path}: no program in this file (ranks omitted)")
     return Case(
         name=str(data.get("name", path.stem)),
-        program=Program.from_dict(data),
+        program={"ranks": data["ranks"]},
         pipeline_config=data.get("pipeline_config"),
         microbatch_num=data.get("microbatch_num", 1),
         batch_size=data.get("batch_size", 1),

@@ -1,14 +1,16 @@
-"""The cost model: ``CostModel`` (the seed's method names) and ``estimate_cost``.
+"""Pure estimates over an encoded program, and ``CostModel``, the adapter with Paddle's names.
 
-Per rank: build the op graph arrays (:mod:`.graph`), cost communication ops from their
-tensor and ring size (``merge_comm``), merge to a fixed point (``merge_linear`` +
-``merge_branch``, one kernel), sum forward/backward/optimizer time
-(``get_runtime_cost``), simulate memory (``get_mem``) and the pipeline
-(``get_pipeline_time``). Each step is one hop to a numba kernel over arrays.
+:func:`estimate` takes an :class:`~.encode.EncodedProgram` and the settings and runs
+kernels only (:mod:`._estimate`, then a pipeline schedule from :mod:`.schedules`); it
+returns an immutable :class:`Cost`. :func:`estimate_cost` is ``estimate(encode(program))``.
+:class:`CostModel` keeps the reference's method names (``init``, ``merge_comm``,
+``get_runtime_cost``, ``get_mem``, ``get_pipeline_time``, ``get_cost``) for code written
+against Paddle; each method is a thin call of these functions on a cached encoding.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,21 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
-from fastsched.costmodel._memory import static_and_peak
+from fastsched.costmodel._estimate import estimate_ranks
 from fastsched.costmodel._merge import merge_fixed_point
-from fastsched.costmodel._pipeline import simulate_pipeline
-from fastsched.costmodel.graph import (
-    BWD,
-    DEFAULT_BANDWIDTH,
-    FWD,
-    OPTIM,
-    RankGraph,
-    build_rank_graph,
-    comm_cost,
-)
-from fastsched.costmodel.program import Program
+from fastsched.costmodel.cluster import CommParams, comm_params
+from fastsched.costmodel.encode import EncodedProgram, encode
+from fastsched.costmodel.graph import DEFAULT_BANDWIDTH
+from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
 
-__all__ = ["Cost", "CostModel", "CostModelMode", "estimate_cost", "PipelineSchedule"]
+__all__ = ["Cost", "CostModel", "CostModelMode", "estimate", "estimate_cost", "PipelineSchedule"]
 
 
 class CostModelMode:
@@ -42,40 +37,51 @@ class CostModelMode:
     MIXED = 3
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cost:
-    """Result of :func:`estimate_cost`.
+    """Result of :func:`estimate` (immutable; per-rank values are tuples).
 
     Attributes
     ----------
     runtime : float
         Pipeline time (ms) for ``microbatch_num`` microbatches, or the slowest rank's
         ``fwd + bwd + optim`` without a pipeline.
-    static_mem, peak_mem : list of float
+    static_mem, peak_mem : tuple of float
         Per rank, in bytes (or elements with ``mem_unit="elements"``).
-    fwd_time, bwd_time, optim_time : list of float
+    fwd_time, bwd_time, optim_time : tuple of float
         Per rank, after merging (ms).
-    premerge : list of (fwd, bwd, optim)
+    premerge : tuple of (fwd, bwd, optim)
         Per rank, plain sums of op cost + call overhead before merging.
-    n_ops, nodes_after : list of int
+    n_ops, nodes_after : tuple of int
         Per rank op count and node count at the merge fixed point.
     mem_unit : str
+    pipeline : PipelineResult or None
+        Per-stage times, bubble fraction, activation memory and p2p time of the schedule
+        (``None`` without ``pipeline_config``).
+
+    Examples
+    --------
+    >>> c = estimate_cost({"vars": [{"name": "x", "shape": [4]}],
+    ...                    "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]], "cost": 2.0}]})
+    >>> c.runtime, c.peak_mem
+    (2.0, (16.0,))
     """
 
     runtime: float = 0.0
-    static_mem: list = field(default_factory=list)
-    peak_mem: list = field(default_factory=list)
-    fwd_time: list = field(default_factory=list)
-    bwd_time: list = field(default_factory=list)
-    optim_time: list = field(default_factory=list)
-    premerge: list = field(default_factory=list)
-    n_ops: list = field(default_factory=list)
-    nodes_after: list = field(default_factory=list)
+    static_mem: tuple = ()
+    peak_mem: tuple = ()
+    fwd_time: tuple = ()
+    bwd_time: tuple = ()
+    optim_time: tuple = ()
+    premerge: tuple = ()
+    n_ops: tuple = ()
+    nodes_after: tuple = ()
     mem_unit: str = "bytes"
+    pipeline: PipelineResult | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         """Plain-JSON form of every field."""
-        return {
+        d = {
             "runtime": self.runtime,
             "static_mem": list(self.static_mem),
             "peak_mem": list(self.peak_mem),
@@ -87,21 +93,29 @@ class Cost:
             "nodes_after": list(self.nodes_after),
             "mem_unit": self.mem_unit,
         }
+        if self.pipeline is not None:
+            d["pipeline"] = self.pipeline.to_dict()
+        return d
 
 
-@dataclass
-class PipelineSchedule:
-    """Executed pipeline events (for plotting): arrays of equal length."""
+def bandwidth_of(cluster) -> float:
+    """Link bandwidth in the seed's unit (bytes / bandwidth = ms) from a ``cluster`` argument.
 
-    total: float
-    stage: np.ndarray
-    kind: np.ndarray  # 0 fwd, 1 bwd, 2 optim
-    microbatch: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
+    Parameters
+    ----------
+    cluster : None, float, mapping or object with ``bandwidth``
+        ``None`` gives the seed's constant 32.768 (which divides *bytes*, so it is
+        32.768 bytes/ms: the seed meant MB/ms but applied it to bytes).
 
+    Returns
+    -------
+    float
 
-def _bandwidth(cluster) -> float:
+    Examples
+    --------
+    >>> bandwidth_of(None), bandwidth_of({"bandwidth": 2.0})
+    (32.768, 2.0)
+    """
     if cluster is None:
         return DEFAULT_BANDWIDTH
     if isinstance(cluster, numbers.Real) and not isinstance(cluster, bool):
@@ -117,7 +131,14 @@ def _bandwidth(cluster) -> float:
     return check_finite_scalar("cluster.bandwidth", bw, low=0.0, low_open=True)
 
 
-def _check_pp(pipeline_config, n_ranks):
+def check_pipeline_config(pipeline_config, n_ranks):
+    """Validate ``pipeline_config`` (stage -> rank list) against ``n_ranks``; return a list copy.
+
+    Examples
+    --------
+    >>> check_pipeline_config([[0], [1, 2]], 3)
+    [[0], [1, 2]]
+    """
     if pipeline_config is None:
         return None
     if not isinstance(pipeline_config, Sequence) or isinstance(pipeline_config, (str, bytes)):
@@ -142,15 +163,320 @@ def _check_pp(pipeline_config, n_ranks):
     return out
 
 
+@dataclass(frozen=True)
+class Settings:
+    """Validated estimate settings (see :func:`estimate` for the meaning of each).
+
+    Examples
+    --------
+    >>> Settings.make(schedule="1f1b").comm.seed_units
+    True
+    """
+
+    comm: CommParams = CommParams(DEFAULT_BANDWIDTH, 0.0, DEFAULT_BANDWIDTH, 0.0, 1 << 62, True)
+    batch_size: int | None = 1
+    microbatch_num: int = 1
+    opcall_overhead: float = 0.0
+    mem_unit: str = "bytes"
+    comm_cost: str = "model"
+    merge_order: str = "serial-first"
+    schedule: str = "seed"
+    virtual_stages: int = 1
+
+    @classmethod
+    def make(
+        cls,
+        cluster=None,
+        batch_size=1,
+        microbatch_num=1,
+        opcall_overhead=0.0,
+        mem_unit="bytes",
+        comm_cost="model",
+        merge_order="serial-first",
+        schedule="seed",
+        virtual_stages=1,
+    ) -> Settings:
+        """Validate every argument (``ValueError``/``TypeError`` naming it).
+
+        Examples
+        --------
+        >>> Settings.make(microbatch_num=4).microbatch_num
+        4
+        """
+        args = (cluster, batch_size, microbatch_num, opcall_overhead, mem_unit, comm_cost, merge_order, schedule)
+        try:
+            return _settings_cached(*args, virtual_stages)
+        except TypeError:  # an unhashable argument (a dict cluster): validate without the cache
+            return _make_settings(*args, virtual_stages)
+
+
+def _make_settings(
+    cluster, batch_size, microbatch_num, opcall_overhead, mem_unit, comm_cost, merge_order, schedule, virtual_stages
+):
+    return Settings(
+        comm=comm_params(cluster, bandwidth_of),
+        batch_size=None if batch_size is None else check_int_scalar("batch_size", batch_size, low=1),
+        microbatch_num=check_int_scalar("microbatch_num", microbatch_num, low=1),
+        opcall_overhead=check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0),
+        mem_unit=check_choice("mem_unit", mem_unit, {"bytes", "elements"}),
+        comm_cost=check_choice("comm_cost", comm_cost, {"model", "given"}),
+        merge_order=check_choice("merge_order", merge_order, {"parallel-first", "serial-first"}),
+        schedule=check_choice("schedule", schedule, set(SCHEDULES)),
+        virtual_stages=check_int_scalar("virtual_stages", virtual_stages, low=1),
+    )
+
+
+# Settings are immutable and validation is pure: repeated estimates with the same arguments
+# (the common case) skip it. Keys include the argument types (1 and 1.0 validate differently).
+_settings_cached = functools.lru_cache(maxsize=256, typed=True)(_make_settings)
+
+
+def _check_batch(enc: EncodedProgram, batch_size):
+    if batch_size is None and enc.var_ndyn.size and enc.var_ndyn.max() > 0:
+        j = int(np.argmax(enc.var_ndyn > 0))
+        raise ValueError(f"variable {enc.var_names[j]!r} has a dynamic (-1) dimension: give batch_size")
+
+
+def rank_times(enc: EncodedProgram, s: Settings):
+    """Run the per-rank kernel: ``(times[R,3], premerge[R,3], static[R], peak[R], nodes[R])``.
+
+    Examples
+    --------
+    >>> enc = encode({"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+    ...               "outputs": [["Out", ["x"]]], "cost": 1.5}]})
+    >>> rank_times(enc, Settings())[0].tolist()
+    [[1.5, 0.0, 0.0]]
+    """
+    _check_batch(enc, s.batch_size)
+    return estimate_ranks(
+        enc.op_ptr,
+        enc.edge_ptr,
+        enc.var_ptr,
+        enc.phase,
+        enc.comm,
+        enc.base_cost,
+        enc.comm_var,
+        enc.comm_ranks,
+        enc.comm_lo,
+        enc.comm_hi,
+        enc.edge_src,
+        enc.edge_dst,
+        enc.var_fixed,
+        enc.var_ndyn,
+        enc.var_dsize,
+        enc.persistable,
+        enc.first_use,
+        enc.last_use,
+        float(1 if s.batch_size is None else s.batch_size),
+        s.comm.bw_intra,
+        s.comm.lat_intra,
+        s.comm.bw_inter,
+        s.comm.lat_inter,
+        s.comm.gpus_per_node,
+        s.opcall_overhead,
+        s.comm_cost == "model",
+        s.mem_unit == "bytes",
+        s.merge_order == "serial-first",
+    )
+
+
+def stage_times(times, pp):
+    """Per-stage ``(fwd, bwd, optim)``: stage ``s`` is as slow as its slowest rank (B7).
+
+    Examples
+    --------
+    >>> f, b, o = stage_times(np.array([[1.0, 2, 0], [3, 1, 0]]), [[0, 1]])
+    >>> f.tolist(), b.tolist()
+    ([3.0], [2.0])
+    """
+    sf = np.array([times[r, 0].max() for r in pp], np.float64)
+    sb = np.array([times[r, 1].max() for r in pp], np.float64)
+    so = np.array([times[r, 2].max() for r in pp], np.float64)
+    return sf, sb, so
+
+
+def estimate(
+    enc: EncodedProgram,
+    *,
+    cluster=None,
+    pipeline_config=None,
+    batch_size=1,
+    microbatch_num=1,
+    opcall_overhead=0.0,
+    mem_unit="bytes",
+    comm_cost="model",
+    merge_order="serial-first",
+    schedule="seed",
+    virtual_stages=1,
+    activation_bytes=None,
+    p2p_bytes=0.0,
+) -> Cost:
+    """Estimate runtime and memory of an encoded program (kernels only; pure).
+
+    Parameters
+    ----------
+    enc : EncodedProgram
+        From :func:`~fastsched.costmodel.encode.encode`.
+    cluster : None, float, dict with ``bandwidth``, Cluster or dict of Cluster fields
+        A :class:`~fastsched.costmodel.cluster.Cluster` costs communication in real units
+        (GB/s, µs, intra/inter node by rank placement). ``None`` or a number keeps the seed's
+        unit: bytes divided by the bandwidth (default 32.768, see :func:`bandwidth_of`),
+        which reproduces the reference's numbers but is 10**6 too slow for MB/ms.
+    pipeline_config : list of rank lists, optional
+        Stage ``s`` -> ranks of that stage.
+    batch_size : int or None
+        Fills ``-1`` dimensions (B8); ``None`` makes such a dimension an error.
+    microbatch_num : int
+        Microbatches (>= 1).
+    opcall_overhead : float
+        ms per original op call (B12).
+    mem_unit : {"bytes", "elements"}
+    comm_cost : {"model", "given"}
+        Re-cost communication ops from tensor size and ring ("model", as the seed does),
+        or keep each op's ``cost``.
+    merge_order : {"serial-first", "parallel-first"}
+        See :mod:`fastsched.costmodel._merge`.
+    schedule : {"seed", "gpipe", "1f1b", "interleaved", "zb-h1"}
+        Pipeline schedule (see :mod:`fastsched.costmodel.schedules`); "seed" reproduces
+        the reference.
+    virtual_stages : int
+        Model chunks per stage of the interleaved schedule.
+    activation_bytes : float or sequence of float, optional
+        Activation bytes one microbatch keeps per stage (for the per-stage peak
+        activation memory of the schedule); default: the stage's peak non-static memory.
+    p2p_bytes : float
+        Bytes sent between consecutive stages per microbatch and direction (costed with
+        the cluster bandwidth and added to the pipeline's critical path).
+
+    Returns
+    -------
+    Cost
+
+    Examples
+    --------
+    >>> enc = encode([{"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+    ...               "outputs": [["Out", ["x"]]], "cost": 1.0, "op_role": r}]} for r in (0, 1)])
+    >>> estimate(enc, pipeline_config=[[0], [1]], microbatch_num=4, schedule="1f1b").runtime
+    5.0
+    """
+    s = Settings.make(
+        cluster,
+        batch_size,
+        microbatch_num,
+        opcall_overhead,
+        mem_unit,
+        comm_cost,
+        merge_order,
+        schedule,
+        virtual_stages,
+    )
+    pp = check_pipeline_config(pipeline_config, enc.n_ranks)
+    times, pre, static, peak, nodes = rank_times(enc, s)
+    pipe = None
+    if pp is None:
+        t = times[:, 0] + times[:, 1] + times[:, 2]
+        runtime = float(t.max()) if t.size else 0.0
+    else:
+        sf, sb, so = stage_times(times, pp)
+        act = activation_bytes
+        if act is None:
+            act = np.array([max(peak[r].max() - static[r].max(), 0.0) for r in pp], np.float64)
+        pipe = pipeline_time(
+            sf,
+            sb,
+            so,
+            s.microbatch_num,
+            schedule=s.schedule,
+            virtual_stages=s.virtual_stages,
+            activation_bytes=act,
+            p2p_ms=float(p2p_bytes) / s.comm.bw_inter + s.comm.lat_inter,
+        )
+        runtime = pipe.total
+    return Cost(
+        runtime=runtime,
+        static_mem=tuple(static.tolist()),
+        peak_mem=tuple(peak.tolist()),
+        fwd_time=tuple(times[:, 0].tolist()),
+        bwd_time=tuple(times[:, 1].tolist()),
+        optim_time=tuple(times[:, 2].tolist()),
+        premerge=tuple(map(tuple, pre.tolist())),
+        n_ops=tuple(enc.ops_per_rank()),
+        nodes_after=tuple(nodes.tolist()),
+        mem_unit=s.mem_unit,
+        pipeline=pipe,
+    )
+
+
+def estimate_cost(
+    program,
+    cluster=None,
+    pipeline_config=None,
+    standalone_cost_data=None,
+    batch_size=1,
+    microbatch_num=1,
+    opcall_overhead=0.0,
+    mem_unit="bytes",
+    comm_cost="model",
+    merge_order="serial-first",
+    schedule="seed",
+    virtual_stages=1,
+) -> Cost:
+    """Estimate runtime and memory of a distributed program: ``estimate(encode(program))``.
+
+    Parameters
+    ----------
+    program : Program, dict or list of rank dicts
+        The distributed program (one entry per rank); never modified.
+    standalone_cost_data : mapping or list of mappings, optional
+        Computation op costs (keys: desc_id, op id or op type).
+    cluster, pipeline_config, batch_size, microbatch_num, opcall_overhead, mem_unit, comm_cost, merge_order
+        As for :func:`estimate`.
+    schedule, virtual_stages
+        As for :func:`estimate`.
+
+    Returns
+    -------
+    Cost
+
+    Examples
+    --------
+    >>> prog = {"vars": [{"name": "x", "shape": [2]}, {"name": "y", "shape": [2]}],
+    ...         "ops": [{"id": "relu_0", "type": "relu", "inputs": [["X", ["x"]]],
+    ...                  "outputs": [["Out", ["y"]]], "cost": 0.5}]}
+    >>> estimate_cost(prog).runtime
+    0.5
+    """
+    enc = encode(program, standalone_cost_data=standalone_cost_data, pipeline_config=pipeline_config)
+    return estimate(
+        enc,
+        cluster=cluster,
+        pipeline_config=pipeline_config,
+        batch_size=batch_size,
+        microbatch_num=microbatch_num,
+        opcall_overhead=opcall_overhead,
+        mem_unit=mem_unit,
+        comm_cost=comm_cost,
+        merge_order=merge_order,
+        schedule=schedule,
+        virtual_stages=virtual_stages,
+    )
+
+
 class CostModel:
-    """Static cost model of a distributed program (the seed's interface).
+    """Paddle's ``CostModel`` interface, as an adapter over :func:`encode` and :func:`estimate`.
+
+    The reference's methods mutate the model in phases (``init`` parses and costs
+    communication, ``get_runtime_cost`` merges, ...); here the program is encoded once by
+    :meth:`init` and every ``get_*`` method is a pure function of that encoding and the
+    settings, so calling them in any order, any number of times, gives the same answers
+    (B13). The caller's program is never modified.
 
     Parameters
     ----------
     mode : int, optional
         Accepted for compatibility; ignored.
     cluster : None, float, or object with ``bandwidth``
-        Link bandwidth in the seed's unit (default 32.768: bytes / this = ms).
+        Link bandwidth in bytes/ms (default 32.768: the seed's constant).
     batch_size : int or None
         Fills ``-1`` dimensions (B8).
     microbatch_num : int
@@ -159,20 +485,22 @@ class CostModel:
         ms added once per original op (B12).
     standalone_cost_data : None, mapping or list of mappings
         Computation op costs; one mapping per pipeline stage (or one for all). Keys may be
-        ``desc_id`` ints, op ids or op types (B14); absent ops keep their own ``cost``.
+        ``desc_id`` ints, op ids or op types (B14).
     pipeline_config : None or list of rank lists
         Stage ``s`` -> ranks.
     mem_unit : {"bytes", "elements"}
-        Memory unit (B9).
     comm_cost : {"model", "given"}
-        Re-cost communication ops from tensor size and ring ("model", as the seed does),
-        or keep each op's ``cost``.
     merge_order : {"parallel-first", "serial-first"}
-        Which merge rule wins when both apply (see :mod:`fastsched.costmodel._merge`).
-        "serial-first" (default) serialises every node that depends on one node first,
-        which is what the seed's pass order does on most graphs (it reproduces the
-        reference's runtimes); "parallel-first" is a series-parallel reduction in which
-        parallel branches take the max of their costs before anything is serialised.
+    schedule : str
+        Pipeline schedule (default "seed").
+    virtual_stages : int
+
+    Examples
+    --------
+    >>> cm = CostModel(microbatch_num=2).init({"vars": [{"name": "x"}],
+    ...     "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]], "cost": 1.0}]})
+    >>> cm.get_runtime_cost(), cm.get_cost().runtime
+    (([1.0], [0.0], [0.0]), 1.0)
     """
 
     def __init__(
@@ -187,290 +515,164 @@ class CostModel:
         mem_unit="bytes",
         comm_cost="model",
         merge_order="serial-first",
+        schedule="seed",
+        virtual_stages=1,
     ):
         self.mode = mode
-        self.merge_order = check_choice("merge_order", merge_order, {"parallel-first", "serial-first"})
-        self.bandwidth = _bandwidth(cluster)
         self.cluster = cluster
-        self.batch_size = None if batch_size is None else check_int_scalar("batch_size", batch_size, low=1)
-        self.microbatch_num = check_int_scalar("microbatch_num", microbatch_num, low=1)
-        self.opcall_overhead = check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0)
+        self.settings = Settings.make(
+            cluster,
+            batch_size,
+            microbatch_num,
+            opcall_overhead,
+            mem_unit,
+            comm_cost,
+            merge_order,
+            schedule,
+            virtual_stages,
+        )
         self.cost_data = standalone_cost_data
         self.pp2rank = pipeline_config
-        self.mem_unit = check_choice("mem_unit", mem_unit, {"bytes", "elements"})
-        self.comm_cost_mode = check_choice("comm_cost", comm_cost, {"model", "given"})
-        self.program = None
-        self.graphs: list[RankGraph] = []
-        self.op_cost: list[np.ndarray] = []
-        self.labels: list[np.ndarray] = []
-        self.node_cost: list[np.ndarray] = []
-        self.fwd_time: list = []
-        self.bwd_time: list = []
-        self.optim_time: list = []
-        self.merge_stats: list = []
+        self.encoded: EncodedProgram | None = None
+        self._times = None
 
-    # ------------------------------------------------------------------ building
-    def _cost_lookup(self, stage):
-        data = self.cost_data
-        if data is None:
-            return None
-        if isinstance(data, Mapping):
-            table = data
-        elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-            if len(data) == 0:
-                return None
-            idx = 0 if stage is None else stage
-            if idx >= len(data):
-                raise ValueError(f"standalone_cost_data has {len(data)} entries, stage {idx} needs one")
-            table = data[idx]
-            if table is None:
-                return None
-            if not isinstance(table, Mapping):
-                raise TypeError("standalone_cost_data entries must be mappings")
-        else:
-            raise TypeError("standalone_cost_data must be a mapping or a list of mappings")
+    @property
+    def microbatch_num(self) -> int:
+        """Default microbatch count."""
+        return self.settings.microbatch_num
 
-        def lookup(op):
-            # desc_id is what the seed looks up; op id and type are accepted too (B14)
-            for key in (op.desc_id, op.id, op.type):
-                if key is not None and key in table:
-                    v = table[key]
-                    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                        raise TypeError(f"standalone_cost_data[{key!r}] must be a number")
-                    return float(v)
-            return None
+    def parse_program(self, distributed_program) -> EncodedProgram:
+        """Encode the program (the seed's ``parse_program``); returns the encoding."""
+        enc = encode(distributed_program, standalone_cost_data=self.cost_data, pipeline_config=self.pp2rank)
+        self.pp2rank = check_pipeline_config(self.pp2rank, enc.n_ranks)
+        self.encoded = enc
+        self._times = None
+        return enc
 
-        return lookup
-
-    def parse_program(self, distributed_program) -> list:
-        """Build the array graph of every rank (the seed's ``parse_program``).
-
-        Parameters
-        ----------
-        distributed_program : Program, dict or list of rank dicts
-
-        Returns
-        -------
-        list of RankGraph
-        """
-        prog = Program.from_dict(distributed_program)
-        self.program = prog
-        self.total_rank = len(prog.ranks)
-        self.pp2rank = _check_pp(self.pp2rank, self.total_rank)
-        rank2pp = {}
-        if self.pp2rank is not None:
-            for s, ranks in enumerate(self.pp2rank):
-                for r in ranks:
-                    rank2pp[r] = s
-        self.graphs = [
-            build_rank_graph(
-                r,
-                batch_size=self.batch_size,
-                cost_lookup=self._cost_lookup(rank2pp.get(i)),
-            )
-            for i, r in enumerate(prog.ranks)
-        ]
-        return self.graphs
-
-    def build_op_graph(self):
-        """No-op: the op graph is built (deduplicated) by :meth:`parse_program`."""
-        return self.graphs
-
-    def build_runtime_graph(self):
-        """No-op: merging works on copies of the op graph arrays."""
-        return self.graphs
-
-    def eliminate_multi_edges(self, graph=None):
-        """No-op: edges are distinct by construction."""
-        return graph
-
-    def init(self, distributed_program):
-        """Parse the program and cost its communication ops (the seed's ``init``)."""
+    def init(self, distributed_program) -> CostModel:
+        """Encode the program (the seed's ``init``); returns ``self``."""
         self.parse_program(distributed_program)
-        self.merge_comm()
         return self
 
-    def merge_comm(self):
-        """Cost communication ops from tensor bytes, ring size and bandwidth.
+    def _enc(self) -> EncodedProgram:
+        if self.encoded is None:
+            raise ValueError("call init(program) first")
+        return self.encoded
 
-        A ring's size is the number of ranks whose program uses that ``ring_id``.
-        """
-        ring_ranks: dict = {}
-        for i, g in enumerate(self.graphs):
-            for rid in np.unique(g.ring[g.ring >= 0]):
-                ring_ranks.setdefault(int(rid), set()).add(i)
-        self.op_cost = []
-        for g in self.graphs:
-            c = g.base_cost.copy()
-            if self.comm_cost_mode == "model":
-                for j in np.nonzero(g.comm)[0]:
-                    n = len(ring_ranks.get(int(g.ring[j]), ())) if g.ring[j] >= 0 else 2
-                    c[j] = comm_cost(int(g.comm[j]), g.comm_bytes[j], n, self.bandwidth)
-            # call overhead once per original op, carried through merges (B12)
-            self.op_cost.append(c + self.opcall_overhead)
-        return self.op_cost
+    def _rank_times(self):
+        if self._times is None:
+            self._times = rank_times(self._enc(), self.settings)
+        return self._times
 
-    # ------------------------------------------------------------------ merging
-    def merge(self):
-        """Merge every rank's graph to the fixed point; return merges made per rank."""
-        self.labels, self.node_cost, self.merge_stats = [], [], []
-        for g, c in zip(self.graphs, self.op_cost, strict=False):
-            label, ncost, a, b, s = merge_fixed_point(
-                c, g.phase, g.edge_src, g.edge_dst, self.merge_order == "serial-first"
+    # The reference's phases: building and merging are part of the kernels.
+    def build_op_graph(self):
+        """No-op (kept name): the op graph is built by :meth:`init`."""
+        return self.encoded
+
+    build_runtime_graph = build_op_graph
+    merge_comm = build_op_graph
+
+    def eliminate_multi_edges(self, graph=None):
+        """No-op (kept name): edges are distinct by construction."""
+        return graph
+
+    def merge(self) -> list:
+        """Merge every rank's graph; return the merges made per rank (series+parallel+serial)."""
+        enc, s = self._enc(), self.settings
+        out = []
+        times = rank_times(enc, s)  # validates; the merge below is for the statistics only
+        del times
+        for r in range(enc.n_ranks):
+            o0, o1 = enc.op_ptr[r], enc.op_ptr[r + 1]
+            e0, e1 = enc.edge_ptr[r], enc.edge_ptr[r + 1]
+            _, _, a, b, c = merge_fixed_point(
+                enc.base_cost[o0:o1].copy(),
+                enc.phase[o0:o1],
+                enc.edge_src[e0:e1],
+                enc.edge_dst[e0:e1],
+                s.merge_order == "serial-first",
             )
-            self.labels.append(label)
-            self.node_cost.append(ncost)
-            self.merge_stats.append((a, b, s))
-        return [sum(t) for t in self.merge_stats]
+            out.append(a + b + c)
+        return out
+
+    def parallel_merges(self) -> int:
+        """Number of branch (parallel) merges over all ranks."""
+        enc, s = self._enc(), self.settings
+        n = 0
+        for r in range(enc.n_ranks):
+            o0, o1 = enc.op_ptr[r], enc.op_ptr[r + 1]
+            e0, e1 = enc.edge_ptr[r], enc.edge_ptr[r + 1]
+            n += merge_fixed_point(
+                enc.base_cost[o0:o1].copy(),
+                enc.phase[o0:o1],
+                enc.edge_src[e0:e1],
+                enc.edge_dst[e0:e1],
+                s.merge_order == "serial-first",
+            )[3]
+        return int(n)
 
     def merge_linear(self):
-        """Seed name; linear and branch merging run together in :meth:`merge`."""
+        """Seed name; linear and branch merging run together."""
         return sum(self.merge())
 
     merge_branch = merge_linear
 
+    def get_runtime_cost(self):
+        """Per-rank ``(fwd, bwd, optim)`` lists after merging (same on every call, B13)."""
+        t = self._rank_times()[0]
+        return t[:, 0].tolist(), t[:, 1].tolist(), t[:, 2].tolist()
+
     def premerge_times(self) -> list:
         """Per rank ``(fwd, bwd, optim)`` sums of op cost + overhead before merging."""
-        out = []
-        for g, c in zip(self.graphs, self.op_cost, strict=False):
-            out.append(tuple(float(c[g.phase == p].sum()) for p in (FWD, BWD, OPTIM)))
-        return out
+        return [tuple(x) for x in self._rank_times()[1].tolist()]
 
-    def get_runtime_cost(self):
-        """Per-rank forward, backward and optimizer time after merging.
-
-        Recomputed on every call (the seed appended, so values accumulated, B13).
-        """
-        if len(self.labels) != len(self.graphs):
-            self.merge()
-        self.fwd_time, self.bwd_time, self.optim_time = [], [], []
-        for g, label, ncost in zip(self.graphs, self.labels, self.node_cost, strict=False):
-            reps = np.nonzero(label == np.arange(g.n_ops))[0]
-            ph = g.phase[reps]
-            nc = ncost[reps]
-            self.fwd_time.append(float(nc[ph == FWD].sum()))
-            self.bwd_time.append(float(nc[ph == BWD].sum()))
-            self.optim_time.append(float(nc[ph == OPTIM].sum()))
-        return self.fwd_time, self.bwd_time, self.optim_time
-
-    # ------------------------------------------------------------------ memory
     def get_mem(self):
-        """Per-rank static and peak memory (liveness-based, freed on last use: B1)."""
-        static_list, peak_list = [], []
-        for g in self.graphs:
-            size = g.var_bytes if self.mem_unit == "bytes" else g.var_elems
-            st, pk = static_and_peak(g.first_use, g.last_use, size, g.persistable, g.n_ops)
-            static_list.append(float(st))
-            peak_list.append(float(pk))
-        return static_list, peak_list
+        """Per-rank static and peak memory lists (liveness-based, freed on last use: B1)."""
+        t = self._rank_times()
+        return t[2].tolist(), t[3].tolist()
 
-    # ------------------------------------------------------------------ pipeline
-    def _stage_times(self):
-        f = np.asarray(self.fwd_time, np.float64)
-        b = np.asarray(self.bwd_time, np.float64)
-        o = np.asarray(self.optim_time, np.float64)
-        # stage s runs on the ranks of stage s; it is as slow as its slowest rank (B7)
-        sf = np.array([f[r].max() for r in self.pp2rank], np.float64)
-        sb = np.array([b[r].max() for r in self.pp2rank], np.float64)
-        so = np.array([o[r].max() for r in self.pp2rank], np.float64)
-        return sf, sb, so
+    def _pipe(self, microbatch_num, events):
+        m = self.settings.microbatch_num if microbatch_num is None else microbatch_num
+        m = check_int_scalar("microbatch_num", m, low=1)
+        sf, sb, so = stage_times(self._rank_times()[0], self.pp2rank)
+        s = self.settings
+        if events:
+            return pipeline_schedule(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
+        return pipeline_time(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
 
     def get_pipeline_time(self, microbatch_num=None) -> float:
         """Pipeline time for ``microbatch_num`` microbatches (default: the model's).
 
         Without ``pipeline_config``: the slowest rank's ``fwd + bwd + optim``.
         """
-        return self.get_pipeline_schedule(microbatch_num).total
+        if self.pp2rank is None:
+            t = self._rank_times()[0]
+            if microbatch_num is not None:
+                check_int_scalar("microbatch_num", microbatch_num, low=1)
+            tot = t[:, 0] + t[:, 1] + t[:, 2]
+            return float(tot.max()) if tot.size else 0.0
+        return self._pipe(microbatch_num, False).total
 
     def get_pipeline_schedule(self, microbatch_num=None) -> PipelineSchedule:
-        """Run the pipeline simulation and return its executed events."""
-        m = self.microbatch_num if microbatch_num is None else microbatch_num
-        m = check_int_scalar("microbatch_num", m, low=1)
-        if not self.fwd_time and self.graphs:
-            self.get_runtime_cost()
+        """The schedule's events (for plotting); empty without a pipeline."""
         if self.pp2rank is None:
-            tot = [f + b + o for f, b, o in zip(self.fwd_time, self.bwd_time, self.optim_time, strict=False)]
-            total = max(tot) if tot else 0.0
             e = np.empty(0, np.int64)
-            return PipelineSchedule(total, e, e, e, e.astype(float), e.astype(float))
-        sf, sb, so = self._stage_times()
-        total, st, kd, mb, s0, s1 = simulate_pipeline(sf, sb, so, m)
-        return PipelineSchedule(float(total), st, kd, mb, s0, s1)
+            return PipelineSchedule(self.get_pipeline_time(microbatch_num), e, e, e, e.astype(float), e.astype(float))
+        return self._pipe(microbatch_num, True)
 
     def get_cost(self) -> Cost:
-        """Run every phase and return a :class:`Cost` (callable repeatedly, B13)."""
-        if not self.op_cost and self.graphs:
-            self.merge_comm()
-        cost = Cost(mem_unit=self.mem_unit)
-        cost.static_mem, cost.peak_mem = self.get_mem()
-        self.merge()
-        self.get_runtime_cost()
-        cost.runtime = self.get_pipeline_time()
-        cost.fwd_time = list(self.fwd_time)
-        cost.bwd_time = list(self.bwd_time)
-        cost.optim_time = list(self.optim_time)
-        cost.premerge = self.premerge_times()
-        cost.n_ops = [g.n_ops for g in self.graphs]
-        cost.nodes_after = [int(np.sum(lb == np.arange(lb.size))) for lb in self.labels]
-        return cost
-
-
-def estimate_cost(
-    program,
-    cluster=None,
-    pipeline_config=None,
-    standalone_cost_data=None,
-    batch_size=1,
-    microbatch_num=1,
-    opcall_overhead=0.0,
-    mem_unit="bytes",
-    comm_cost="model",
-    merge_order="serial-first",
-) -> Cost:
-    """Estimate runtime and memory of a distributed program.
-
-    Parameters
-    ----------
-    program : Program, dict or list of rank dicts
-        The distributed program (one entry per rank); never modified.
-    cluster : None, float, or object/dict with ``bandwidth``
-        Link bandwidth (default: the seed's 32.768).
-    pipeline_config : list of rank lists, optional
-        Stage ``s`` -> ranks of that stage.
-    standalone_cost_data : mapping or list of mappings, optional
-        Computation op costs (keys: desc_id, op id or op type).
-    batch_size : int or None
-        Fills ``-1`` dimensions.
-    microbatch_num : int
-        Microbatches (>= 1).
-    opcall_overhead : float
-        ms per original op call.
-    mem_unit : {"bytes", "elements"}
-    comm_cost : {"model", "given"}
-    merge_order : {"parallel-first", "serial-first"}
-
-    Returns
-    -------
-    Cost
-
-    Examples
-    --------
-    >>> prog = {"vars": [{"name": "x", "shape": [2]}, {"name": "y", "shape": [2]}],
-    ...         "ops": [{"id": "relu_0", "type": "relu", "inputs": [["X", ["x"]]],
-    ...                  "outputs": [["Out", ["y"]]], "cost": 0.5}]}
-    >>> estimate_cost(prog).runtime
-    0.5
-    """
-    cm = CostModel(
-        cluster=cluster,
-        batch_size=batch_size,
-        microbatch_num=microbatch_num,
-        opcall_overhead=opcall_overhead,
-        standalone_cost_data=standalone_cost_data,
-        pipeline_config=pipeline_config,
-        mem_unit=mem_unit,
-        comm_cost=comm_cost,
-        merge_order=merge_order,
-    )
-    cm.init(program)
-    return cm.get_cost()
+        """Estimate with the model's settings (callable repeatedly; pure)."""
+        s = self.settings
+        return estimate(
+            self._enc(),
+            cluster=self.cluster,
+            pipeline_config=self.pp2rank,
+            batch_size=s.batch_size,
+            microbatch_num=s.microbatch_num,
+            opcall_overhead=s.opcall_overhead,
+            mem_unit=s.mem_unit,
+            comm_cost=s.comm_cost,
+            merge_order=s.merge_order,
+            schedule=s.schedule,
+            virtual_stages=s.virtual_stages,
+        )

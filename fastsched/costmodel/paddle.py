@@ -7,7 +7,7 @@ Paddle is imported lazily (``pip install fastsched[paddle]``); nothing else in
 
 from __future__ import annotations
 
-__all__ = ["from_paddle", "estimate_cost_paddle"]
+__all__ = ["from_paddle", "estimate_cost_paddle", "example_programs"]
 
 
 def _require_paddle():
@@ -40,6 +40,13 @@ def from_paddle(programs, standalone_cost_data=None, pipeline_config=None):
     Returns
     -------
     Program
+
+    Examples
+    --------
+    >>> import importlib.util
+    >>> if importlib.util.find_spec("paddle") is not None:
+    ...     progs, _ = example_programs("mlp")
+    ...     assert from_paddle(progs).n_ops == len(progs[0].global_block().ops)
     """
     _require_paddle()
     from fastsched.costmodel.program import Op, Program, Rank, Var
@@ -102,8 +109,176 @@ def estimate_cost_paddle(programs, standalone_cost_data=None, pipeline_config=No
     Returns
     -------
     Cost
+
+    Examples
+    --------
+    >>> import importlib.util
+    >>> if importlib.util.find_spec("paddle") is not None:
+    ...     progs, _ = example_programs("mlp")
+    ...     assert estimate_cost_paddle(progs).runtime == 0.0  # no per-op costs given
     """
     from fastsched.costmodel.model import estimate_cost
 
     prog = from_paddle(programs, standalone_cost_data, pipeline_config)
     return estimate_cost(prog, pipeline_config=pipeline_config, **kwargs)
+
+
+def _mlp_body(x, widths, act="relu"):
+    import paddle
+
+    h = x
+    for w in widths:
+        h = paddle.static.nn.fc(h, w, activation=act)
+    return h
+
+
+def _matmul(a, b, trans_y=False):
+    # paddle.matmul takes the PIR path even under the legacy IR in Paddle 3.x: append the op
+    from paddle.base.layer_helper import LayerHelper
+
+    helper = LayerHelper("matmul_v2")
+    out = helper.create_variable_for_type_inference(dtype=a.dtype)
+    helper.append_op(
+        type="matmul_v2",
+        inputs={"X": a, "Y": b},
+        outputs={"Out": out},
+        attrs={"trans_x": False, "trans_y": trans_y},
+    )
+    return out
+
+
+def _transformer_body(x, layers, hidden, heads):
+    # pre-built nn.TransformerEncoderLayer uses the PIR API; this is the same block by hand
+    import paddle
+
+    F = paddle.nn.functional
+    B, S, H = x.shape
+    d = H // heads
+    h = x
+    for _ in range(layers):
+
+        def split(t):
+            return paddle.transpose(paddle.reshape(t, [B, S, heads, d]), [0, 2, 1, 3])
+
+        q, k, v = (split(paddle.static.nn.fc(h, H, num_flatten_dims=2)) for _ in range(3))
+        p = F.softmax(paddle.scale(_matmul(q, k, trans_y=True), 1.0 / d**0.5))
+        ctx = paddle.reshape(paddle.transpose(_matmul(p, v), [0, 2, 1, 3]), [B, S, H])
+        h = F.layer_norm(h + paddle.static.nn.fc(ctx, H, num_flatten_dims=2), [H])
+        m = paddle.static.nn.fc(
+            paddle.static.nn.fc(h, 4 * H, num_flatten_dims=2, activation="gelu"), H, num_flatten_dims=2
+        )
+        h = F.layer_norm(h + m, [H])
+    return h
+
+
+def _grad_role_ops(block, start):
+    # index of the first optimizer op (reads LearningRate) at or after ``start``
+    for i in range(start, len(block.ops)):
+        if "LearningRate" in block.ops[i].input_names:
+            return i
+    return len(block.ops)
+
+
+def example_programs(kind="mlp", *, layers=2, batch=4, hidden=32, heads=4, seq=8, ranks=2):
+    """Paddle static training programs for cross-checks (legacy IR; needs paddle).
+
+    Parameters
+    ----------
+    kind : {"mlp", "transformer", "mlp-dp", "transformer-dp", "mlp-pp", "transformer-pp"}
+        ``-dp``: ``ranks`` data-parallel copies with an ``all_reduce`` (ring 0) of every
+        gradient before the optimizer. ``-pp``: two pipeline stages, the activation sent
+        forward and its gradient sent back with ``send_v2``/``recv_v2``.
+    layers, batch, hidden, heads, seq, ranks : int
+
+    Returns
+    -------
+    programs : list of paddle.static.Program
+        One per rank.
+    pipeline_config : list or None
+
+    Examples
+    --------
+    >>> import importlib.util
+    >>> have_paddle = importlib.util.find_spec("paddle") is not None
+    >>> progs = example_programs("mlp")[0] if have_paddle else []
+    >>> len(progs) in (0, 1)
+    True
+    """
+    import os
+
+    os.environ.setdefault("FLAGS_enable_pir_api", "0")
+    paddle = _require_paddle()
+    paddle.enable_static()
+    base, _, split = kind.partition("-")
+    if base not in ("mlp", "transformer") or split not in ("", "dp", "pp"):
+        raise ValueError(f"kind must be mlp/transformer with an optional -dp or -pp, got {kind!r}")
+
+    def body(x, part):
+        if base == "mlp":
+            return _mlp_body(x, [hidden] * layers)
+        return _transformer_body(x, layers, hidden, heads)
+
+    shape = [batch, hidden] if base == "mlp" else [batch, seq, hidden]
+    if split == "pp":
+        return _pipeline_pair(paddle, shape, body), [[0], [1]]
+    progs = []
+    for _ in range(ranks if split == "dp" else 1):
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start):
+            x = paddle.static.data("x", shape, "float32")
+            loss = paddle.mean(body(x, 0))
+            opt = paddle.optimizer.Adam(1e-3)
+            params_grads = opt.backward(loss)
+            if split == "dp":
+                blk = main.global_block()
+                for _, g in params_grads:
+                    blk.append_op(
+                        type="all_reduce",
+                        inputs={"x": [g]},
+                        outputs={"out": [g]},
+                        attrs={"ring_id": 0, "reduce_type": 0, "op_role": 1},
+                    )
+            opt.apply_gradients(params_grads)
+        progs.append(main)
+    return progs, None
+
+
+def _pipeline_pair(paddle, shape, body):
+    # stage 0: x -> body -> h, send h; recv h@GRAD, backward, optimizer
+    main0, start0 = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main0, start0):
+        x = paddle.static.data("x", shape, "float32")
+        h = body(x, 0)
+        hg = paddle.static.data("h_grad", list(h.shape), "float32")
+        opt = paddle.optimizer.Adam(1e-3)
+        params = [p for p in main0.global_block().all_parameters()]
+        grads = paddle.static.gradients([h], params, target_gradients=[hg])
+        opt.apply_gradients(list(zip(params, grads, strict=True)))
+    blk = main0.global_block()
+    n_fwd = next(i for i, op in enumerate(blk.ops) if op.has_attr("op_role") and int(op.attr("op_role")) & 1)
+    blk._insert_op(n_fwd, type="send_v2", inputs={"X": [h]}, attrs={"ring_id": 0, "peer": 1, "op_role": 0})
+    blk._insert_op(
+        n_fwd + 1,
+        type="recv_v2",
+        outputs={"Out": [hg]},
+        attrs={"ring_id": 0, "peer": 1, "out_shape": list(h.shape), "dtype": 5, "op_role": 1},
+    )
+    # stage 1: recv h, body -> loss, backward (h@GRAD too), send h@GRAD, optimizer
+    main1, start1 = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main1, start1):
+        hin = paddle.static.data("h", list(h.shape), "float32")
+        hin.stop_gradient = False
+        loss = paddle.mean(body(hin, 1))
+        opt = paddle.optimizer.Adam(1e-3)
+        params_grads = opt.backward(loss)
+        opt.apply_gradients(params_grads)
+    blk = main1.global_block()
+    blk._insert_op(
+        0,
+        type="recv_v2",
+        outputs={"Out": [hin]},
+        attrs={"ring_id": 0, "peer": 0, "out_shape": list(h.shape), "dtype": 5, "op_role": 0},
+    )
+    first_opt = _grad_role_ops(blk, 0)
+    blk._insert_op(first_opt, type="send_v2", inputs={"X": ["h@GRAD"]}, attrs={"ring_id": 0, "peer": 0, "op_role": 1})
+    return [main0, main1]

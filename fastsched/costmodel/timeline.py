@@ -11,7 +11,7 @@ def plot_timeline(schedule, path, title=None) -> None:
     Parameters
     ----------
     schedule : PipelineSchedule
-        From :meth:`CostModel.get_pipeline_schedule`.
+        From :meth:`CostModel.get_pipeline_schedule` or :func:`~fastsched.costmodel.schedules.pipeline_schedule`.
     path : str or Path
         Output image file.
     title : str, optional
@@ -23,7 +23,7 @@ def plot_timeline(schedule, path, title=None) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--timeline needs matplotlib (pip install fastsched[plot])") from None
-    colors = {0: "tab:blue", 1: "tab:orange", 2: "tab:green"}
+    colors = {0: "tab:blue", 1: "tab:orange", 2: "tab:green", 3: "tab:purple"}  # F, B, optimizer, W
     n_st = int(schedule.stage.max()) + 1 if schedule.stage.size else 1
     fig, ax = plt.subplots(figsize=(10, 1 + 0.6 * n_st))
     for s, k, mb, a, b in zip(

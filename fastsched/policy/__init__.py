@@ -2,13 +2,14 @@
 
 Public: :class:`JobInfo`, :class:`NodeInfo`, :class:`PolluxPolicy`, :func:`get_job_info`
 (the allocator's ``_get_job_info`` on plain dicts), :func:`exact_optimize` (MILP oracle),
-:func:`build_problem` and :class:`Problem` (the arrays of one round).
+:func:`build_problem` and :class:`Problem` (the arrays of one round), :class:`InvalidJobError`
+(a job that is invalid or can never be placed).
 """
 
 from fastsched.policy.exact import exact_optimize
 from fastsched.policy.hints import get_job_info, linear_speedup
 from fastsched.policy.pollux import PolluxPolicy
-from fastsched.policy.problem import Problem, build_problem
+from fastsched.policy.problem import InvalidJobError, Problem, build_problem
 from fastsched.policy.types import JobInfo, NodeInfo
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "exact_optimize",
     "build_problem",
     "Problem",
+    "InvalidJobError",
 ]

@@ -23,7 +23,7 @@ import numpy as np
 
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
-from fastsched.policy import _genetic as G
+from fastsched.policy import _ga as G
 from fastsched.policy.problem import Problem, build_problem, sort_nodes
 
 LOG = logging.getLogger(__name__)
@@ -36,35 +36,44 @@ def _key(seed, a, b, c):
 
 __all__ = ["PolluxPolicy"]
 
+# Local-search passes over the jobs per polished row (a pass that changes nothing ends it
+# earlier; one or two usually suffice).
+_POLISH_PASSES = 20
+# Replica transfers between jobs and ruin-and-recreate kicks (the heavier local-search moves)
+# run on problems of at most this many jobs x problem nodes; larger clusters are near-full
+# in practice and single-job moves already cost milliseconds there.
+_SMALL = 4096
+# Ruin-and-recreate steps of the final polish (it stops after a quarter of them in a row
+# found nothing better).
+_KICKS = 64
 
-class _Population:
-    """Rows of sparse individuals (see :mod:`fastsched.policy._genetic`) and their scores."""
 
-    def __init__(self, rows: int, njobs: int, width: int):
-        self.off = np.zeros((rows, njobs + 1), dtype=np.int64)
-        self.node = np.zeros((rows, max(width, 1)), dtype=np.int32)
-        self.cnt = np.zeros((rows, max(width, 1)), dtype=np.int32)
-        self.acc = np.zeros(rows, dtype=np.float64)  # objective before the fairness mean
-        self.obj = np.zeros(rows, dtype=np.float64)
-        self.size = np.zeros(rows, dtype=np.int64)
-        self.hash = np.zeros(rows, dtype=np.uint64)
+def _rows(pop: G.Pop) -> int:
+    return pop.off.shape[0]
 
-    @property
-    def rows(self) -> int:
-        return self.off.shape[0]
 
-    @property
-    def nbytes(self) -> int:
-        arrays = (self.off, self.node, self.cnt, self.acc, self.obj, self.size, self.hash)
-        return sum(a.nbytes for a in arrays)
+def _nbytes(pop: G.Pop) -> int:
+    return sum(a.nbytes for a in pop)
 
-    def take(self, rows: np.ndarray, out: _Population) -> None:
-        G.gather_rows(self.off, self.node, self.cnt, rows, out.off, out.node, out.cnt)
-        k = rows.shape[0]
-        out.acc[:k] = self.acc[rows]
-        out.obj[:k] = self.obj[rows]
-        out.size[:k] = self.size[rows]
-        out.hash[:k] = self.hash[rows]
+
+def _take(pop: G.Pop, rows: np.ndarray, width: int | None = None) -> G.Pop:
+    """Rows ``rows`` of ``pop`` as a new population (``width``: entry columns, default same)."""
+    out = G.new_pop(rows.shape[0], pop.off.shape[1] - 1, pop.node.shape[1] if width is None else width)
+    G.gather(pop, np.ascontiguousarray(rows, dtype=np.int64), out)
+    return out
+
+
+def _concat(a: G.Pop, b: G.Pop) -> G.Pop:
+    w = max(a.node.shape[1], b.node.shape[1])
+    out = G.new_pop(_rows(a) + _rows(b), a.off.shape[1] - 1, w)
+    for src, start in ((a, 0), (b, _rows(a))):
+        k = _rows(src)
+        out.off[start : start + k] = src.off
+        out.node[start : start + k, : src.node.shape[1]] = src.node
+        out.cnt[start : start + k, : src.cnt.shape[1]] = src.cnt
+        for name in ("acc", "obj", "size", "hash"):
+            getattr(out, name)[start : start + k] = getattr(src, name)
+    return out
 
 
 class PolluxPolicy:
@@ -109,6 +118,23 @@ class PolluxPolicy:
     parallel : bool, optional
         Build children in parallel (numba threads). ``None``: when numba has more than one
         thread and population x jobs >= 50 000. Results are identical either way.
+    patience : int or None
+        Early stop: the search ends once the hypervolume of the first front (reference point:
+        objective 0, cluster size = problem nodes + 1) grew by less than 1% over the last
+        ``patience`` generations (default 5); ``generations`` stays the cap. ``None`` or 0
+        runs all ``generations`` (AdaptDL's fixed-length search).
+    polish : bool
+        Local search (default ``True``): the first-fit and greedy seeds within the real
+        nodes, the base allocation and the final best allocation are improved by steepest
+        single-job moves (drop, revert to base, relocate to one node with the best replica
+        count, one replica more or less, spread to a new node) and replica transfers between
+        jobs sharing a node, until no move helps. ``False`` gives the plain genetic search.
+    on_invalid_job : {"raise", "skip"}
+        A job that is invalid or can never be placed (requests a resource that no node nor
+        the template has, requests nothing, ``min_replicas > max_replicas``, a speedup
+        function that fails or returns NaN/negative values): raise a ``ValueError`` naming
+        it (default), or leave it unallocated for this round, log a warning with the reason
+        and go on (``last_stats["skipped"]`` maps its key to the reason).
 
     Notes
     -----
@@ -116,6 +142,24 @@ class PolluxPolicy:
     ``restart_penalty`` (e.g. the paper's age- and restart-dependent factor).
     Interference avoidance (at most one distributed job per node) is always a constraint, as
     in AdaptDL. The final population is kept and adapted to the next round's jobs and nodes.
+    Base allocations must be consistent: a job's list longer than its ``max_replicas``, or
+    jobs together over a node's resources, raise a ``ValueError``. Node keys of mixed types
+    (``1`` and ``"1"``) are ordered numbers first, then by type name and value.
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+    >>> speedup = lambda nodes, replicas: replicas ** 0.8
+    >>> nodes = {f"n{i}": NodeInfo({"gpu": 4}, False) for i in range(2)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, speedup, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 1}, speedup, 1, 0, 4),
+    ...         "bad": JobInfo({"tpu": 1}, speedup, 2, 0, 4)}
+    >>> policy = PolluxPolicy(seed=0, on_invalid_job="skip")
+    >>> allocations, desired = policy.optimize(jobs, nodes, {}, NodeInfo({"gpu": 4}, True))
+    >>> sorted(len(allocations[k]) for k in jobs)
+    [0, 4, 4]
+    >>> list(policy.last_stats["skipped"])
+    ['bad']
     """
 
     def __init__(
@@ -132,6 +176,9 @@ class PolluxPolicy:
         shrink_to_desired=False,
         power_shift=False,
         init="seeded",
+        patience=5,
+        polish=True,
+        on_invalid_job="raise",
     ):
         # seed None: drawn from numpy's global generator at the first round (as AdaptDL draws
         # its randomness during optimize), so np.random.seed(...) before it repeats a run.
@@ -147,7 +194,12 @@ class PolluxPolicy:
         self.shrink_to_desired = bool(shrink_to_desired)
         self.power_shift = bool(power_shift)
         self.init = V.check_choice("init", init, ("seeded", "front"))
+        self.patience = None if patience is None else V.check_int_scalar("patience", patience, low=0)
+        self.polish = bool(polish)
+        self.on_invalid_job = V.check_choice("on_invalid_job", on_invalid_job, ("raise", "skip"))
         self._round = 0
+        self._generations_run = 0
+        self._times: dict = {}
         # One round at a time per policy: rounds read and replace the warm-start state.
         self._lock = threading.Lock()
         self._prev = None  # (population arrays, job keys, node keys) of the last round
@@ -212,7 +264,8 @@ class PolluxPolicy:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.
             self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
         base_allocations = {} if base_allocations is None else base_allocations
-        prob = build_problem(jobs, nodes, base_allocations, node_template)
+        prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
+        skipped = prob.meta.get("skipped", {})
         t_build = time.perf_counter() - t0
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
@@ -221,7 +274,9 @@ class PolluxPolicy:
             LOG.info(
                 "pollux round %d: %d jobs, %d nodes: nothing to optimise", self._round, prob.num_jobs, prob.num_real
             )
-            return {k: [] for k in prob.job_keys}, desired
+            self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
+            return {k: [] for k in jobs}, desired
+        self._times = {}
         pop = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
         # Pareto front of the final population.
@@ -237,6 +292,8 @@ class PolluxPolicy:
             allocations = {}
         else:
             allocations = self._row_to_allocations(pop, int(front[idx]), prob)
+        for key in skipped:  # every job is listed; skipped ones get nothing
+            allocations[key] = []
         elapsed = time.perf_counter() - t0
         best = float(-values[idx, 0]) if idx is not None else 0.0
         idx_real = self._select_result(values, prob.num_real)
@@ -252,7 +309,10 @@ class PolluxPolicy:
             "build_s": t_build,
             "search_s": t_search,
             "total_s": elapsed,
-            "population_bytes": pop.nbytes,
+            "population_bytes": _nbytes(pop),
+            "skipped": skipped,
+            "generations": self._generations_run,
+            **self._times,
         }
         LOG.info(
             "pollux round %d: %d jobs on %d nodes, objective %.4f, desired %d nodes, front %d, %.1f ms",
@@ -311,14 +371,17 @@ class PolluxPolicy:
         return out
 
     # -- the genetic search ---------------------------------------------------------------
-    def _kernel_args(self, prob: Problem):
+    def _arrays(self, prob: Problem) -> G.Arrays:
         if self.p is None:
             mode, p = G.SUM, 1.0
         elif self.p == 0.0:
             mode, p = G.GEOMETRIC, 0.0
         else:
             mode, p = (G.POWER_SHIFTED if self.power_shift else G.POWER), float(self.p)
-        return (
+        penalty = prob.penalties(self.restart_penalty)
+        # Always an array: one specialisation of every kernel.
+        penalty = np.ascontiguousarray(np.broadcast_to(np.asarray(penalty, dtype=np.float64), (prob.num_jobs,)))
+        return G.Arrays(
             prob.job_res,
             prob.node_res,
             prob.max_rep,
@@ -329,112 +392,125 @@ class PolluxPolicy:
             prob.base_cnt,
             prob.table,
             prob.scale,
-            prob.penalties(self.restart_penalty),
-            mode,
-            p,
+            penalty,
+            int(mode),
+            float(p),
         )
 
     def _scratch(self, prob: Problem) -> int:
         per_job_base = int(np.diff(prob.base_off).max()) if prob.num_jobs else 0
         return int(min(int(prob.max_rep.max()), prob.num_nodes)) + per_job_base + 2
 
-    def _search(self, prob: Problem) -> _Population:
+    def _search(self, prob: Problem) -> G.Pop:
         P = self.pop_size
         J = prob.num_jobs
         width = J + prob.num_nodes + prob.base_width + 1
-        args = self._kernel_args(prob)
+        A = self._arrays(prob)
         scratch = self._scratch(prob)
         warm = self._adapt_previous(prob)
         if self.init == "front":
-            return self._search_front(prob, width, args, scratch, warm)
-        seeds = self._seed_rows(prob, width, args, scratch, warm is not None)
+            return self._search_front(prob, width, A, scratch, warm)
+        t0 = time.perf_counter()
+        seeds = self._seed_rows(prob, width, A, scratch, warm is not None)
+        self._times["seed_s"] = time.perf_counter() - t0
         # Initial pool: seeds, warm rows, then heavily mutated copies of those.
-        src_rows = seeds.rows + (warm.rows if warm is not None else 0)
+        src_rows = _rows(seeds) + (_rows(warm) if warm is not None else 0)
         # A warm round has a whole population already: fewer random rows.
         extra = P if warm is None else max(P // 4, 1)
-        pool = _Population(src_rows + extra, J, width)
+        pool = G.new_pop(src_rows + extra, J, width)
         with parallel_region():
-            self._repair_into(seeds, np.arange(seeds.rows, dtype=np.int64), 0.0, pool, 0, args, scratch)
+            self._repair_into(seeds, np.arange(_rows(seeds), dtype=np.int64), 0.0, pool, 0, A, scratch)
             if warm is not None:
-                self._repair_into(warm, np.arange(warm.rows, dtype=np.int64), 0.0, pool, seeds.rows, args, scratch)
+                self._repair_into(warm, np.arange(_rows(warm), dtype=np.int64), 0.0, pool, _rows(seeds), A, scratch)
             # Random feasible individuals around the seeds and warm rows: heavy mutation.
             rng = np.random.default_rng([self.seed % (2**32), self._round])
             rows = rng.integers(0, src_rows, size=extra).astype(np.int64)
             pm_init = min(1.0, max(0.1, 8.0 / J))
-            self._repair_into(pool, rows, pm_init, pool, src_rows, args, scratch)
-        cur = _Population(2 * P, J, width)
-        nxt = _Population(2 * P, J, width)
+            self._repair_into(pool, rows, pm_init, pool, src_rows, A, scratch)
         protect = float(prob.num_real)
         keep = G.survive(-pool.obj, pool.size.astype(np.float64), pool.hash, P, protect)
-        pool.take(keep, cur)
+        cur = G.new_pop(2 * P, J, width)
+        nxt = G.new_pop(2 * P, J, width)
+        G.gather(pool, keep, cur)
+        t1 = time.perf_counter()
+        out = self._evolve(prob, A, scratch, cur, nxt, keep.shape[0], keep.shape[0])
+        t2 = time.perf_counter()
+        final = self._polish_best(prob, A, scratch, _take(out, np.arange(keep.shape[0], dtype=np.int64)))
+        self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
+        return final
+
+    def _evolve(self, prob: Problem, A: G.Arrays, scratch: int, cur: G.Pop, nxt: G.Pop, count: int, start: int):
+        J = prob.num_jobs
         pm = min(1.0, self.mutation_rate / J)
-        parallel = self._use_parallel(P, J)
-        bufs = []
-        for pop in (cur, nxt):
-            bufs += [pop.off, pop.node, pop.cnt, pop.acc, pop.obj, pop.size, pop.hash]
+        parallel = self._use_parallel(count, J)
+        work = G.new_work(G.CHUNKS if parallel else 1, scratch, prob.num_nodes, prob.job_res.shape[1])
+        kernel = G.evolve_parallel if parallel else G.evolve_serial
         with parallel_region():
-            where = G.evolve(
+            where, ran = kernel(
                 np.uint64(self.seed),
                 self._round,
                 self.generations,
-                keep.shape[0],
-                parallel,
+                0 if self.patience is None else self.patience,
+                count,
+                start,
                 pm,
-                protect,
-                *bufs,
-                *args,
-                scratch,
+                float(prob.num_real),
+                cur,
+                nxt,
+                A,
+                work,
             )
-        out = cur if where == 0 else nxt
-        final = _Population(keep.shape[0], J, width)
-        out.take(np.arange(keep.shape[0], dtype=np.int64), final)
-        return final
+        self._generations_run = int(ran)
+        return cur if where == 0 else nxt
 
-    def _search_front(self, prob: Problem, width: int, args, scratch: int, warm) -> _Population:
+    def _polish_best(self, prob: Problem, A: G.Arrays, scratch: int, pop: G.Pop) -> G.Pop:
+        """Append the local-search polish of the best row within the real nodes."""
+        if not self.polish:
+            return pop
+        ok = np.flatnonzero(pop.size <= prob.num_real)
+        if ok.size == 0:
+            return pop
+        best = int(ok[np.argmax(pop.obj[ok])])
+        out = G.new_pop(1, prob.num_jobs, pop.node.shape[1])
+        key = _key(self.seed, self._round, 0, 11)
+        transfers = self._transfers(prob)
+        kicks = _KICKS if transfers else 0  # ruin-and-recreate is a small-problem tool
+        G.polish_row(pop, best, A, prob.num_real, scratch, _POLISH_PASSES, transfers, kicks, key, out, 0)
+        if out.obj[0] <= pop.obj[best]:
+            return pop
+        return _concat(pop, out)
+
+    def _search_front(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm) -> G.Pop:
         """Search from the previous rank-0 set only (``init="front"``)."""
         P = self.pop_size
         J = prob.num_jobs
         if warm is None:  # first round (or after an empty one): the base allocation alone
-            warm = _Population(1, J, max(prob.base_width, 1))
+            warm = G.new_pop(1, J, max(prob.base_width, 1))
             warm.off[0] = prob.base_off
             warm.node[0, : prob.base_width] = prob.base_node
             warm.cnt[0, : prob.base_width] = prob.base_cnt
         # The adapted rows may repeat (jobs that left made them equal): keep distinct ones.
-        pool = _Population(warm.rows, J, width)
+        pool = G.new_pop(_rows(warm), J, width)
         with parallel_region():
-            self._repair_into(warm, np.arange(warm.rows, dtype=np.int64), 0.0, pool, 0, args, scratch)
+            self._repair_into(warm, np.arange(_rows(warm), dtype=np.int64), 0.0, pool, 0, A, scratch)
         _, first = np.unique(pool.hash, return_index=True)
         first = np.sort(first)[:P].astype(np.int64)
-        cur = _Population(2 * P, J, width)
-        nxt = _Population(2 * P, J, width)
-        pool.take(first, cur)
-        pm = min(1.0, self.mutation_rate / J)
-        bufs = []
-        for pop in (cur, nxt):
-            bufs += [pop.off, pop.node, pop.cnt, pop.acc, pop.obj, pop.size, pop.hash]
-        protect = float(prob.num_real)
-        with parallel_region():
-            where = G.evolve(
-                np.uint64(self.seed),
-                self._round,
-                self.generations,
-                P,
-                self._use_parallel(P, J),
-                pm,
-                protect,
-                *bufs,
-                *args,
-                scratch,
-                first.shape[0],
-            )
-        out = cur if where == 0 else nxt
+        cur = G.new_pop(2 * P, J, width)
+        nxt = G.new_pop(2 * P, J, width)
+        G.gather(pool, first, cur)
+        out = self._evolve(prob, A, scratch, cur, nxt, P, first.shape[0])
         # pymoo hands the next round only the final rank-0 set.
-        n = P if self.generations > 0 else first.shape[0]
+        n = P if self._generations_run > 0 else first.shape[0]
         rank = G.nondominated_rank(-out.obj[:n], out.size[:n].astype(np.float64))
-        keep = np.flatnonzero(rank == 0).astype(np.int64) if self.generations > 0 else np.arange(n, dtype=np.int64)
-        final = _Population(keep.shape[0], J, width)
-        out.take(keep, final)
-        return final
+        if self._generations_run > 0:
+            keep = np.flatnonzero(rank == 0).astype(np.int64)
+        else:
+            keep = np.arange(n, dtype=np.int64)
+        return _take(out, keep)
+
+    @staticmethod
+    def _transfers(prob: Problem) -> bool:
+        return prob.num_jobs * prob.num_nodes <= _SMALL
 
     def _use_parallel(self, P, J) -> bool:
         if self.parallel is not None:
@@ -442,28 +518,13 @@ class PolluxPolicy:
         # A parallel launch per generation only pays off for large populations x jobs.
         return numba.get_num_threads() > 1 and P * J >= 50_000
 
-    def _repair_into(self, src, rows, pm, dst, start, args, scratch):
-        G.repair_population(
-            _key(self.seed, self._round, int(start), 9),
-            src.off,
-            src.node,
-            src.cnt,
-            rows,
-            pm,
-            *args,
-            scratch,
-            dst.off,
-            dst.node,
-            dst.cnt,
-            dst.acc,
-            dst.obj,
-            dst.size,
-            dst.hash,
-            int(start),
-        )
+    def _repair_into(self, src, rows, pm, dst, start, A, scratch):
+        kernel = G.repair_parallel if self._use_parallel(rows.shape[0], src.off.shape[1] - 1) else G.repair_serial
+        kernel(_key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start))
 
-    def _seed_rows(self, prob: Problem, width: int, args, scratch: int, warm: bool) -> _Population:
-        """Base allocation, first fit and greedy fills at several cluster sizes."""
+    def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
+        """Base allocation, first fit and greedy fills at several cluster sizes, and the
+        local-search polish of each."""
         J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
         # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give
         # the Pareto front (and so the desired-size decision) realistic utilities. A warm
@@ -476,30 +537,40 @@ class PolluxPolicy:
         if warm:
             limits = {N}
         limits = sorted(limits, reverse=True)
-        rows = 1 + 2 * len(limits) + 2
-        seeds = _Population(rows, J, width)
+        small = J * N2 <= _SMALL
+        has_base = prob.base_width > 0
+        rows = 1 + 2 * len(limits) + 2 + 3
+        seeds = G.new_pop(1, J, width)
         b = prob.base_width
         seeds.off[0] = prob.base_off
         seeds.node[0, :b] = prob.base_node
         seeds.cnt[0, :b] = prob.base_cnt
-        # Repair the base first: greedy fills must start from feasible rows.
-        fixed = _Population(rows, J, width)
-        job_res, node_res, max_rep, min_rep, pinned, base_off, base_node, base_cnt, table, scale, pen, _, _ = args
+        # Repair the base first: greedy fills and the polish start from feasible rows.
+        fixed = G.new_pop(rows, J, width)
         with parallel_region():
-            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, args, scratch)
-        # Arguments shared by every fill below (numba kernels take no structs).
-        bounds = (job_res, node_res, max_rep, min_rep, pinned, base_off, base_node, base_cnt)
-        scoring = (table, scale, pen, scratch)
-        rows_in = (fixed.off, fixed.node, fixed.cnt)
+            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
         r = 1
+        at_n = []  # seeds within the real nodes, to polish
         for L in limits:
-            G.first_fit_row(*bounds, L, *rows_in, r)
-            G.greedy_fill(*rows_in, r, L, *bounds, *scoring, *rows_in, r + 1)
-            r += 2
-        for L in (N, N2):
-            G.greedy_fill(*rows_in, 0, L, *bounds, *scoring, *rows_in, r)
+            G.first_fit_row(A, L, fixed, r)
             r += 1
-        return fixed
+            # Large problems: greedy fills of the smaller sizes cost more than the generations
+            # that find them; first fit marks those sizes.
+            if L == N or small:
+                G.greedy_fill(fixed, r - 1, L, A, scratch, fixed, r)
+                r += 1
+            if L == N:
+                at_n += [r - 1] if not small else [r - 2, r - 1]
+        for L in (N, N2) if (small or has_base) else ():
+            G.greedy_fill(fixed, 0, L, A, scratch, fixed, r)
+            r += 1
+        if self.polish:
+            # The allocation optimize returns lies within the real nodes: polish there.
+            transfers = self._transfers(prob)
+            for src in at_n + ([0] if has_base else []):
+                G.polish_row(fixed, src, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, r)
+                r += 1
+        return _take(fixed, np.arange(r, dtype=np.int64))
 
     def _adapt_previous(self, prob: Problem):
         """Previous final population re-indexed to this round's jobs and nodes (unrepaired).
@@ -534,7 +605,7 @@ class PolluxPolicy:
             nmap[ph] = t
             ph += 1
             t += 1
-        rows = pop.rows
+        rows = _rows(pop)
         per = np.diff(pop.off, axis=1)  # [rows, Jp]
         lens = pop.off[:, -1]
         mask = np.arange(pop.node.shape[1])[None, :] < lens[:, None]
@@ -550,7 +621,7 @@ class PolluxPolicy:
         e_row, nj, nn, e_cnt = e_row[order], nj[order], nn[order], e_cnt[order]
         counts = np.bincount(e_row * J + nj, minlength=rows * J).reshape(rows, J)
         width = int(counts.sum(axis=1).max()) if rows else 0
-        out = _Population(rows, J, width)
+        out = G.new_pop(rows, J, width)
         out.off[:, 1:] = np.cumsum(counts, axis=1)
         pos = np.arange(e_row.shape[0]) - np.concatenate([[0], np.cumsum(counts.sum(axis=1))])[e_row]
         out.node[e_row, pos] = nn

@@ -18,7 +18,33 @@ from fastsched.goodput.speedup import SpeedupFunction
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["Problem", "build_problem", "sort_nodes", "speedup_tables"]
+__all__ = ["InvalidJobError", "Problem", "build_problem", "sort_nodes", "speedup_tables"]
+
+
+class InvalidJobError(ValueError):
+    """A job that can never be placed or whose description is invalid.
+
+    ``key`` names the job. A ``ValueError``, so ``on_invalid_job="raise"`` callers see the
+    same exception type as for any other bad input.
+
+    Examples
+    --------
+    >>> err = InvalidJobError("j1", "job 'j1' requests resource 'tpu' that no node has")
+    >>> err.key, isinstance(err, ValueError)
+    ('j1', True)
+    """
+
+    def __init__(self, key, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+def _key_order(key):
+    """Sort key for job/node keys of possibly mixed types: numbers (by value) before
+    everything else (grouped by type name, then by value), so ``1`` and ``"1"`` both sort."""
+    if isinstance(key, numbers.Real) and not isinstance(key, bool):
+        return (0, "", key)
+    return (1, type(key).__name__, key)
 
 
 @dataclass
@@ -104,8 +130,24 @@ def _check_count(name: str, value) -> int:
 
 
 def sort_nodes(nodes: dict) -> list:
-    """Node keys, non-preemptible nodes first, then by key (AdaptDL's order)."""
-    return [k for k, _ in sorted(nodes.items(), key=lambda kv: (bool(kv[1].preemptible), kv[0]))]
+    """Node keys, non-preemptible nodes first, then by key (AdaptDL's order).
+
+    Keys of mixed types (``1`` and ``"1"``) are ordered deterministically: numbers by value
+    first, then other keys grouped by type name. Keys of one type that do not compare raise a
+    ``ValueError``.
+
+    Examples
+    --------
+    >>> from fastsched.policy import NodeInfo
+    >>> nodes = {"b": NodeInfo({"gpu": 1}, False), 2: NodeInfo({"gpu": 1}, False),
+    ...          "a": NodeInfo({"gpu": 1}, True), 1: NodeInfo({"gpu": 1}, False)}
+    >>> sort_nodes(nodes)
+    [1, 2, 'b', 'a']
+    """
+    try:
+        return [k for k, _ in sorted(nodes.items(), key=lambda kv: (bool(kv[1].preemptible), _key_order(kv[0])))]
+    except TypeError as exc:
+        raise ValueError(f"node keys must be mutually comparable to order the nodes: {exc}") from exc
 
 
 def _job_order(jobs: dict, base_allocations: dict) -> tuple[list, dict]:
@@ -126,15 +168,15 @@ def _call_generic(fn, key, n, r):
         try:
             out = np.array([float(fn(int(a), int(b))) for a, b in zip(n, r, strict=False)], dtype=np.float64)
         except Exception as exc:
-            raise ValueError(f"speedup_fn of job {key!r} failed: {exc}") from exc
+            raise InvalidJobError(key, f"speedup_fn of job {key!r} failed: {exc}") from exc
     return out
 
 
 def _check_values(key, values) -> None:
     if not np.all(np.isfinite(values)):
-        raise ValueError(f"speedup_fn of job {key!r} returned NaN or inf")
+        raise InvalidJobError(key, f"speedup_fn of job {key!r} returned NaN or inf")
     if np.any(values < 0):
-        raise ValueError(f"speedup_fn of job {key!r} returned a negative speedup")
+        raise InvalidJobError(key, f"speedup_fn of job {key!r} returned a negative speedup")
 
 
 def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) -> np.ndarray:
@@ -190,44 +232,120 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
     return table
 
 
-def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
+def _check_job(k, job) -> None:
+    """Per-job checks; raise :class:`InvalidJobError` (or ``TypeError`` for non-JobInfo)."""
+    _check_info(
+        "jobs",
+        k,
+        job,
+        ("resources", "speedup_fn", "creation_timestamp", "min_replicas", "max_replicas", "preemptible"),
+    )
+    try:
+        mn = _check_count(f"jobs[{k!r}].min_replicas", job.min_replicas)
+        mx = _check_count(f"jobs[{k!r}].max_replicas", job.max_replicas)
+        for rk, rv in job.resources.items():
+            _check_count(f"jobs[{k!r}].resources[{rk!r}]", rv)
+    except (TypeError, ValueError) as exc:
+        raise InvalidJobError(k, str(exc)) from exc
+    if mx < 1:
+        raise InvalidJobError(k, f"jobs[{k!r}].max_replicas must be >= 1, got {mx}")
+    if mn > mx:
+        raise InvalidJobError(k, f"jobs[{k!r}]: min_replicas ({mn}) > max_replicas ({mx})")
+    pen = getattr(job, "restart_penalty", None)
+    if pen is not None:
+        if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not 0.0 <= float(pen) <= 1.0:
+            raise InvalidJobError(k, f"jobs[{k!r}].restart_penalty must be a number in [0, 1], got {pen!r}")
+
+
+def _check_base(jobs: dict, nodes: dict, base_allocations: dict) -> None:
+    """Base allocations: known nodes, within each job's ``max_replicas`` and, summed over the
+    jobs, within each node's resources."""
+    used: dict = {}
+    for k, alloc in base_allocations.items():
+        if alloc is None:
+            continue
+        if isinstance(alloc, (str, bytes)) or not hasattr(alloc, "__iter__"):
+            raise TypeError(f"base_allocations[{k!r}] must be a list of node keys, got {type(alloc).__name__}")
+        if k not in jobs:
+            continue
+        alloc = list(alloc)
+        for nk in alloc:
+            if nk not in nodes:
+                raise ValueError(f"base_allocations[{k!r}] names unknown node {nk!r}")
+        job = jobs[k]
+        if len(alloc) > int(job.max_replicas):
+            raise ValueError(
+                f"base_allocations[{k!r}] has {len(alloc)} replicas, more than jobs[{k!r}].max_replicas = "
+                f"{job.max_replicas}"
+            )
+        for nk in alloc:
+            for rt, amount in job.resources.items():
+                used[nk, rt] = used.get((nk, rt), 0) + int(amount)
+    for (nk, rt), amount in used.items():
+        have = int(nodes[nk].resources.get(rt, 0))
+        if amount > have:
+            raise ValueError(f"base_allocations use {amount} of resource {rt!r} on node {nk!r}, which has {have}")
+
+
+def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template, on_invalid_job="raise") -> Problem:
     """Validate one round's inputs and convert them to a :class:`Problem`.
+
+    Parameters
+    ----------
+    jobs, nodes, base_allocations, node_template
+        As for :meth:`fastsched.policy.PolluxPolicy.optimize`.
+    on_invalid_job : {"raise", "skip"}
+        A job that is invalid or can never be placed (a resource no node nor the template
+        has, no request at all, ``min_replicas > max_replicas``, a failing speedup function):
+        raise :class:`InvalidJobError` (default), or leave it out of the problem, log a
+        warning with the reason and record it in ``meta["skipped"]`` (job key → reason).
 
     Raises
     ------
     TypeError
         Non-dict inputs or objects without the JobInfo/NodeInfo attributes.
     ValueError
-        Unknown node keys in ``base_allocations``, a job requesting a resource that no node
-        (nor the template) has, negative or non-integer counts, ``min_replicas >
-        max_replicas``, a speedup function returning NaN/inf or negative values.
+        Unknown node keys in ``base_allocations``; base allocations beyond a job's
+        ``max_replicas`` or (summed) a node's resources; node keys that cannot be ordered;
+        and, with ``on_invalid_job="raise"``, :class:`InvalidJobError` for the cases above.
 
     Notes
     -----
     Base allocations of job keys not in ``jobs`` are ignored (finished jobs).
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+    ...         "b": JobInfo({"tpu": 1}, lambda n, r: r, 1, 0, 4)}
+    >>> prob = build_problem(jobs, nodes, {}, None, on_invalid_job="skip")
+    >>> prob.job_keys, list(prob.meta["skipped"])
+    (['a'], ['b'])
     """
+    if on_invalid_job not in ("raise", "skip"):
+        raise ValueError(f"on_invalid_job must be 'raise' or 'skip', got {on_invalid_job!r}")
+    skipped: dict = {}
+    while True:
+        try:
+            prob = _build(jobs, nodes, base_allocations, node_template)
+        except InvalidJobError as exc:
+            if on_invalid_job == "raise" or exc.key not in jobs:
+                raise
+            LOG.warning("job %r skipped this round: %s", exc.key, exc)
+            skipped[exc.key] = str(exc)
+            jobs = {k: v for k, v in jobs.items() if k != exc.key}
+            continue
+        prob.meta["skipped"] = skipped
+        return prob
+
+
+def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
     for name, d in (("jobs", jobs), ("nodes", nodes), ("base_allocations", base_allocations)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict, got {type(d).__name__}")
     for k, job in jobs.items():
-        _check_info(
-            "jobs",
-            k,
-            job,
-            ("resources", "speedup_fn", "creation_timestamp", "min_replicas", "max_replicas", "preemptible"),
-        )
-        mn = _check_count(f"jobs[{k!r}].min_replicas", job.min_replicas)
-        mx = _check_count(f"jobs[{k!r}].max_replicas", job.max_replicas)
-        if mx < 1:
-            raise ValueError(f"jobs[{k!r}].max_replicas must be >= 1, got {mx}")
-        if mn > mx:
-            raise ValueError(f"jobs[{k!r}]: min_replicas ({mn}) > max_replicas ({mx})")
-        for rk, rv in job.resources.items():
-            _check_count(f"jobs[{k!r}].resources[{rk!r}]", rv)
-        pen = getattr(job, "restart_penalty", None)
-        if pen is not None:
-            if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not 0.0 <= float(pen) <= 1.0:
-                raise ValueError(f"jobs[{k!r}].restart_penalty must be a number in [0, 1], got {pen!r}")
+        _check_job(k, job)
     for k, node in nodes.items():
         _check_info("nodes", k, node, ("resources", "preemptible"))
         for rk, rv in node.resources.items():
@@ -236,15 +354,7 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
         _check_info("node_template", "template", node_template, ("resources", "preemptible"))
         for rk, rv in node_template.resources.items():
             _check_count(f"node_template.resources[{rk!r}]", rv)
-    for k, alloc in base_allocations.items():
-        if alloc is None:
-            continue
-        if isinstance(alloc, (str, bytes)) or not hasattr(alloc, "__iter__"):
-            raise TypeError(f"base_allocations[{k!r}] must be a list of node keys, got {type(alloc).__name__}")
-        if k in jobs:
-            for nk in alloc:
-                if nk not in nodes:
-                    raise ValueError(f"base_allocations[{k!r}] names unknown node {nk!r}")
+    _check_base(jobs, nodes, base_allocations)
 
     job_keys, pinned_of = _job_order(jobs, base_allocations)
     node_keys = sort_nodes(nodes)
@@ -269,13 +379,16 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
         if total[r] <= 0:
             asking = [job_keys[j] for j in range(njobs) if job_res[j, r] > 0]
             if asking and n2 > 0:  # with no nodes at all nothing is placed anyway
-                raise ValueError(f"job {asking[0]!r} requests resource {rt!r} that no node (nor the template) has")
+                raise InvalidJobError(
+                    asking[0], f"job {asking[0]!r} requests resource {rt!r} that no node (nor the template) has"
+                )
     # A job that requests nothing could take unboundedly many replicas (and sizes the speedup
     # table by its max_replicas, up to 2**53): reject it rather than allocate without bound.
     for j in range(njobs):
         if not np.any(job_res[j] > 0):
-            raise ValueError(
-                f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}"
+            raise InvalidJobError(
+                job_keys[j],
+                f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}",
             )
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where(job_res > 0, job_res / np.where(total > 0, total, 1.0), 0.0)
@@ -320,14 +433,6 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
     # A pinned job keeps its allocation even beyond its bounds: size the table for it.
     table_rep = max_rep.copy()
     table_rep[pinned] = np.maximum(table_rep[pinned], base_reps[pinned])
-    for j in np.flatnonzero(pinned):
-        if base_reps[j] > job_infos[j].max_replicas:
-            LOG.warning(
-                "pinned job %r keeps %d replicas > max_replicas %d",
-                job_keys[j],
-                base_reps[j],
-                job_infos[j].max_replicas,
-            )
 
     table = speedup_tables([j.speedup_fn for j in job_infos], job_keys, table_rep, n2)
     # AdaptDL's JobInfo has no restart_penalty: getattr keeps duck-typed inputs working.

@@ -23,8 +23,8 @@ __all__ = ["simulate", "PRESETS"]
 #: p = -1 of speedups re-based at the fair share, multiplicative restart penalty,
 #: interference avoidance, at most 16 nodes per job). Its restart factor is applied as one
 #: penalty per round (the allocated jobs' GPU-weighted mean factor): measured on workload-6,
-#: seeds 0-2, 2600.9 / 2626.6 / 2546.1 s (mean 2591 s, +5.9 % vs the paper's 2446 s); mean
-#: over workloads 1-8 (seed 0): 2893.6 s.
+#: seeds 0-1, 2614.1 / 2590.6 s (+6.4 % vs the paper's 2446 s); mean over workloads 1-8:
+#: 2884.9 s (seed 0), 2891.2 s (seed 1), +5 % vs the paper's 2751 s (benchmarks/results/sim.md).
 #: ``osdi21-exact`` is the paper's objective term for term (each job's own restart factor,
 #: power mean of ``S_j + 1e-3``, no autoscaling placeholders so ``S_j = speedup / 4``):
 #: 2809.3 / 2841.1 / 2843.1 s (mean 2831 s, +15.7 %). Its JCT falls with a longer search

@@ -69,6 +69,8 @@ class Job:
         self.attained_service = 0
         self.num_restarts = None
         self._speedup_cache = None
+        self._goodput_cache = None
+        self._batch_cache: dict = {}
 
     # -- observed model --------------------------------------------------------------------
     @property
@@ -85,7 +87,10 @@ class Job:
             # order, share the fit. The measured times are part of the memo key: one
             # (nodes, replicas, atomic_bsz) key covers different placements (2+2 vs 3+1 GPUs)
             # with different step times, so the key alone would hand one job another's fit.
-            memo_key = tuple(self.profile.items())
+            # The previous fit warm-starts the refit (an extra start: never a worse fit),
+            # so it is part of the memo key too.
+            previous = self._perf_params
+            memo_key = (tuple(self.profile.items()), previous)
             memo = self.application.__dict__.setdefault("_fit_memo", {})
             if len(memo) > 65536:  # bounded: a sweep worker runs many simulations
                 memo.clear()
@@ -100,6 +105,7 @@ class Job:
                     np.array([k[2] for k in keys]),
                     step - sync,
                     step,
+                    initial=previous,
                 )
                 memo[memo_key] = fitted
             self._perf_params = fitted
@@ -116,8 +122,16 @@ class Job:
         self._perf_dirty = True
 
     def goodput_fn(self) -> GoodputFunction:
-        """The job's current fitted goodput model (needs a profile)."""
-        return GoodputFunction(self.perf_params, self.grad_params, self.application.init_batch_size)
+        """The job's current fitted goodput model (needs a profile).
+
+        Cached while the fitted parameters and gradient statistics are unchanged: the
+        simulator asks at every epoch crossing, and building one validates its inputs.
+        """
+        key = (self.perf_params, self.grad_params)
+        cache = self._goodput_cache
+        if cache is None or cache[0] != key:
+            cache = self._goodput_cache = (key, GoodputFunction(key[0], key[1], self.application.init_batch_size))
+        return cache[1]
 
     def speedup_fn(self):
         """A SpeedupFunction of the fitted model, or ``None`` if the job never ran.
@@ -148,14 +162,21 @@ class Job:
         if batch_size is None and not self.profile:
             batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
         if batch_size is None:
-            _, atomic, accum = self.goodput_fn().optimize(
-                num_nodes,
-                num_replicas,
-                app.max_batch_size,
-                (app.min_local_bsz, app.max_local_bsz),
-                accumulation=True,
-            )
-            self.atomic_bsz, self.accum_steps = int(atomic), int(accum)
+            fn = self.goodput_fn()
+            key = (fn, num_nodes, num_replicas)
+            choice = self._batch_cache.get(key)
+            if choice is None:
+                if len(self._batch_cache) > 256:  # the model changes: old entries are dead
+                    self._batch_cache.clear()
+                _, atomic, accum = fn.optimize(
+                    num_nodes,
+                    num_replicas,
+                    app.max_batch_size,
+                    (app.min_local_bsz, app.max_local_bsz),
+                    accumulation=True,
+                )
+                choice = self._batch_cache[key] = (int(atomic), int(accum))
+            self.atomic_bsz, self.accum_steps = choice
         else:
             local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
             self.accum_steps = math.ceil(local_bsz / app.max_local_bsz - 1e-8) - 1

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim._interp import barycentric_transforms
+
 __all__ = [
     "Application",
     "TraceApplication",
@@ -367,9 +369,7 @@ class TraceApplication(Application):
             sync = (sy[hi] - sy[lo]) / span * dx + sy[lo]
             return float(step), float(sync)
         if self._nd_interp is None:
-            from scipy.interpolate import LinearNDInterpolator
-
-            self._nd_interp = LinearNDInterpolator(self._nd_points, self._nd_values)
+            self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values)
         num_nodes = min(len(placement), 16)
         step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
         if not (math.isfinite(step) and math.isfinite(sync)):
@@ -378,6 +378,26 @@ class TraceApplication(Application):
                 "the measured traces (too many GPUs per node or replicas?)"
             )
         return float(step), float(sync)
+
+
+def _nd_interpolator(points, values):
+    """scipy's ``LinearNDInterpolator`` on Qhull's triangulation, with our barycentric transforms.
+
+    scipy would compute the transforms on the first query with one LAPACK call per simplex
+    (seconds for the larger traces; rounding that depends on the BLAS build). The same
+    transforms from :func:`fastsched.sim._interp.barycentric_transforms` make that instant
+    and machine-independent; point location and interpolation stay scipy's.
+    """
+    # Deferred: scipy.spatial/interpolate cost ~0.3 s to import, and only unmeasured
+    # placements need them.
+    from scipy.interpolate import LinearNDInterpolator
+    from scipy.spatial import Delaunay
+
+    tri = Delaunay(points)
+    transforms = barycentric_transforms(tri.points, np.ascontiguousarray(tri.simplices, dtype=np.int64))
+    if getattr(tri, "_transform", "missing") is None:  # scipy's lazy cache slot
+        tri._transform = transforms
+    return LinearNDInterpolator(tri, values)
 
 
 def load_application(trace_dir, *, published=True, **overrides) -> TraceApplication:

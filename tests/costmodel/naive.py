@@ -160,3 +160,186 @@ def pipeline(fwd, bwd, optim, m):
             end = max(gtime[s], t0) + optim[s]
         gtime[s] = end
     return max(gtime) if gtime else 0.0
+
+
+def pipeline_events(fwd, bwd, optim, m):
+    """The seed's FIFO simulation again, returning every executed event in order:
+    ``[(stage, kind, microbatch, start, end)]`` (kind 0 fwd, 1 bwd, 2 optim)."""
+    from collections import deque
+
+    S = len(fwd)
+    q = deque((0, 0, i, -1.0) for i in range(m))
+    gtime = [0.0] * S
+    slots = [S - s for s in range(S)]
+    left = [m] * S
+    out = []
+    while q:
+        kind, s, mb, t0 = q.popleft()
+        if kind == 0 and slots[s] <= 0:
+            q.append((kind, s, mb, t0))
+            continue
+        start = max(gtime[s], t0)
+        if kind == 0:
+            end = start + fwd[s]
+            q.append((0, s + 1, mb, end) if s != S - 1 else (1, s, mb, end))
+            slots[s] -= 1
+        elif kind == 1:
+            end = start + bwd[s]
+            if s != 0:
+                q.append((1, s - 1, mb, end))
+            slots[s] += 1
+            left[s] -= 1
+            if left[s] == 0:
+                q.append((2, s, -1, end))
+        else:
+            end = start + optim[s]
+        gtime[s] = end
+        out.append((s, kind, mb, start, end))
+    return out
+
+
+def schedule_orders(name, S, m, v=1):
+    """Per-stage operation lists ``[(op, chunk, microbatch)]`` (op "F", "B" or "W"), built
+    from each schedule's description: GPipe all F then all B; 1F1B warm-up ``S-s-1`` F, then
+    F/B pairs, then the remaining B; ZB-H1 as 1F1B with each W deferred by ``s``
+    microbatches (a queue of pending W); interleaved as Megatron-LM (groups of S
+    microbatches per chunk, warm-up ``2(S-s-1) + (v-1)S``)."""
+    orders = []
+    for s in range(S):
+        o = []
+        if name == "gpipe":
+            o = [("F", 0, i) for i in range(m)] + [("B", 0, i) for i in range(m)]
+        elif name in ("1f1b", "zb-h1"):
+            w = min(S - s - 1, m)
+            d = s if name == "zb-h1" else None
+            pending = []
+
+            def backward(i, o=o, pending=pending, d=d):
+                o.append(("B", 0, i))
+                if d is not None:
+                    pending.append(i)
+                    if len(pending) > d:
+                        o.append(("W", 0, pending.pop(0)))
+
+            o += [("F", 0, i) for i in range(w)]
+            for i in range(m - w):
+                o.append(("F", 0, w + i))
+                backward(i)
+            for j in range(m - w, m):
+                backward(j)
+            o += [("W", 0, i) for i in pending]
+        elif name == "interleaved":
+            fseq = [(c, g * S + t) for g in range(m // S) for c in range(v) for t in range(S)]
+            bseq = [(v - 1 - c, i) for c, i in fseq]
+            w = min(2 * (S - s - 1) + (v - 1) * S, m * v)
+            o = [("F",) + x for x in fseq[:w]]
+            for j in range(m * v - w):
+                o.append(("F",) + fseq[w + j])
+                o.append(("B",) + bseq[j])
+            o += [("B",) + x for x in bseq[m * v - w :]]
+        orders.append(o)
+    return orders
+
+
+def run_orders(orders, fwd, bwd, wgt, optim, v=1, p2p=0.0):
+    """Longest-path times of fixed per-stage orders: each op starts when its stage is free
+    and its dependency is done (+ ``p2p`` between stages). Returns ``(total, peak)`` with
+    the peak number of microbatch chunks holding activations per stage (freed at B, or at
+    W where there is one)."""
+    S = len(orders)
+    V = S * v
+    has_w = any(op == "W" for o in orders for op, _, _ in o)
+    end = {}
+    free = [0.0] * S
+    pos = [0] * S
+    live = [0] * S
+    peak = [0] * S
+    left = sum(len(o) for o in orders)
+    while left:
+        moved = False
+        for s in range(S):
+            while pos[s] < len(orders[s]):
+                op, c, i = orders[s][pos[s]]
+                j = c * S + s
+                if op == "F":
+                    dep = ("F", j - 1, i) if j > 0 else None
+                    dur = fwd[s] / v
+                elif op == "B":
+                    dep = ("B", j + 1, i) if j < V - 1 else ("F", j, i)
+                    dur = bwd[s] / v
+                else:
+                    dep = ("B", j, i)
+                    dur = wgt[s]
+                if dep is not None and dep not in end:
+                    break
+                ready = 0.0 if dep is None else end[dep]
+                if dep is not None and dep[0] == op and S > 1:
+                    ready += p2p  # from the neighbouring stage
+                t = max(free[s], ready) + dur
+                end[(op, j, i)] = t
+                free[s] = t
+                if op == "F":
+                    live[s] += 1
+                    peak[s] = max(peak[s], live[s])
+                elif (op == "B" and not has_w) or op == "W":
+                    live[s] -= 1
+                pos[s] += 1
+                left -= 1
+                moved = True
+        assert moved, "deadlock"
+    return max(f + o for f, o in zip(free, optim, strict=True)), peak
+
+
+def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
+    """Every configuration by nested loops (tensor degree powers of two dividing the heads
+    and at most a node, pipeline degree dividing the layers, data degree the rest, every
+    microbatch size dividing a replica's batch, schedules with every virtual stage count,
+    recomputation, ZeRO stages with data parallelism, sequence parallelism with t > 1);
+    ``cost_fn`` is the plain Python cost function. Returns ``(n_configs, best_config,
+    best_time, n_fit)`` (first minimum in enumeration order)."""
+    L, h, a, s, V, dt = model.tuple()
+    cl = (
+        float(cluster.flops),
+        float(cluster.gpus_per_node),
+        cluster.intra_bandwidth * 1e6,
+        cluster.intra_latency_us * 1e-3,
+        cluster.inter_bandwidth * 1e6,
+        cluster.inter_latency_us * 1e-3,
+    )
+    N = cluster.gpus
+    n = 0
+    best = None
+    n_fit = 0
+    t = 1
+    while t <= min(cluster.gpus_per_node, model.heads):
+        for p in range(1, model.layers + 1):
+            if model.heads % t or N % (t * p) or model.layers % p:
+                continue
+            d = N // (t * p)
+            if model.global_batch % d:
+                continue
+            per = model.global_batch // d
+            Ls = model.layers // p
+            for sp in [0, 1] if t > 1 else [0]:
+                for b in range(1, min(per, max_micro_batch) + 1):
+                    if per % b:
+                        continue
+                    m = per // b
+                    for sched in range(4):
+                        if sched == 2:
+                            vs = [v for v in range(2, Ls + 1) if Ls % v == 0] if (p > 1 and m % p == 0) else []
+                        else:
+                            vs = [1]
+                        for v in vs:
+                            for rec in range(3):
+                                for zero in range(4):
+                                    if zero and d == 1:
+                                        continue
+                                    n += 1
+                                    r = cost_fn((L, h, a, s, V, dt), cl, t, p, d, b, m, sched, v, rec, zero, sp)
+                                    if r[-1] <= cluster.memory_bytes:
+                                        n_fit += 1
+                                        if best is None or r[0] < best[1]:
+                                            best = ((t, p, d, b, m, sched, v, rec, zero, sp), r[0])
+        t *= 2
+    return n, best[0] if best else None, best[1] if best else None, n_fit

@@ -73,5 +73,5 @@ def test_malformed_program():
 
 def test_empty_program():
     c = estimate_cost(prog([], vars_=()))
-    assert c.runtime == 0.0 and c.peak_mem == [0.0]
+    assert c.runtime == 0.0 and c.peak_mem == (0.0,)
     assert estimate_cost([]).runtime == 0.0

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.costmodel import Program, estimate_cost
+from fastsched.costmodel import Program, encode, estimate_cost
 from fastsched.costmodel._edges import op_edges_and_ranges
 from fastsched.costmodel._memory import static_and_peak
 
@@ -78,11 +78,11 @@ def chain_program():
 
 def test_liveness_frees_on_last_use():
     cost = estimate_cost(chain_program(), mem_unit="bytes")
-    assert cost.static_mem == [512.0]  # float16 parameter (B9)
+    assert cost.static_mem == (512.0,)  # float16 parameter (B9)
     # peak at op 0: x + a live (x is freed after op 0), then a+b, then b+c (c is int64)
-    assert cost.peak_mem == [512.0 + max(2048, 2048, 1024 + 2048)]
+    assert cost.peak_mem == (512.0 + max(2048, 2048, 1024 + 2048),)
     el = estimate_cost(chain_program(), mem_unit="elements")
-    assert el.static_mem == [256.0] and el.peak_mem == [256.0 + 512]
+    assert el.static_mem == (256.0,) and el.peak_mem == (256.0 + 512,)
 
 
 def test_all_slot_variables_connected():
@@ -95,7 +95,6 @@ def test_all_slot_variables_connected():
             {"id": "sum_2", "type": "sum", "inputs": [["X", ["a", "b"]]], "outputs": [["Out", ["s"]]], "cost": 1.0},
         ],
     }
-    from fastsched.costmodel.graph import build_rank_graph
-
-    g = build_rank_graph(Program.from_dict(prog).ranks[0])
-    assert sorted(zip(g.edge_src.tolist(), g.edge_dst.tolist(), strict=False)) == [(0, 2), (1, 2)]
+    for p in (prog, Program.from_dict(prog)):  # dicts and Program objects encode alike
+        g = encode(p)
+        assert sorted(zip(g.edge_src.tolist(), g.edge_dst.tolist(), strict=False)) == [(0, 2), (1, 2)]

@@ -11,7 +11,7 @@ import fastsched.cuda as fc
 from fastsched._jit import parallel_region
 from fastsched.goodput import GoodputFunction, SpeedupFunction
 from fastsched.goodput import _kernels as K
-from fastsched.policy import _genetic as G
+from fastsched.policy import _ga as G
 from tests.cuda._support import TPB, random_perf, random_population, rel_close, requires_cuda
 
 pytestmark = [requires_cuda, pytest.mark.cudasim]

@@ -162,3 +162,27 @@ def check_allocations(jobs, nodes, base_allocations, allocations):
         if c > 1:
             bad.append(f"node {nk}: {c} distributed jobs")
     return bad
+
+
+def allocation_value(jobs, nodes, template, base_allocations, allocations, penalty=0.1):
+    """AdaptDL's first objective of an allocation dict, from the job infos alone.
+
+    ``sum_j speedup_fn_j(nodes_j, replicas_j) * dominant_share_j * |problem nodes|``, times
+    ``1 - penalty`` for jobs whose per-node placement differs from the base allocation; the
+    problem nodes are the real nodes plus one template copy each (AdaptDL's placeholders).
+    """
+    infos = list(nodes.values()) + ([template] * len(nodes) if template is not None else [])
+    rtypes = sorted(set().union(*(set(j.resources) for j in jobs.values()))) if jobs else []
+    total = {r: sum(n.resources.get(r, 0) for n in infos) for r in rtypes}
+    value = 0.0
+    for key, job in jobs.items():
+        alloc = Counter(allocations.get(key, []))
+        reps = sum(alloc.values())
+        if reps == 0:
+            continue
+        share = max(job.resources.get(r, 0) / total[r] for r in rtypes if total[r] > 0)
+        v = float(np.asarray(job.speedup_fn(len(alloc), reps))) * share * len(infos)
+        if alloc != Counter(base_allocations.get(key, []) or []):
+            v *= 1.0 - penalty
+        value += v
+    return value

@@ -135,3 +135,77 @@ def test_job_requesting_no_resources():
     jobs = {0: JobInfo({}, linear, 0, 0, 10**9), 1: JobInfo({GPU: 0, "pods": 0}, linear, 1, 0, 4)}
     with pytest.raises(ValueError, match="requests no resources"):
         PolluxPolicy(seed=0).optimize(jobs, nodes, {}, tmpl)
+
+
+# -- issue 17: the policy in a live scheduler ------------------------------------------------
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        (JobInfo({GPU: 1, "tpu": 1}, linear, 5, 0, 2), "'tpu'"),
+        (JobInfo({}, linear, 5, 0, 3), "requests no resources"),
+        (JobInfo({GPU: 1, "pods": 1}, lambda n, r: np.full(np.shape(r), np.nan), 5, 0, 2), "NaN"),
+    ],
+)
+def test_skip_invalid_job(bad, reason, caplog):
+    nodes, tmpl = cluster(2, 4)
+    jobs = jobs_with(n=2)
+    jobs["bad"] = bad
+    with pytest.raises(ValueError, match=reason):
+        PolluxPolicy(seed=0, generations=5).optimize(jobs, nodes, {}, tmpl)
+    policy = PolluxPolicy(seed=0, generations=5, on_invalid_job="skip")
+    with caplog.at_level("WARNING", logger="fastsched.policy"):
+        allocs, _ = policy.optimize(jobs, nodes, {}, tmpl)
+    assert set(allocs) == {0, 1, "bad"}
+    assert allocs["bad"] == []
+    assert len(allocs[0]) + len(allocs[1]) > 0  # the round went on for the others
+    assert list(policy.last_stats["skipped"]) == ["bad"]
+    assert any("'bad'" in r.getMessage() and "skipped" in r.getMessage() for r in caplog.records)
+
+
+def test_skip_every_job():
+    nodes, tmpl = cluster()
+    jobs = {"x": JobInfo({"tpu": 1}, linear, 0, 0, 2)}
+    allocs, _ = PolluxPolicy(seed=0, on_invalid_job="skip").optimize(jobs, nodes, {}, tmpl)
+    assert allocs == {"x": []}
+
+
+def test_on_invalid_job_validated():
+    with pytest.raises(ValueError, match="on_invalid_job"):
+        PolluxPolicy(on_invalid_job="ignore")
+
+
+def test_base_over_max_replicas():
+    nodes, tmpl = cluster(2, 4)
+    jobs = {0: JobInfo({GPU: 1}, linear, 0, 0, 2)}
+    with pytest.raises(ValueError, match=r"base_allocations\[0\] has 3 replicas.*max_replicas"):
+        PolluxPolicy(seed=0).optimize(jobs, nodes, {0: [0, 0, 1]}, tmpl)
+
+
+def test_base_over_node_capacity():
+    nodes, tmpl = cluster(2, 2)
+    jobs = jobs_with(n=2)
+    with pytest.raises(ValueError, match=f"resource '{GPU}' on node 0, which has 2"):
+        PolluxPolicy(seed=0).optimize(jobs, nodes, {0: [0, 0], 1: [0]}, tmpl)
+    # At capacity is fine.
+    PolluxPolicy(seed=0, generations=2).optimize(jobs, nodes, {0: [0, 0], 1: [1, 1]}, tmpl)
+
+
+def test_mixed_key_types_ordered_deterministically():
+    nodes = {1: NodeInfo({GPU: 2, "pods": 8}, False), "1": NodeInfo({GPU: 2, "pods": 8}, False)}
+    tmpl = NodeInfo({GPU: 2, "pods": 8}, True)
+    jobs = {1: JobInfo({GPU: 1, "pods": 1}, linear, 0, 0, 2), "1": JobInfo({GPU: 1, "pods": 1}, linear, 0, 0, 2)}
+    runs = [PolluxPolicy(seed=3, generations=5).optimize(jobs, nodes, {1: ["1"]}, tmpl) for _ in range(2)]
+    assert runs[0] == runs[1]
+    allocs, _ = runs[0]
+    assert set(allocs) == {1, "1"}
+    assert all(n in nodes for a in allocs.values() for n in a)
+    # Numbers first: allocate_job's first fit picks node 1, then "1".
+    policy = PolluxPolicy(seed=0)
+    assert policy.allocate_job(jobs[1], nodes) == [1]
+    assert policy.allocate_job(jobs[1], {"1": nodes["1"], 1: nodes[1]}) == [1]
+
+
+def test_uncomparable_node_keys_rejected():
+    nodes = {(1, "a"): NodeInfo({GPU: 2}, False), (1, 2): NodeInfo({GPU: 2}, False)}
+    with pytest.raises(ValueError, match="node keys"):
+        PolluxPolicy(seed=0).optimize(jobs_with(n=1), nodes, {}, None)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fastsched._jit import parallel_region
 from fastsched.policy import PolluxPolicy
-from fastsched.policy import _genetic as G
+from fastsched.policy import _ga as G
 from fastsched.policy.problem import build_problem
 from tests.policy import naive
 from tests.policy.conftest import make_speedup_fn
@@ -57,9 +57,10 @@ def _population(inst, seed):
 def test_fitness_and_utilities(inst, seed):
     policy, prob, pop = _population(inst, seed)
     base = naive.base_dense(prob)
-    obj = np.zeros(pop.rows)
-    size = np.zeros(pop.rows, dtype=np.int64)
-    args = policy._kernel_args(prob)
+    rows_n = pop.off.shape[0]
+    obj = np.zeros(rows_n)
+    size = np.zeros(rows_n, dtype=np.int64)
+    A = policy._arrays(prob)
     with parallel_region():
         G.evaluate_population(
             pop.off,
@@ -70,15 +71,15 @@ def test_fitness_and_utilities(inst, seed):
             prob.base_off,
             prob.base_node,
             prob.base_cnt,
-            args[10],
-            args[11],
-            args[12],
+            A.penalty,
+            A.mode,
+            A.p,
             obj,
             size,
         )
-    rows = np.arange(pop.rows, dtype=np.int64)
+    rows = np.arange(rows_n, dtype=np.int64)
     util = G.cluster_utilities(pop.off, pop.node, pop.cnt, rows, prob.table, prob.job_res, prob.node_res)
-    for i in range(pop.rows):
+    for i in range(rows_n):
         state = naive.to_dense(pop.off, pop.node, pop.cnt, i, prob.num_nodes)
         o, s = naive.objectives(state, prob.table, prob.scale, base, 0.1)
         assert abs(obj[i] - o) <= 1e-9 * max(1.0, abs(o))
@@ -114,27 +115,12 @@ def test_repair(inst, seed, data):
                 pos += 1
         off[i, J] = pos
     out_w = J + N2 + prob.base_width + 1
-    from fastsched.policy.pollux import _Population
-
-    out = _Population(rows, J, out_w)
+    out = G.new_pop(rows, J, out_w)
+    src = G.Pop(off, node, cnt, np.zeros(rows), np.zeros(rows), np.zeros(rows, np.int64), np.zeros(rows, np.uint64))
+    scratch = policy._scratch(prob) + int(dense.astype(bool).sum(axis=2).max())
     with parallel_region():
-        G.repair_population(
-            np.uint64(1),
-            off,
-            node,
-            cnt,
-            np.arange(rows, dtype=np.int64),
-            0.0,
-            *policy._kernel_args(prob),
-            policy._scratch(prob) + int(dense.astype(bool).sum(axis=2).max()),
-            out.off,
-            out.node,
-            out.cnt,
-            out.acc,
-            out.obj,
-            out.size,
-            out.hash,
-            0,
+        G.repair_parallel(
+            np.uint64(1), src, np.arange(rows, dtype=np.int64), 0.0, policy._arrays(prob), scratch, out, 0
         )
     for i in range(rows):
         got = naive.to_dense(out.off, out.node, out.cnt, i, N2)
@@ -145,36 +131,17 @@ def test_repair(inst, seed, data):
 @given(instances(tabulated_fn=TAB), st.integers(0, 1000))
 def test_offspring_feasible_and_deterministic(inst, seed):
     policy, prob, pop = _population(inst, seed)
-    args = policy._kernel_args(prob)
-    from fastsched.policy.pollux import _Population
-
-    parents = np.random.default_rng(seed).integers(0, pop.rows, size=(8, 2))
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    rows_n = pop.off.shape[0]
+    parents = np.random.default_rng(seed).integers(0, rows_n, size=(8, 2))
     outs = []
-    for _ in range(2):
-        out = _Population(8, prob.num_jobs, pop.node.shape[1])
+    # The parallel and the serial kernel (one source) give the same children.
+    for kernel in (G.offspring_parallel, G.offspring_serial):
+        out = G.new_pop(8, prob.num_jobs, pop.node.shape[1])
+        work = G.new_work(G.CHUNKS, scratch, prob.num_nodes, prob.job_res.shape[1])
         with parallel_region():
-            G.make_offspring(
-                np.uint64(seed),
-                pop.off,
-                pop.node,
-                pop.cnt,
-                pop.acc,
-                pop.size,
-                pop.hash,
-                parents,
-                0.5,
-                *args,
-                policy._scratch(prob),
-                out.off,
-                out.node,
-                out.cnt,
-                out.acc,
-                out.obj,
-                out.size,
-                out.hash,
-                0,
-                G.make_work(8, policy._scratch(prob), prob.num_nodes, prob.job_res.shape[1]),
-            )
+            kernel(np.uint64(seed), pop, parents, 0.5, A, out, 0, work)
         outs.append(out)
     base = naive.base_dense(prob)
     for i in range(8):
@@ -185,28 +152,59 @@ def test_offspring_feasible_and_deterministic(inst, seed):
     np.testing.assert_array_equal(outs[0].off, outs[1].off)
     np.testing.assert_array_equal(outs[0].hash, outs[1].hash)
     # Delta-updated hash and objective equal those of a fresh rebuild of the same rows.
-    fresh = _Population(8, prob.num_jobs, pop.node.shape[1])
+    fresh = G.new_pop(8, prob.num_jobs, pop.node.shape[1])
     with parallel_region():
-        G.repair_population(
-            np.uint64(0),
-            outs[0].off,
-            outs[0].node,
-            outs[0].cnt,
-            np.arange(8, dtype=np.int64),
-            0.0,
-            *args,
-            policy._scratch(prob),
-            fresh.off,
-            fresh.node,
-            fresh.cnt,
-            fresh.acc,
-            fresh.obj,
-            fresh.size,
-            fresh.hash,
-            0,
-        )
+        G.repair_serial(np.uint64(0), outs[0], np.arange(8, dtype=np.int64), 0.0, A, scratch, fresh, 0)
     np.testing.assert_array_equal(fresh.hash, outs[0].hash)
     np.testing.assert_allclose(fresh.obj, outs[0].obj, rtol=1e-9, atol=1e-12)
+
+
+@FAST
+@given(instances(tabulated_fn=TAB), st.integers(0, 1000), st.booleans())
+def test_polish_feasible_scored_and_not_worse(inst, seed, transfers):
+    """The local search returns a feasible row, scored exactly, no worse than its start,
+    within its size limit; no single-job move of the plain reference improves it."""
+    policy, prob, pop = _population(inst, seed)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    base = naive.base_dense(prob)
+    out = G.new_pop(pop.off.shape[0], prob.num_jobs, pop.node.shape[1])
+    limit = prob.num_real
+    for i in range(pop.off.shape[0]):
+        if pop.size[i] > limit:
+            continue
+        G.polish_row(pop, i, A, limit, scratch, 50, transfers, 8 if transfers else 0, np.uint64(seed), out, i)
+        state = naive.to_dense(out.off, out.node, out.cnt, i, prob.num_nodes)
+        np.testing.assert_array_equal(naive.repair(state, prob), state)
+        o, s = naive.objectives(state, prob.table, prob.scale, base, 0.1)
+        assert abs(out.obj[i] - o) <= 1e-9 * max(1.0, o)
+        assert s == out.size[i] <= limit
+        assert o >= pop.obj[i] - 1e-9 * max(1.0, o)
+
+
+@FAST
+@given(instances(tabulated_fn=TAB), st.integers(1, 8))
+def test_seed_fills_feasible(inst, limit):
+    jobs, nodes, base, template = inst
+    policy = PolluxPolicy(seed=0)
+    prob = build_problem(jobs, nodes, base, template)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    limit = min(limit, prob.num_nodes)
+    width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
+    pop = G.new_pop(2, prob.num_jobs, width)
+    G.first_fit_row(A, limit, pop, 0)
+    G.greedy_fill(pop, 0, limit, A, scratch, pop, 1)
+    dbase = naive.base_dense(prob)
+    for i in range(2):
+        state = naive.to_dense(pop.off, pop.node, pop.cnt, i, prob.num_nodes)
+        np.testing.assert_array_equal(naive.repair(state, prob), state)
+        unpinned = ~prob.pinned
+        assert not state[unpinned, limit:].any()
+    o, _ = naive.objectives(
+        naive.to_dense(pop.off, pop.node, pop.cnt, 1, prob.num_nodes), prob.table, prob.scale, dbase, 0.1
+    )
+    assert abs(pop.obj[1] - o) <= 1e-9 * max(1.0, o)
 
 
 def test_tournament_prefers_rank_then_crowding():

@@ -68,3 +68,29 @@ def test_warm_round_keeps_or_improves(speedup_fn):
     # Unchanged jobs keep their full value; the base allocation is in the warm population.
     assert policy.last_stats["objective_real"] >= first / 0.9 - 1e-9
     assert np.isfinite(policy.last_stats["total_s"])
+
+
+def test_early_stop_and_fixed_length(speedup_fn):
+    jobs, nodes, tmpl = setup(speedup_fn)
+    fixed = PolluxPolicy(seed=1, generations=60, patience=None)
+    fixed.optimize(jobs, nodes, {}, tmpl)
+    assert fixed.last_stats["generations"] == 60  # AdaptDL's fixed-length search
+    early = PolluxPolicy(seed=1, generations=60, patience=3)
+    early.optimize(jobs, nodes, {}, tmpl)
+    assert 3 <= early.last_stats["generations"] < 60
+    capped = PolluxPolicy(seed=1, generations=2)
+    capped.optimize(jobs, nodes, {}, tmpl)
+    assert capped.last_stats["generations"] == 2  # generations stays the cap
+    with pytest.raises(ValueError, match="patience"):
+        PolluxPolicy(patience=-1)
+
+
+def test_polish_never_worse(speedup_fn):
+    # Spare GPUs (6 jobs, 8 nodes x 8 GPUs): the polish moves jobs to free nodes at once.
+    jobs, nodes, tmpl = setup(speedup_fn, num_jobs=6, num_nodes=8, gpus=8)
+    values = []
+    for polish in (False, True):
+        allocs, _ = PolluxPolicy(seed=2, polish=polish).optimize(jobs, nodes, {}, tmpl)
+        assert naive.check_allocations(jobs, nodes, {}, allocs) == []
+        values.append(naive.allocation_value(jobs, nodes, tmpl, {}, allocs))
+    assert values[1] >= values[0] - 1e-9

@@ -52,3 +52,40 @@ def test_one_vs_two_threads(inst, seed):
     finally:
         numba.set_num_threads(old)
     assert one == two
+
+
+_THREADS_SCRIPT = """
+import sys
+import numpy as np
+from tests.policy.test_quality import random_instance
+from fastsched.policy import PolluxPolicy
+jobs, nodes, base, template = random_instance(np.random.default_rng(5), 12, 4, 4, 0.3)
+out = []
+for parallel in (True, False):
+    policy = PolluxPolicy(seed=7, pop_size=24, generations=8, parallel=parallel)
+    for _ in range(2):  # a warm round too
+        allocs, desired = policy.optimize(jobs, nodes, base, template)
+        out.append(sorted((str(k), sorted(map(str, v))) for k, v in allocs.items()) + [desired])
+print(repr(out))
+"""
+
+
+def test_threads_in_fresh_processes():
+    """Same seed, same answer with 1 and 2 numba threads (fresh processes) and with the
+    serial and parallel kernels."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=str(root))
+        res = subprocess.run(
+            [sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, env=env, cwd=root, check=True
+        )
+        outs.append(res.stdout.strip().splitlines()[-1])
+    assert outs[0] == outs[1]
+    rounds = eval(outs[0])  # noqa: S307 - our own repr of lists of strings and ints
+    assert rounds[:2] == rounds[2:]  # parallel == serial kernels

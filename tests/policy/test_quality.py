@@ -8,6 +8,7 @@ import pytest
 from fastsched.goodput import GoodputFunction, GradParams, PerfParams, SpeedupFunction
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy, exact_optimize
 from fastsched.policy.problem import allocation_objective, build_problem
+from tests.policy import naive
 from tests.policy.conftest import PERF
 
 
@@ -52,23 +53,40 @@ def first_fit(jobs, nodes):
 CASES = [(3, 2, 4), (4, 2, 4), (5, 3, 2), (6, 2, 4), (6, 4, 2), (8, 3, 4), (5, 1, 8), (8, 4, 4)]
 
 
+def _check_quality(jobs, nodes, base, template, seed=11):
+    """Ratio of the policy's returned allocation to the MILP optimum, both rescored by the
+    plain reference; the allocation is feasible and never below first fit."""
+    opt_alloc, _, status = exact_optimize(jobs, nodes, base, template, time_limit=60)
+    assert status == "optimal"
+    opt = naive.allocation_value(jobs, nodes, template, base, opt_alloc)
+    policy = PolluxPolicy(seed=seed)
+    allocations, _ = policy.optimize(jobs, nodes, base, template)
+    assert naive.check_allocations(jobs, nodes, base, allocations) == []
+    got = naive.allocation_value(jobs, nodes, template, base, allocations)
+    ff = naive.allocation_value(jobs, nodes, template, base, first_fit(jobs, nodes))
+    assert got <= opt * (1 + 1e-9) + 1e-12
+    assert got >= ff - 1e-9, (got, ff)
+    return got / opt if opt > 0 else 1.0
+
+
 @pytest.mark.parametrize("base_fraction", [0.0, 0.6])
 def test_ga_close_to_milp(base_fraction):
     rng = np.random.default_rng(7 if base_fraction else 3)
     ratios = []
     for num_jobs, num_nodes, gpus in CASES:
         jobs, nodes, base, template = random_instance(rng, num_jobs, num_nodes, gpus, base_fraction)
-        prob = build_problem(jobs, nodes, base, template)
-        _, opt, status = exact_optimize(jobs, nodes, base, template, time_limit=60)
-        assert status == "optimal"
-        policy = PolluxPolicy(seed=11)
-        allocations, _ = policy.optimize(jobs, nodes, base, template)
-        ga = policy.last_stats["objective_real"]
-        ff = allocation_objective(prob, first_fit(jobs, nodes))
-        assert ga <= opt * (1 + 1e-9) + 1e-12
-        assert ga >= ff - 1e-9, (num_jobs, num_nodes, gpus, ga, ff)
-        ratios.append(ga / opt if opt > 0 else 1.0)
-    assert np.mean(ratios) >= 0.98, ratios
+        ratios.append(_check_quality(jobs, nodes, base, template))
+    assert np.mean(ratios) >= 0.99, ratios
+    assert min(ratios) >= 0.97, ratios
+
+
+@pytest.mark.parametrize("seed", [2, 3, 5])
+def test_spare_gpus_reach_optimum(seed):
+    """More GPUs than the jobs can use: the optimum spreads jobs over many GPUs. On these
+    seeds the genetic search alone (``polish=False``) stays at 96-98 % of the optimum."""
+    rng = np.random.default_rng(100 + seed)
+    jobs, nodes, base, template = random_instance(rng, 4, 8, 4)
+    assert _check_quality(jobs, nodes, base, template) >= 0.99
 
 
 def test_milp_objective_matches_scorer():

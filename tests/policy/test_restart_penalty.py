@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fastsched._jit import parallel_region
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
-from fastsched.policy import _genetic as G
+from fastsched.policy import _ga as G
 from fastsched.policy.problem import allocation_objective, build_problem
 from tests.policy import naive
 from tests.policy.conftest import make_speedup_fn
@@ -65,16 +65,19 @@ def test_fitness_with_per_job_penalties(inst, seed, p, shift):
     policy = PolluxPolicy(seed=seed, pop_size=12, generations=3, p=p, power_shift=shift)
     prob = build_problem(jobs, nodes, base, template)
     pop = policy._search(prob)
-    args = policy._kernel_args(prob)
+    A = policy._arrays(prob)
     per_job = prob.penalties(policy.restart_penalty)
-    assert isinstance(args[10], np.ndarray) == any(x is not None for x in pens)
+    assert isinstance(per_job, np.ndarray) == any(x is not None for x in pens)
+    # The kernels always get one float64[J] (one specialisation).
+    assert A.penalty.dtype == np.float64 and A.penalty.shape == (prob.num_jobs,)
     want_pen = np.array(
         [policy.restart_penalty if x is None else x for x in (jobs[k].restart_penalty for k in prob.job_keys)]
     )
     np.testing.assert_array_equal(np.broadcast_to(per_job, want_pen.shape), want_pen)
     base_d = naive.base_dense(prob)
-    obj = np.zeros(pop.rows)
-    size = np.zeros(pop.rows, dtype=np.int64)
+    rows_n = pop.off.shape[0]
+    obj = np.zeros(rows_n)
+    size = np.zeros(rows_n, dtype=np.int64)
     with parallel_region():
         G.evaluate_population(
             pop.off,
@@ -85,13 +88,15 @@ def test_fitness_with_per_job_penalties(inst, seed, p, shift):
             prob.base_off,
             prob.base_node,
             prob.base_cnt,
-            *args[10:],
+            A.penalty,
+            A.mode,
+            A.p,
             obj,
             size,
         )
-    for i in range(pop.rows):
+    for i in range(rows_n):
         state = naive.to_dense(pop.off, pop.node, pop.cnt, i, prob.num_nodes)
-        o = _reference(state, prob, base_d, want_pen, args[11], args[12])
+        o = _reference(state, prob, base_d, want_pen, A.mode, A.p)
         assert obj[i] == pytest.approx(o, rel=1e-9, abs=1e-12)
         assert pop.obj[i] == pytest.approx(o, rel=1e-9, abs=1e-12)
         if p is None and pop.size[i] <= prob.num_real:  # allocation dicts hold real nodes only

@@ -1,0 +1,194 @@
+"""numba kernel: one pass over an encoded program (all ranks) for a given setting.
+
+Per rank: communication ops costed from tensor bytes and ring size (the seed's ring
+formulas), call overhead added once per op (B12), merge to the fixed point
+(:func:`._merge.merge_fixed_point`), per-phase sums before and after merging, static and
+peak memory (:func:`._memory.static_and_peak`). Sums use numpy's pairwise order so the
+results are bit-identical to ``ndarray.sum`` (what the reference-matching tests compare).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastsched._jit import jit
+from fastsched.costmodel._comm import comm_ms
+from fastsched.costmodel._memory import static_and_peak
+from fastsched.costmodel._merge import merge_fixed_point
+
+__all__ = ["estimate_ranks", "pairwise_sum"]
+
+
+@jit
+def _block(a, lo, n):
+    # numpy's pairwise_sum leaf (n <= 128): 8 accumulators, or a plain loop below 8
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - (n % 8)
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@jit
+def pairwise_sum(a, n):
+    """``a[:n].sum()`` in numpy's pairwise order (bit-identical for float64).
+
+    numpy splits a block of more than 128 elements at ``n2 = n // 2 - (n // 2) % 8`` and
+    adds the two halves' sums; the recursion is run here on an explicit stack.
+    """
+    if n <= 128:
+        return 0.0 + _block(a, 0, n)
+    # post-order walk: (lo, n, state) with state 0 = unexpanded, 1 = left half summed
+    st_lo = np.empty(128, np.int64)
+    st_n = np.empty(128, np.int64)
+    st_state = np.empty(128, np.int64)
+    st_left = np.empty(128, np.float64)
+    top = 0
+    st_lo[0] = 0
+    st_n[0] = n
+    st_state[0] = 0
+    result = 0.0
+    while top >= 0:
+        lo = st_lo[top]
+        k = st_n[top]
+        if k <= 128:
+            result = _block(a, lo, k)
+            top -= 1
+            continue
+        n2 = k // 2
+        n2 -= n2 % 8
+        if st_state[top] == 0:
+            st_state[top] = 1
+            top += 1
+            st_lo[top] = lo
+            st_n[top] = n2
+            st_state[top] = 0
+        elif st_state[top] == 1:
+            st_left[top] = result
+            st_state[top] = 2
+            top += 1
+            st_lo[top] = lo + n2
+            st_n[top] = k - n2
+            st_state[top] = 0
+        else:
+            result = st_left[top] + result
+            top -= 1
+    return 0.0 + result
+
+
+@jit
+def estimate_ranks(
+    op_ptr,
+    edge_ptr,
+    var_ptr,
+    phase,
+    comm,
+    base_cost,
+    comm_var,
+    comm_ranks,
+    comm_lo,
+    comm_hi,
+    edge_src,
+    edge_dst,
+    var_fixed,
+    var_ndyn,
+    var_dsize,
+    persistable,
+    first_use,
+    last_use,
+    batch,
+    bw_intra,
+    lat_intra,
+    bw_inter,
+    lat_inter,
+    gpus_per_node,
+    overhead,
+    comm_model,
+    mem_bytes,
+    serial_first,
+):
+    """Return ``(times[R, 3], premerge[R, 3], static[R], peak[R], nodes_after[R])``.
+
+    ``times`` and ``premerge`` hold forward, backward and optimizer ms per rank; memory is in
+    bytes (``mem_bytes``) or elements. ``batch`` fills ``-1`` dimensions. A communication op
+    uses the inter-node link (bytes/ms, ms per step) when its lowest and highest rank sit on
+    different nodes of ``gpus_per_node`` GPUs.
+    """
+    R = op_ptr.shape[0] - 1
+    times = np.zeros((R, 3), np.float64)
+    pre = np.zeros((R, 3), np.float64)
+    static = np.zeros(R, np.float64)
+    peak = np.zeros(R, np.float64)
+    nodes = np.zeros(R, np.int64)
+    nv_all = var_fixed.shape[0]
+    elems = np.empty(nv_all, np.float64)
+    for v in range(nv_all):
+        e = var_fixed[v]
+        for _ in range(var_ndyn[v]):
+            e *= batch
+        elems[v] = e
+    for r in range(R):
+        o0 = op_ptr[r]
+        n = op_ptr[r + 1] - o0
+        v0 = var_ptr[r]
+        nv = var_ptr[r + 1] - v0
+        c = np.empty(n, np.float64)
+        ph = phase[o0 : o0 + n]
+        for i in range(n):
+            x = base_cost[o0 + i]
+            k = comm[o0 + i]
+            if k != 0 and comm_model:
+                j = comm_var[o0 + i]
+                nb = 0.0 if j < 0 else elems[v0 + j] * var_dsize[v0 + j]
+                if comm_lo[o0 + i] // gpus_per_node != comm_hi[o0 + i] // gpus_per_node:
+                    x = comm_ms(k, nb, comm_ranks[o0 + i], bw_inter, lat_inter)
+                else:
+                    x = comm_ms(k, nb, comm_ranks[o0 + i], bw_intra, lat_intra)
+            c[i] = x + overhead
+        buf = np.empty(n, np.float64)
+        for p in range(3):
+            k = 0
+            for i in range(n):
+                if ph[i] == p:
+                    buf[k] = c[i]
+                    k += 1
+            pre[r, p] = pairwise_sum(buf, k)
+        e0 = edge_ptr[r]
+        e1 = edge_ptr[r + 1]
+        label, ncost, _, _, _ = merge_fixed_point(c, ph, edge_src[e0:e1], edge_dst[e0:e1], serial_first)
+        cnt = 0
+        for p in range(3):
+            k = 0
+            for i in range(n):
+                if label[i] == i and ph[i] == p:
+                    buf[k] = ncost[i]
+                    k += 1
+            times[r, p] = pairwise_sum(buf, k)
+            cnt += k
+        nodes[r] = cnt
+        size = np.empty(nv, np.float64)
+        for v in range(nv):
+            size[v] = elems[v0 + v] * var_dsize[v0 + v] if mem_bytes else elems[v0 + v]
+        st, pk = static_and_peak(first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n)
+        static[r] = st
+        peak[r] = pk
+    return times, pre, static, peak, nodes

@@ -1,0 +1,154 @@
+"""numba kernel: the analytic step time and memory of every parallel configuration.
+
+One cost function, :func:`config_cost`, prices one configuration of a transformer on a
+cluster; :func:`search_kernel` applies it to every row of the configuration table. The
+brute-force check in the tests calls ``config_cost.py_func`` on the same rows.
+
+Model (per GPU, one training step):
+
+* compute: forward ``24 b s h^2 + 4 b s^2 h`` FLOPs per layer per microbatch, divided by
+  the tensor degree ``t``; the logits ``2 b s h V / t`` on the last stage; backward twice
+  the forward; recomputation adds the forward (full) or the attention scores (selective);
+* tensor parallelism: 2 all-reduces of ``b s h`` activations per layer forward and 2
+  backward (2 more with full recomputation), on the intra-node link while ``t`` fits a node;
+* pipeline: the schedule's closed form over stage times ``x = f + b`` (last stage heavier):
+  1F1B/GPipe ``sum(x) + (m-1) max(x)``; interleaved ``m max(x) + (sum(x) - max(x)) / v``;
+  ZB-H1 1F1B minus ``(p-1) min(W, f)``; plus ``2(p-1)`` point-to-point transfers of
+  ``b s h / t`` values;
+* data parallelism: one ring all-reduce of the stage's gradients per step (ZeRO-3: 1.5x),
+  on the inter-node link when a data-parallel group spans nodes; not overlapped;
+* memory: mixed-precision Adam states ``16 phi`` per parameter (ZeRO-1 ``4 + 12/d``, ZeRO-2
+  ``2 + 14/d``, ZeRO-3 ``16/d``) plus activations (Korthikanti et al. 2022:
+  ``s b h (10 + 24/t + 5 a s / (h t))`` bytes per layer, ``s b h (10 + 24/t)`` with selective
+  and ``2 s b h`` with full recomputation; sequence parallelism divides the ``10 s b h`` of
+  norms and dropout by ``t`` too) times the microbatches in flight on stage 0. Sequence
+  parallelism replaces each all-reduce by a reduce-scatter and an all-gather: same time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastsched._jit import jit
+from fastsched.costmodel._comm import allreduce_ms, p2p_ms
+
+__all__ = ["config_cost", "search_kernel", "N_OUT", "GPIPE", "ONE_F_ONE_B", "INTERLEAVED", "ZB_H1"]
+
+GPIPE, ONE_F_ONE_B, INTERLEAVED, ZB_H1 = 0, 1, 2, 3
+#: outputs of config_cost: time, compute, bubble, tp comm, pp comm, dp comm (ms);
+#: states, activations, total memory (bytes)
+N_OUT = 9
+
+
+@jit(inline="always")
+def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
+    """Step time breakdown (ms) and memory (bytes) of one configuration.
+
+    ``model = (layers, hidden, heads, seq, vocab, dtype_bytes)`` and
+    ``cl = (flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter)`` (bytes/ms,
+    ms) as float tuples.
+    """
+    L, h, a, s, V, dt = model
+    F, gpn, bwi, lati, bwe, late = cl
+    Ls = L / p
+    layer_f = 24.0 * b * s * h * h + 4.0 * b * s * s * h
+    fwd_c = Ls * layer_f / t / F * 1e3
+    logit_c = 2.0 * b * s * h * V / t / F * 1e3
+    bwd_c = 2.0 * fwd_c
+    n_ar = 4.0
+    if rec == 2:
+        bwd_c += fwd_c
+        n_ar = 6.0
+    elif rec == 1:
+        bwd_c += Ls * 4.0 * b * s * s * h / t / F * 1e3
+    if t > gpn:
+        tp1 = allreduce_ms(b * s * h * dt, t, bwe, late)
+    else:
+        tp1 = allreduce_ms(b * s * h * dt, t, bwi, lati)
+    tp_c = Ls * n_ar * tp1
+    x_mid = fwd_c + bwd_c + tp_c
+    x_last = x_mid + 3.0 * logit_c
+    xmax = x_last
+    xsum = (p - 1) * x_mid + x_last
+    if t * d >= gpn:
+        pp1 = p2p_ms(b * s * h * dt / t, bwe, late)
+    else:
+        pp1 = p2p_ms(b * s * h * dt / t, bwi, lati)
+    pp_c = 2.0 * (p - 1) * pp1
+    if sched == INTERLEAVED:
+        T = m * xmax + (xsum - xmax) / v
+    else:
+        T = xsum + (m - 1) * xmax
+        if sched == ZB_H1:
+            w = 0.5 * (bwd_c + 2.0 * logit_c)
+            f = fwd_c + logit_c
+            T -= (p - 1) * min(w, f)
+    T += pp_c
+    # parameters of the heaviest stage (first: layers + embeddings) per GPU
+    phi = (Ls * (12.0 * h * h + 13.0 * h) + V * h + s * h) / t
+    if zero == 3:
+        vol = 1.5
+    else:
+        vol = 1.0
+    if t * d > gpn:
+        dp_c = vol * allreduce_ms(phi * dt, d, bwe, late)
+    else:
+        dp_c = vol * allreduce_ms(phi * dt, d, bwi, lati)
+    if zero == 0:
+        states = 16.0 * phi
+    elif zero == 1:
+        states = 4.0 * phi + 12.0 * phi / d
+    elif zero == 2:
+        states = 2.0 * phi + 14.0 * phi / d
+    else:
+        states = 16.0 * phi / d
+    # sequence parallelism also splits the 10 s b h of layer norms and dropout by t
+    ln = 10.0 / t if sp else 10.0
+    full_layer = s * b * h * (ln + 24.0 / t + 5.0 * a * s / (h * t))
+    if rec == 2:
+        per_layer = 2.0 * s * b * h / (t if sp else 1)
+    elif rec == 1:
+        per_layer = s * b * h * (ln + 24.0 / t)
+    else:
+        per_layer = full_layer
+    if sched == GPIPE:
+        inflight = m * Ls
+    elif sched == INTERLEAVED:
+        chunks = min(2 * (p - 1) + (v - 1) * p + 1, m * v)
+        inflight = chunks * Ls / v
+    else:
+        inflight = min(p, m) * Ls
+    act = inflight * per_layer
+    if rec == 2:
+        act += full_layer  # the layer being recomputed
+    total = T + dp_c
+    compute = m * (fwd_c + bwd_c + 3.0 * logit_c)
+    tp_all = m * tp_c
+    bubble = T - pp_c - compute - tp_all
+    return total, compute, bubble, tp_all, pp_c, dp_c, states, act, states + act
+
+
+@jit
+def search_kernel(model, cl, cfg):
+    """Apply :func:`config_cost` to every row of ``cfg`` (int64[n, 10]: t, p, d, b, m,
+    schedule, v, recompute, zero, sequence parallel); return float64[n, N_OUT]."""
+    n = cfg.shape[0]
+    out = np.empty((n, N_OUT), np.float64)
+    for i in range(n):
+        r = config_cost(
+            model,
+            cl,
+            cfg[i, 0],
+            cfg[i, 1],
+            cfg[i, 2],
+            cfg[i, 3],
+            cfg[i, 4],
+            cfg[i, 5],
+            cfg[i, 6],
+            cfg[i, 7],
+            cfg[i, 8],
+            cfg[i, 9],
+        )
+        for k in range(N_OUT):
+            out[i, k] = r[k]
+    return out

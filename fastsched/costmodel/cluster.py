@@ -1,0 +1,160 @@
+"""A cluster description with units: GPUs, memory, FLOP/s, links (GB/s, µs).
+
+The seed's cost model has one constant, 32.768, by which it divides a tensor's *bytes*
+to get milliseconds: it meant 32.768 MB/ms (a V100 PCIe link) but applied it to bytes,
+so its communication costs are 10**6 times too large (an 8 KiB send costs 250 ms). That
+constant stays the default of :func:`fastsched.costmodel.estimate` (it reproduces the
+reference's numbers); pass a :class:`Cluster` for real units.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from fastsched._validate import check_finite_scalar, check_int_scalar
+
+__all__ = ["Cluster", "CommParams", "comm_params", "load_cluster"]
+
+#: A node count that no program reaches: "everything on one node" for the seed's constant.
+_ONE_NODE = 1 << 62
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """GPUs and their links.
+
+    Parameters
+    ----------
+    gpus : int
+        Number of GPUs.
+    gpus_per_node : int
+        GPUs sharing the intra-node links (NVLink); ranks ``r`` and ``q`` share a node when
+        ``r // gpus_per_node == q // gpus_per_node``.
+    memory_gib : float
+        Memory per GPU (GiB).
+    flops : float
+        Achievable FLOP/s per GPU on the model's matrix multiplies (not the peak).
+    intra_bandwidth, inter_bandwidth : float
+        Per-GPU bandwidth of one direction, GB/s (10**9 bytes/s), inside a node and between
+        nodes.
+    intra_latency_us, inter_latency_us : float
+        Per-message latency, µs.
+
+    Examples
+    --------
+    >>> c = Cluster(gpus=16, inter_bandwidth=25.0)
+    >>> c.link(inter=True)  # bytes per ms, ms per message
+    (25000000.0, 0.01)
+    """
+
+    gpus: int = 8
+    gpus_per_node: int = 8
+    memory_gib: float = 80.0
+    flops: float = 150e12
+    intra_bandwidth: float = 300.0
+    inter_bandwidth: float = 25.0
+    intra_latency_us: float = 5.0
+    inter_latency_us: float = 10.0
+
+    def __post_init__(self):
+        for name in ("gpus", "gpus_per_node"):
+            object.__setattr__(self, name, check_int_scalar(f"cluster.{name}", getattr(self, name), low=1))
+        for name in ("memory_gib", "flops", "intra_bandwidth", "inter_bandwidth"):
+            v = check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0, low_open=True)
+            object.__setattr__(self, name, v)
+        for name in ("intra_latency_us", "inter_latency_us"):
+            object.__setattr__(self, name, check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0))
+
+    @property
+    def nodes(self) -> int:
+        """Number of nodes (rounded up)."""
+        return -(-self.gpus // self.gpus_per_node)
+
+    @property
+    def memory_bytes(self) -> float:
+        """Memory per GPU in bytes."""
+        return self.memory_gib * 2.0**30
+
+    def link(self, inter: bool) -> tuple:
+        """``(bytes per ms, latency ms)`` of the intra- or inter-node link."""
+        if inter:
+            return self.inter_bandwidth * 1e6, self.inter_latency_us * 1e-3
+        return self.intra_bandwidth * 1e6, self.intra_latency_us * 1e-3
+
+    @classmethod
+    def from_dict(cls, d) -> Cluster:
+        """Build from a mapping (unknown keys are an error naming them).
+
+        Examples
+        --------
+        >>> Cluster.from_dict({"gpus": 64, "memory_gib": 40}).nodes
+        8
+        """
+        if isinstance(d, Cluster):
+            return d
+        if not isinstance(d, Mapping):
+            raise TypeError(f"cluster must be a mapping, got {type(d).__name__}")
+        known = {f.name for f in fields(cls)}
+        extra = set(d) - known
+        if extra:
+            raise ValueError(f"cluster: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        """Plain-JSON form."""
+        return asdict(self)
+
+
+def load_cluster(path) -> Cluster:
+    """Read a cluster description from JSON (the :class:`Cluster` fields).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "c.json")
+    ...     _ = open(p, "w").write('{"gpus": 16}')
+    ...     load_cluster(p).nodes
+    2
+    """
+    with open(Path(path), encoding="utf-8") as fh:
+        return Cluster.from_dict(json.load(fh))
+
+
+@dataclass(frozen=True)
+class CommParams:
+    """Link parameters of the estimate kernel: bytes/ms and ms per step, intra and inter node.
+
+    Examples
+    --------
+    >>> CommParams(1e6, 0.0, 1e5, 0.01, 8, False).bw_inter
+    100000.0
+    """
+
+    bw_intra: float
+    lat_intra: float
+    bw_inter: float
+    lat_inter: float
+    gpus_per_node: int
+    seed_units: bool
+
+
+def comm_params(cluster, bandwidth_of) -> CommParams:
+    """Kernel link parameters from ``cluster`` (a :class:`Cluster`, or the seed's bandwidth).
+
+    Examples
+    --------
+    >>> comm_params(Cluster(), None).bw_inter
+    25000000.0
+    """
+    if isinstance(cluster, Mapping) and "bandwidth" not in cluster:
+        cluster = Cluster.from_dict(cluster)
+    if isinstance(cluster, Cluster):
+        bi, li = cluster.link(False)
+        be, le = cluster.link(True)
+        return CommParams(bi, li, be, le, cluster.gpus_per_node, False)
+    bw = bandwidth_of(cluster)
+    return CommParams(bw, 0.0, bw, 0.0, _ONE_NODE, True)

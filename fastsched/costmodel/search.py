@@ -1,0 +1,396 @@
+"""Parallel-strategy search: rank data/tensor/pipeline configurations by predicted step time.
+
+:func:`search` enumerates, for a :class:`Transformer` on a
+:class:`~fastsched.costmodel.cluster.Cluster`: tensor degree ``t`` (a power of two that
+divides the heads and fits a node), pipeline degree ``p`` (divides the layers), data
+degree ``d = gpus / (t p)``, microbatch size ``b`` (a power of two dividing the batch of a
+replica), sequence parallelism (with ``t > 1``), the schedule (GPipe, 1F1B, interleaved with every ``v`` that divides the layers
+of a stage, ZB-H1), activation recomputation (none, selective, full) and the ZeRO stage
+(0-3, with data parallelism). Every configuration is priced by one numba kernel
+(:mod:`._search`); those that do not fit the GPU's memory are dropped and the rest are
+returned fastest first, with their time and memory breakdown.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from fastsched._validate import check_int_scalar
+from fastsched.costmodel._search import INTERLEAVED, N_OUT, search_kernel
+from fastsched.costmodel.cluster import Cluster
+
+__all__ = ["Transformer", "SearchResult", "search", "enumerate_configs", "load_model", "SCHEDULE_NAMES", "RECOMPUTE"]
+
+#: schedule codes of the configuration table
+SCHEDULE_NAMES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+#: recomputation codes
+RECOMPUTE = ("none", "selective", "full")
+_COLS = (
+    "tp",
+    "pp",
+    "dp",
+    "micro_batch",
+    "microbatches",
+    "schedule",
+    "virtual_stages",
+    "recompute",
+    "zero",
+    "sequence_parallel",
+)
+_OUT = (
+    "time_ms",
+    "compute_ms",
+    "bubble_ms",
+    "tp_comm_ms",
+    "pp_comm_ms",
+    "dp_comm_ms",
+    "state_bytes",
+    "activation_bytes",
+    "memory_bytes",
+)
+
+
+@dataclass(frozen=True)
+class Transformer:
+    """A GPT-style decoder stack.
+
+    Parameters
+    ----------
+    layers, hidden, heads, seq, vocab : int
+    global_batch : int
+        Sequences per optimizer step.
+    dtype_bytes : int
+        Bytes per activation/parameter in the forward pass (2: fp16/bf16).
+
+    Examples
+    --------
+    >>> m = Transformer(layers=96, hidden=12288, heads=96, seq=2048, vocab=51200, global_batch=1536)
+    >>> round(m.parameters / 1e9, 1)
+    174.6
+    """
+
+    layers: int
+    hidden: int
+    heads: int
+    seq: int
+    vocab: int
+    global_batch: int
+    dtype_bytes: int = 2
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, check_int_scalar(f"model.{f.name}", getattr(self, f.name), low=1))
+        if self.hidden % self.heads:
+            raise ValueError(f"model.hidden={self.hidden} must be a multiple of model.heads={self.heads}")
+
+    @property
+    def parameters(self) -> float:
+        """Parameter count: ``L (12 h^2 + 13 h) + V h + s h``."""
+        L, h = self.layers, self.hidden
+        return L * (12.0 * h * h + 13.0 * h) + self.vocab * h + self.seq * h
+
+    def flops_per_step(self, recompute: bool = True) -> float:
+        """Model FLOPs of one step (Narayanan et al.: ``96 B s L h^2 (1 + s/6h + V/16Lh)``
+        with recomputation, ``72 ...`` without).
+
+        Examples
+        --------
+        >>> Transformer(1, 64, 4, 16, 100, 2).flops_per_step(False) > 0
+        True
+        """
+        B, s, L, h, V = self.global_batch, self.seq, self.layers, self.hidden, self.vocab
+        k = 96.0 if recompute else 72.0
+        return k * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h))
+
+    def tuple(self) -> tuple:
+        """Kernel form ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` as floats."""
+        return tuple(float(x) for x in (self.layers, self.hidden, self.heads, self.seq, self.vocab, self.dtype_bytes))
+
+    @classmethod
+    def from_dict(cls, d) -> Transformer:
+        """Build from a mapping (unknown keys are an error naming them)."""
+        known = {f.name for f in fields(cls)}
+        extra = set(d) - known
+        if extra:
+            raise ValueError(f"model: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
+        missing = {f.name for f in fields(cls) if f.default is not f.default_factory} - set(d) - {"dtype_bytes"}
+        if missing:
+            raise ValueError(f"model: missing field(s) {sorted(missing)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        """Plain-JSON form."""
+        return asdict(self)
+
+
+def load_model(path) -> Transformer:
+    """Read a :class:`Transformer` from JSON.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "m.json")
+    ...     _ = open(p, "w").write('{"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "vocab": 100, "global_batch": 8}')
+    ...     load_model(p).layers
+    2
+    """
+    with open(Path(path), encoding="utf-8") as fh:
+        return Transformer.from_dict(json.load(fh))
+
+
+def _pow2_upto(n):
+    # 1, 2, 4, ... <= n
+    out = []
+    k = 1
+    while k <= n:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def _divisors(n):
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+def enumerate_configs(
+    model: Transformer,
+    cluster: Cluster,
+    *,
+    schedules=SCHEDULE_NAMES,
+    virtual_stages=None,
+    recompute=RECOMPUTE,
+    zero=(0, 1, 2, 3),
+    max_micro_batch=16,
+) -> np.ndarray:
+    """The configuration table: int64[n, 10] rows ``(t, p, d, b, m, schedule, v, recompute, zero, sp)``.
+
+    Parameters
+    ----------
+    model : Transformer
+    cluster : Cluster
+    schedules : sequence of str
+        Subset of :data:`SCHEDULE_NAMES`.
+    virtual_stages : sequence of int, optional
+        Chunks per stage tried by "interleaved" (default: every ``v >= 2`` dividing the
+        layers of a stage). Each must divide ``model.layers``.
+    recompute : sequence of str
+        Subset of :data:`RECOMPUTE`.
+    zero : sequence of int
+        ZeRO stages (only 0 without data parallelism).
+    max_micro_batch : int
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> m = Transformer(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=8)
+    >>> enumerate_configs(m, Cluster(gpus=4, gpus_per_node=4)).shape[1]
+    10
+    """
+    for sname in schedules:
+        if sname not in SCHEDULE_NAMES:
+            raise ValueError(f"schedules: unknown schedule {sname!r}; known: {', '.join(SCHEDULE_NAMES)}")
+    for r in recompute:
+        if r not in RECOMPUTE:
+            raise ValueError(f"recompute: unknown mode {r!r}; known: {', '.join(RECOMPUTE)}")
+    for z in zero:
+        if z not in (0, 1, 2, 3):
+            raise ValueError(f"zero: ZeRO stages are 0-3, got {z!r}")
+    if virtual_stages is not None:
+        for v in virtual_stages:
+            v = check_int_scalar("virtual_stages", v, low=2)
+            if model.layers % v:
+                raise ValueError(f"virtual_stages={v} does not divide model.layers={model.layers}")
+    max_micro_batch = check_int_scalar("max_micro_batch", max_micro_batch, low=1)
+    N = cluster.gpus
+    sched_codes = np.array([SCHEDULE_NAMES.index(x) for x in schedules], np.int64)
+    rec_codes = np.array([RECOMPUTE.index(x) for x in recompute], np.int64)
+    blocks = []
+    for t in _pow2_upto(min(cluster.gpus_per_node, model.heads)):
+        if model.heads % t or N % t:
+            continue
+        for p in _divisors(model.layers):
+            if (N // t) % p:
+                continue
+            d = N // (t * p)
+            if model.global_batch % d:
+                continue
+            per_replica = model.global_batch // d
+            Ls = model.layers // p
+            vs = [v for v in range(2, Ls + 1) if Ls % v == 0]
+            if virtual_stages is not None:
+                vs = [v for v in vs if v in set(virtual_stages)]
+            zs = np.array([z for z in zero if z == 0 or d > 1], np.int64)
+            for b in _divisors(per_replica):
+                if b > max_micro_batch:
+                    break
+                m = per_replica // b
+                # (schedule, v) pairs: interleaved once per v (needs p > 1 and m % p == 0)
+                sv = []
+                for sc in sched_codes.tolist():
+                    if sc == INTERLEAVED:
+                        if p > 1 and m % p == 0:
+                            sv += [(sc, v) for v in vs]
+                    else:
+                        sv.append((sc, 1))
+                if not sv or zs.size == 0 or rec_codes.size == 0:
+                    continue
+                sv = np.array(sv, np.int64)
+                sps = np.array([0, 1] if t > 1 else [0], np.int64)
+                # cartesian product sequence parallel x (schedule, v) x recompute x zero, in that order
+                k1 = sv.shape[0] * rec_codes.size * zs.size
+                k = sps.size * k1
+                blk = np.empty((k, 10), np.int64)
+                blk[:, 0] = t
+                blk[:, 1] = p
+                blk[:, 2] = d
+                blk[:, 3] = b
+                blk[:, 4] = m
+                blk[:, 5] = np.tile(np.repeat(sv[:, 0], rec_codes.size * zs.size), sps.size)
+                blk[:, 6] = np.tile(np.repeat(sv[:, 1], rec_codes.size * zs.size), sps.size)
+                blk[:, 7] = np.tile(np.repeat(rec_codes, zs.size), sv.shape[0] * sps.size)
+                blk[:, 8] = np.tile(zs, sv.shape[0] * rec_codes.size * sps.size)
+                blk[:, 9] = np.repeat(sps, k1)
+                blocks.append(blk)
+    if not blocks:
+        return np.empty((0, 10), np.int64)
+    return np.concatenate(blocks)
+
+
+class SearchResult(NamedTuple):
+    """Configurations that fit, fastest first (arrays of equal length).
+
+    Attributes
+    ----------
+    configs : int64[k, 10]
+        ``(tp, pp, dp, micro_batch, microbatches, schedule, virtual_stages, recompute, zero,
+        sequence_parallel)``.
+    costs : float64[k, 9]
+        ``(time_ms, compute_ms, bubble_ms, tp_comm_ms, pp_comm_ms, dp_comm_ms, state_bytes,
+        activation_bytes, memory_bytes)``.
+    n_evaluated : int
+        Size of the whole space (before the memory filter).
+
+    Examples
+    --------
+    >>> m = Transformer(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=8)
+    >>> r = search(m, Cluster(gpus=4, gpus_per_node=4))
+    >>> len(r) <= r.n_evaluated, sorted(r.best)[:3]
+    (True, ['activation_bytes', 'bubble_ms', 'compute_ms'])
+    """
+
+    configs: np.ndarray
+    costs: np.ndarray
+    n_evaluated: int
+
+    def __len__(self) -> int:
+        return self.configs.shape[0]
+
+    def row(self, i: int) -> dict:
+        """Configuration ``i`` as a plain dict (names instead of codes)."""
+        c = self.configs[i].tolist()
+        d = dict(zip(_COLS, c, strict=True))
+        d["schedule"] = SCHEDULE_NAMES[c[5]]
+        d["recompute"] = RECOMPUTE[c[7]]
+        d["sequence_parallel"] = bool(c[9])
+        d.update(zip(_OUT, self.costs[i].tolist(), strict=True))
+        return d
+
+    def rows(self, k=None) -> list:
+        """The first ``k`` configurations (all by default) as dicts."""
+        n = len(self) if k is None else min(k, len(self))
+        return [self.row(i) for i in range(n)]
+
+    @property
+    def best(self) -> dict:
+        """The fastest configuration that fits."""
+        return self.row(0)
+
+
+def search(
+    model,
+    cluster,
+    *,
+    schedules=SCHEDULE_NAMES,
+    virtual_stages=None,
+    recompute=RECOMPUTE,
+    zero=(0, 1, 2, 3),
+    max_micro_batch=16,
+) -> SearchResult:
+    """Rank every parallel configuration of ``model`` on ``cluster`` that fits memory.
+
+    Parameters
+    ----------
+    model : Transformer or dict
+    cluster : Cluster or dict
+    schedules, virtual_stages, recompute, zero, max_micro_batch
+        Restrict the space (see :func:`enumerate_configs`).
+
+    Returns
+    -------
+    SearchResult
+
+    Raises
+    ------
+    ValueError
+        No configuration exists (degrees cannot divide the GPUs, batch and layers) or none
+        fits: the message gives the smallest candidate's memory and the GPU's.
+
+    Examples
+    --------
+    >>> m = Transformer(layers=24, hidden=2304, heads=24, seq=2048, vocab=51200, global_batch=512)
+    >>> r = search(m, Cluster(gpus=32, memory_gib=80, flops=200e12))
+    >>> r.n_evaluated > 100, r.best["tp"] * r.best["pp"] * r.best["dp"]
+    (True, 32)
+    """
+    model = model if isinstance(model, Transformer) else Transformer.from_dict(model)
+    cluster = cluster if isinstance(cluster, Cluster) else Cluster.from_dict(cluster)
+    cfg = enumerate_configs(
+        model,
+        cluster,
+        schedules=schedules,
+        virtual_stages=virtual_stages,
+        recompute=recompute,
+        zero=zero,
+        max_micro_batch=max_micro_batch,
+    )
+    if cfg.shape[0] == 0:
+        raise ValueError(
+            f"no parallel configuration of {cluster.gpus} GPUs divides model.layers={model.layers}, "
+            f"model.heads={model.heads} and model.global_batch={model.global_batch}"
+        )
+    out = search_kernel(model.tuple(), cluster_tuple(cluster), cfg)
+    fits = out[:, N_OUT - 1] <= cluster.memory_bytes
+    if not fits.any():
+        i = int(np.argmin(out[:, N_OUT - 1]))
+        smallest = SearchResult(cfg[i : i + 1], out[i : i + 1], cfg.shape[0]).row(0)
+        raise ValueError(
+            f"the model fits no configuration: the smallest candidate needs "
+            f"{out[i, N_OUT - 1] / 2**30:.1f} GiB per GPU (tp={smallest['tp']}, pp={smallest['pp']}, "
+            f"dp={smallest['dp']}, micro_batch={smallest['micro_batch']}, recompute={smallest['recompute']}, "
+            f"zero={smallest['zero']}) but a GPU has {cluster.memory_gib:g} GiB (cluster.memory_gib)"
+        )
+    idx = np.flatnonzero(fits)
+    order = idx[np.argsort(out[idx, 0], kind="stable")]
+    return SearchResult(cfg[order], out[order], int(cfg.shape[0]))
+
+
+def cluster_tuple(cluster: Cluster) -> tuple:
+    """Kernel form ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter)``.
+
+    Examples
+    --------
+    >>> cluster_tuple(Cluster())[:2]
+    (150000000000000.0, 8.0)
+    """
+    bi, li = cluster.link(False)
+    be, le = cluster.link(True)
+    return (float(cluster.flops), float(cluster.gpus_per_node), bi, li, be, le)

@@ -1,0 +1,67 @@
+"""numba kernels of the Pollux genetic search (NSGA-II) on a sparse allocation encoding.
+
+Sections, one module each: :mod:`.rng` (counter-based random streams), :mod:`.types`
+(namedtuples of arrays passed to the kernels), :mod:`.fitness` (job values, fairness
+aggregates, population scoring; shared with the CUDA backend), :mod:`.select`
+(non-dominated sort, crowding, survival, tournaments), :mod:`.variation` (crossover,
+mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
+:mod:`.rowstate` (one row unpacked for edits), :mod:`.seeding` (first fit, greedy fills),
+:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop) and
+:mod:`.utility` (cluster utilities).
+"""
+
+from fastsched.policy._ga.evolve import evolve_parallel, evolve_serial, gather
+from fastsched.policy._ga.fitness import (
+    FAIR_EPS,
+    GEOMETRIC,
+    POWER,
+    POWER_SHIFTED,
+    SUM,
+    evaluate_population,
+    fair_term,
+    fair_total,
+    job_value,
+)
+from fastsched.policy._ga.local import polish_row
+from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
+from fastsched.policy._ga.repair import repair_parallel, repair_serial
+from fastsched.policy._ga.rng import stream_key
+from fastsched.policy._ga.seeding import first_fit_row, greedy_fill
+from fastsched.policy._ga.select import crowding_distance, nondominated_rank, survive, survive_ranked, tournament
+from fastsched.policy._ga.types import Arrays, Pop, Work, new_pop, new_work
+from fastsched.policy._ga.utility import cluster_utilities
+
+__all__ = [
+    "CHUNKS",
+    "FAIR_EPS",
+    "GEOMETRIC",
+    "POWER",
+    "POWER_SHIFTED",
+    "SUM",
+    "Arrays",
+    "Pop",
+    "Work",
+    "cluster_utilities",
+    "crowding_distance",
+    "evaluate_population",
+    "evolve_parallel",
+    "evolve_serial",
+    "fair_term",
+    "fair_total",
+    "first_fit_row",
+    "gather",
+    "greedy_fill",
+    "job_value",
+    "new_pop",
+    "new_work",
+    "nondominated_rank",
+    "offspring_parallel",
+    "offspring_serial",
+    "polish_row",
+    "repair_parallel",
+    "repair_serial",
+    "stream_key",
+    "survive",
+    "survive_ranked",
+    "tournament",
+]

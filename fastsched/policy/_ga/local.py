@@ -1,0 +1,497 @@
+"""Local search: steepest single-job moves on one row until no move improves it.
+
+A round-robin over jobs: job ``j`` is taken out of the row and the best of these placements
+(given everything else) is put back, if it raises the first objective:
+
+* nothing (drop the job), or its base allocation (no restart penalty);
+* one node: the node with the most room below the size ``limit``, with the replica count that
+  maximises the single-node speedup up to that room (relocation, consolidation);
+* its current nodes with one replica more or less on one of them;
+* its current nodes plus a new node (one replica, or as many as fit), for distributed jobs.
+
+Genetic operators change one job at a time by small random steps; on clusters with more GPUs
+than the jobs use, reaching the optimum needs a job to jump from 1 replica to many on a free
+node, which random steps rarely do in one go (a half-way placement scores worse). The polish
+makes those jumps deterministically. Pinned jobs are never moved; nodes ``>= limit`` are not
+used for new placements, so a row's cluster size does not grow beyond ``limit``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastsched._jit import jit
+from fastsched.policy._ga.fitness import fair_term, improves, job_value
+from fastsched.policy._ga.rng import leaf, rand_int
+from fastsched.policy._ga.rowstate import add_job, is_changed, pack_row, remove_job, set_entries, unpack_row
+from fastsched.policy._ga.variation import node_capacity
+
+__all__ = ["polish_row", "best_single_counts"]
+
+_EPS = 1e-12
+
+
+@jit
+def best_single_counts(A):
+    """``best[j, m]``: replica count in ``[lo_j, m]`` with the highest single-node speedup
+    (``lo_j = max(min_replicas, 1)``; 0 when ``m < lo_j``)."""
+    njobs = A.table.shape[0]
+    rmax = A.table.shape[2] - 1
+    best = np.zeros((njobs, rmax + 1), dtype=np.int64)
+    for j in range(njobs):
+        lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
+        b = 0
+        for m in range(lo, rmax + 1):
+            if b == 0 or A.table[j, 1, m] > A.table[j, 1, b]:
+                b = m
+            best[j, m] = b
+    return best
+
+
+@leaf
+def _value(A, j, k, reps):
+    return job_value(A.table, j, k, reps, A.scale[j], True, A.penalty[j])
+
+
+@leaf
+def _base_fits(S, j, A):
+    """Whether job ``j``'s base entries fit the state without ``j`` (and its bounds)."""
+    b0 = A.base_off[j]
+    kb = A.base_off[j + 1] - b0
+    if kb == 0:
+        return False
+    reps = 0
+    for q in range(b0, b0 + kb):
+        n = A.base_node[q]
+        if kb > 1 and S.owner[n]:
+            return False
+        if node_capacity(A.job_res, A.node_res, S.used, j, n, A.max_rep[j]) < A.base_cnt[q]:
+            return False
+        reps += A.base_cnt[q]
+    return A.min_rep[j] <= reps <= A.max_rep[j]
+
+
+@leaf
+def _best_move(S, j, A, limit, best1, tn, tc):
+    """Best placement of job ``j`` (taken out of ``S``) into ``tn/tc``: returns (gain, k)
+    where gain is the change of the accumulated term (sign-adjusted) against its current
+    placement and ``k`` its entry count (``-1``: keep the current placement)."""
+    mode = A.mode
+    p = A.p
+    mx = A.max_rep[j]
+    lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
+    t0 = fair_term(S.val[j], mode, p)
+    k0 = S.jk[j]
+    r0 = S.reps[j]
+    best = _EPS
+    bk = -1
+    # Nothing.
+    g = improves(fair_term(0.0, mode, p) - t0, mode, p)
+    if g > best:
+        best = g
+        bk = 0
+    # Base allocation.
+    if _base_fits(S, j, A):
+        b0 = A.base_off[j]
+        kb = A.base_off[j + 1] - b0
+        reps = 0
+        for q in range(kb):
+            reps += A.base_cnt[b0 + q]
+        v = job_value(A.table, j, kb, reps, A.scale[j], False, A.penalty[j])
+        g = improves(fair_term(v, mode, p) - t0, mode, p)
+        if g > best:
+            best = g
+            bk = kb
+            for q in range(kb):
+                tn[q] = A.base_node[b0 + q]
+                tc[q] = A.base_cnt[b0 + q]
+    # One node: the lowest node with the most room (up to max_replicas).
+    room = 0
+    rn = -1
+    for n in range(limit):
+        c = node_capacity(A.job_res, A.node_res, S.used, j, n, mx)
+        if c > room:
+            room = c
+            rn = n
+            if c >= mx:
+                break
+    if room >= lo:
+        r = best1[j, room if room < mx else mx]
+        g = improves(fair_term(_value(A, j, 1, r), mode, p) - t0, mode, p)
+        if g > best:
+            best = g
+            bk = 1
+            tn[0] = rn
+            tc[0] = r
+    if k0 == 0:
+        return best, bk
+    multi_ok = True  # may the job span nodes (none of its nodes owned by another job)?
+    for q in range(k0):
+        if S.owner[S.jn[j, q]]:
+            multi_ok = False
+    # One replica more or less on one of its nodes.
+    for q in range(k0):
+        n = S.jn[j, q]
+        c = S.jc[j, q]
+        if r0 + 1 <= mx and node_capacity(A.job_res, A.node_res, S.used, j, n, mx) >= c + 1:
+            g = improves(fair_term(_value(A, j, k0, r0 + 1), mode, p) - t0, mode, p)
+            if g > best:
+                best = g
+                bk = k0
+                for a in range(k0):
+                    tn[a] = S.jn[j, a]
+                    tc[a] = S.jc[j, a]
+                tc[q] += 1
+        if r0 - 1 >= lo:
+            kk = k0 - 1 if c == 1 else k0
+            g = improves(fair_term(_value(A, j, kk, r0 - 1), mode, p) - t0, mode, p)
+            if g > best:
+                best = g
+                bk = kk
+                m = 0
+                for a in range(k0):
+                    ca = S.jc[j, a] - (1 if a == q else 0)
+                    if ca > 0:
+                        tn[m] = S.jn[j, a]
+                        tc[m] = ca
+                        m += 1
+    # A new node (one replica, or as many as fit).
+    if multi_ok and r0 < mx and k0 + 1 <= tn.shape[0]:
+        room = 0
+        rn = -1
+        want = mx - r0
+        for n in range(limit):
+            if S.owner[n]:
+                continue
+            mine = False
+            for q in range(k0):
+                if S.jn[j, q] == n:
+                    mine = True
+            if mine:
+                continue
+            c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
+            if c > room:
+                room = c
+                rn = n
+                if c >= want:
+                    break
+        if room >= 1:
+            for add in (1, room):
+                g = improves(fair_term(_value(A, j, k0 + 1, r0 + add), mode, p) - t0, mode, p)
+                if g > best:
+                    best = g
+                    bk = k0 + 1
+                    m = 0
+                    placed = False
+                    for a in range(k0):
+                        if not placed and rn < S.jn[j, a]:
+                            tn[m] = rn
+                            tc[m] = add
+                            m += 1
+                            placed = True
+                        tn[m] = S.jn[j, a]
+                        tc[m] = S.jc[j, a]
+                        m += 1
+                    if not placed:
+                        tn[m] = rn
+                        tc[m] = add
+    return best, bk
+
+
+@leaf
+def _room_after(S, A, n, j, b, take, cap):
+    """Replicas of job ``j`` (at most ``cap``) that fit on node ``n`` once job ``b`` gives
+    up ``take`` replicas there."""
+    for r in range(A.job_res.shape[1]):
+        need = A.job_res[j, r]
+        if need > 0:
+            free = A.node_res[n, r] - S.used[n, r] + take * A.job_res[b, r]
+            c = free // need if free > 0 else 0
+            if c < cap:
+                cap = c
+    return cap
+
+
+@leaf
+def _entry(S, j, n):
+    """Index of node ``n`` in job ``j``'s entries, or -1."""
+    for q in range(S.jk[j]):
+        if S.jn[j, q] == n:
+            return q
+    return -1
+
+
+@leaf
+def _term_after(S, A, j, k, reps):
+    if reps <= 0:
+        return fair_term(0.0, A.mode, A.p)
+    return fair_term(_value(A, j, k, reps), A.mode, A.p)
+
+
+@leaf
+def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
+    """Best move of replicas from a job ``b`` to job ``j`` on one node: ``b`` gives up
+    ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new node, or starts).
+    Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none)."""
+    mode = A.mode
+    p = A.p
+    mx = A.max_rep[j]
+    lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
+    k0 = S.jk[j]
+    r0 = S.reps[j]
+    if r0 >= mx:
+        return 0.0
+    t0 = fair_term(S.val[j], mode, p)
+    # A single-node job may only spread if its node is not owned by a distributed job.
+    multi_ok = not (k0 == 1 and S.owner[S.jn[j, 0]])
+    best = _EPS
+    for n in range(limit):
+        qj = _entry(S, j, n)
+        if qj < 0 and k0 > 0 and (not multi_ok or k0 + 1 > S.jn.shape[1]):
+            continue
+        for t in range(occ_off[n], occ_off[n + 1]):
+            b = occ_job[t]
+            if b == j or A.pinned[b]:
+                continue
+            qb = _entry(S, b, n)
+            cb = S.jc[b, qb]
+            kb = S.jk[b]
+            rb = S.reps[b]
+            lob = A.min_rep[b] if A.min_rep[b] > 1 else 1
+            tb0 = fair_term(S.val[b], mode, p)
+            spans = qj < 0 and k0 > 0  # j becomes (or stays) distributed, now on n too
+            if spans and S.owner[n] and kb < 2:
+                continue  # another distributed job owns n
+            for take in range(1, cb + 1):
+                rb1 = rb - take
+                if 0 < rb1 < lob:
+                    continue
+                kb1 = kb - 1 if take == cb else kb
+                if spans and S.owner[n] and take < cb and kb1 > 1:
+                    continue  # b stays distributed on n
+                # As many replicas of j as fit, up to max_replicas.
+                add = _room_after(S, A, n, j, b, take, mx - r0)
+                if add <= 0 or (k0 == 0 and add < lo):
+                    continue
+                kj1 = k0 if qj >= 0 else k0 + 1
+                g = improves(_term_after(S, A, j, kj1, r0 + add) - t0 + _term_after(S, A, b, kb1, rb1) - tb0, mode, p)
+                if g > best:
+                    best = g
+                    out[0] = n
+                    out[1] = b
+                    out[2] = take
+                    out[3] = add
+    return best
+
+
+@leaf
+def _shift(S, j, n, delta):
+    """Add ``delta`` (may be negative) replicas of job ``j`` on node ``n`` (entries sorted)."""
+    q = _entry(S, j, n)
+    if q >= 0:
+        S.jc[j, q] += delta
+        if S.jc[j, q] == 0:
+            for a in range(q, S.jk[j] - 1):
+                S.jn[j, a] = S.jn[j, a + 1]
+                S.jc[j, a] = S.jc[j, a + 1]
+            S.jk[j] -= 1
+        return
+    k = S.jk[j]
+    q = k
+    while q > 0 and S.jn[j, q - 1] > n:
+        S.jn[j, q] = S.jn[j, q - 1]
+        S.jc[j, q] = S.jc[j, q - 1]
+        q -= 1
+    S.jn[j, q] = n
+    S.jc[j, q] = delta
+    S.jk[j] = k + 1
+
+
+@jit
+def _occupants(S, num_nodes):
+    """Jobs on each node, as CSR ``(occ_off[N + 1], occ_job)``."""
+    njobs = S.jk.shape[0]
+    occ_off = np.zeros(num_nodes + 1, dtype=np.int64)
+    for j in range(njobs):
+        for q in range(S.jk[j]):
+            occ_off[S.jn[j, q] + 1] += 1
+    for n in range(num_nodes):
+        occ_off[n + 1] += occ_off[n]
+    fill = occ_off[:-1].copy()
+    occ_job = np.empty(occ_off[num_nodes], dtype=np.int64)
+    for j in range(njobs):
+        for q in range(S.jk[j]):
+            n = S.jn[j, q]
+            occ_job[fill[n]] = j
+            fill[n] += 1
+    return occ_off, occ_job
+
+
+@jit
+def _transfer_pass(S, A, limit):
+    """Apply the best replica transfer of each job in turn; returns the number applied."""
+    njobs = A.job_res.shape[0]
+    out = np.zeros(4, dtype=np.int64)
+    applied = 0
+    for j in range(njobs):
+        if A.pinned[j]:
+            continue
+        occ_off, occ_job = _occupants(S, A.node_res.shape[0])
+        if _best_transfer(S, A, j, limit, occ_off, occ_job, out) <= _EPS:
+            continue
+        n, b, take, add = out[0], out[1], out[2], out[3]
+        remove_job(S, j, A)
+        remove_job(S, b, A)
+        _shift(S, b, n, -take)
+        _shift(S, j, n, add)
+        add_job(S, j, A)
+        add_job(S, b, A)
+        S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
+        S.val[b] = job_value(A.table, b, S.jk[b], S.reps[b], A.scale[b], is_changed(S, b, A), A.penalty[b])
+        applied += 1
+    return applied
+
+
+@jit
+def _settle(S, A, limit, best1, tn, tc, max_passes, transfers):
+    """Steepest single-job moves (then transfers) until nothing improves; returns moves."""
+    njobs = A.job_res.shape[0]
+    moves = 0
+    for _ in range(max_passes):
+        changed = 0
+        for j in range(njobs):
+            if A.pinned[j]:
+                continue
+            remove_job(S, j, A)
+            _, k = _best_move(S, j, A, limit, best1, tn, tc)
+            if k >= 0:
+                set_entries(S, j, tn, tc, k)
+                changed += 1
+            add_job(S, j, A)
+            if k >= 0:
+                S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
+        moves += changed
+        if changed == 0:
+            if not transfers:
+                break
+            applied = _transfer_pass(S, A, limit)
+            moves += applied
+            if applied == 0:
+                break
+    return moves
+
+
+@leaf
+def _accumulated(S, A):
+    acc = 0.0
+    for j in range(S.jk.shape[0]):
+        acc += fair_term(S.val[j], A.mode, A.p)
+    return acc
+
+
+@leaf
+def _copy_state(a, b):
+    for j in range(a.jk.shape[0]):
+        for q in range(a.jk[j]):
+            b.jn[j, q] = a.jn[j, q]
+            b.jc[j, q] = a.jc[j, q]
+        b.jk[j] = a.jk[j]
+        b.reps[j] = a.reps[j]
+        b.val[j] = a.val[j]
+    for n in range(a.used.shape[0]):
+        for r in range(a.used.shape[1]):
+            b.used[n, r] = a.used[n, r]
+        b.owner[n] = a.owner[n]
+
+
+@leaf
+def _drop(S, j, A):
+    remove_job(S, j, A)
+    S.jk[j] = 0
+    S.reps[j] = 0
+    S.val[j] = 0.0
+
+
+@jit
+def _kick(S, A, st, limit, best1, tn, tc, chosen):
+    """Ruin and recreate: drop the jobs on the nodes of two random placed jobs and one more
+    random job, then put each back at its best placement (in random order)."""
+    njobs = A.job_res.shape[0]
+    m = 0
+    for _ in range(2):
+        j0 = rand_int(st, njobs)
+        if S.jk[j0] == 0:
+            continue
+        n0 = S.jn[j0, rand_int(st, S.jk[j0])]
+        for j in range(njobs):
+            if not A.pinned[j] and S.jk[j] > 0 and _entry(S, j, n0) >= 0:
+                _drop(S, j, A)
+                chosen[m] = j
+                m += 1
+    j = rand_int(st, njobs)
+    if not A.pinned[j]:
+        if S.jk[j] > 0:
+            _drop(S, j, A)
+        chosen[m] = j
+        m += 1
+    for t in range(m - 1, 0, -1):  # random order
+        u = rand_int(st, t + 1)
+        x = chosen[t]
+        chosen[t] = chosen[u]
+        chosen[u] = x
+    for t in range(m):
+        j = chosen[t]
+        if S.jk[j] > 0:
+            continue  # listed twice
+        _, k = _best_move(S, j, A, limit, best1, tn, tc)
+        if k > 0:
+            set_entries(S, j, tn, tc, k)
+            add_job(S, j, A)
+            S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
+
+
+@jit
+def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst, dst_row):
+    """Local search from row ``row`` of ``src`` into row ``dst_row`` of ``dst`` (scored).
+
+    Passes over the jobs in order, moving each to its best placement (see the module notes)
+    while that raises the first objective, until a pass changes nothing or ``max_passes``
+    passes ran. With ``transfers``, a pass that changes nothing is followed by a pass of
+    replica transfers between pairs of jobs sharing a node (see :func:`_best_transfer`), and
+    the search goes on while those apply. Then up to ``kicks`` ruin-and-recreate steps
+    (:func:`_kick`, random stream ``key``) each followed by the same descent, keeping the best
+    row; the kicks end early after ``max(8, kicks // 4)`` in a row that found nothing better.
+    Returns the number of moves made.
+    """
+    S = unpack_row(src, row, A, width)
+    best1 = best_single_counts(A)
+    tn = np.empty(width, dtype=np.int32)
+    tc = np.empty(width, dtype=np.int32)
+    moves = _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+    if kicks > 0:
+        B = unpack_row(src, row, A, width)
+        _copy_state(S, B)
+        best = _accumulated(S, A)
+        st = np.empty(2, dtype=np.uint64)
+        st[0] = key
+        st[1] = np.uint64(0)
+        chosen = np.empty(A.job_res.shape[0] + 1, dtype=np.int64)
+        patience = max(8, kicks // 4)
+        stall = 0
+        for _ in range(kicks):
+            _kick(S, A, st, limit, best1, tn, tc, chosen)
+            _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+            acc = _accumulated(S, A)
+            if improves(acc - best, A.mode, A.p) > _EPS * (1.0 + abs(best)):
+                best = acc
+                _copy_state(S, B)
+                moves += 1
+                stall = 0
+            else:
+                _copy_state(B, S)
+                stall += 1
+                if stall >= patience:
+                    break
+        S = B
+    pack_row(S, A, dst, dst_row)
+    return moves

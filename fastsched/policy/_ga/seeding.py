@@ -1,0 +1,148 @@
+"""Seeds of the initial population: first fit and greedy marginal-gain fills."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastsched._jit import jit
+from fastsched.policy._ga.fitness import job_value
+from fastsched.policy._ga.rowstate import pack_row, unpack_row
+from fastsched.policy._ga.variation import CAP_NONE, node_capacity
+
+__all__ = ["first_fit_row", "greedy_fill"]
+
+
+@jit
+def first_fit_row(A, limit, dst, row):
+    """Pinned jobs as given, then each job in order gets ``max(min_replicas, 1)`` replicas
+    on the first node below ``limit`` with room (the first-fit baseline). Unscored."""
+    njobs = A.job_res.shape[0]
+    used = np.zeros(A.node_res.shape, dtype=np.int64)
+    for j in range(njobs):
+        if A.pinned[j]:
+            for q in range(A.base_off[j], A.base_off[j + 1]):
+                for r in range(A.job_res.shape[1]):
+                    used[A.base_node[q], r] += A.base_cnt[q] * A.job_res[j, r]
+    pos = 0
+    for j in range(njobs):
+        dst.off[row, j] = pos
+        if A.pinned[j]:
+            for q in range(A.base_off[j], A.base_off[j + 1]):
+                dst.node[row, pos] = A.base_node[q]
+                dst.cnt[row, pos] = A.base_cnt[q]
+                pos += 1
+            continue
+        want = A.min_rep[j] if A.min_rep[j] > 1 else 1
+        if want > A.max_rep[j]:
+            continue
+        for n in range(limit):
+            if node_capacity(A.job_res, A.node_res, used, j, n, CAP_NONE) >= want:
+                dst.node[row, pos] = n
+                dst.cnt[row, pos] = want
+                pos += 1
+                for r in range(A.job_res.shape[1]):
+                    used[n, r] += want * A.job_res[j, r]
+                break
+    dst.off[row, njobs] = pos
+
+
+@jit
+def _candidate(S, j, A, limit):
+    """Best single move that adds replicas to job ``j``: (gain, node, count)."""
+    r = S.reps[j]
+    k = S.jk[j]
+    best = -np.inf
+    bn = -1
+    bc = 0
+    if r >= A.max_rep[j]:
+        return best, bn, bc
+    if k == 0:
+        want = A.min_rep[j] if A.min_rep[j] > 1 else 1
+        for n in range(limit):
+            if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= want:
+                v = job_value(A.table, j, 1, want, A.scale[j], True, A.penalty[j])
+                return v - S.val[j], n, want
+        return best, bn, bc
+    if k == 1:
+        n0 = S.jn[j, 0]
+        if node_capacity(A.job_res, A.node_res, S.used, j, n0, CAP_NONE) >= 1:
+            best = job_value(A.table, j, 1, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+            bn = n0
+            bc = 1
+        if not S.owner[n0] and k + 1 <= S.jn.shape[1]:
+            for n in range(limit):
+                if n != n0 and not S.owner[n]:
+                    if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
+                        g = job_value(A.table, j, 2, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+                        if g > best:
+                            best = g
+                            bn = n
+                            bc = 1
+                        break
+        return best, bn, bc
+    # Distributed: grow on one of its nodes, else take a free unowned node.
+    for q in range(k):
+        if node_capacity(A.job_res, A.node_res, S.used, j, S.jn[j, q], CAP_NONE) >= 1:
+            g = job_value(A.table, j, k, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+            return g, S.jn[j, q], 1
+    if k + 1 <= S.jn.shape[1]:
+        for n in range(limit):
+            if not S.owner[n]:
+                if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
+                    g = job_value(A.table, j, k + 1, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+                    return g, n, 1
+    return best, bn, bc
+
+
+@jit
+def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
+    """Starting from a repaired row, add replicas by best marginal gain until none helps.
+
+    Lazy greedy: stored gains are upper bounds (resources only get scarcer), so the best
+    stored gain is recomputed before it is applied. Only nodes ``< limit`` are used for new
+    placements, which yields seeds of different cluster sizes. Pinned jobs are untouched.
+    The result is scored into row ``dst_row`` of ``dst``.
+    """
+    njobs = A.job_res.shape[0]
+    S = unpack_row(src, src_row, A, width)
+    gain = np.full(njobs, -np.inf)
+    for j in range(njobs):
+        if not A.pinned[j]:
+            gain[j] = _candidate(S, j, A, limit)[0]
+    while True:
+        j = np.argmax(gain)
+        if not gain[j] > 1e-12:
+            break
+        g, n, c = _candidate(S, j, A, limit)
+        if g < gain[j] - 1e-12:
+            gain[j] = g
+            continue
+        if not g > 1e-12:
+            gain[j] = -np.inf
+            continue
+        # Apply: add c replicas of job j on node n (entries stay sorted by node).
+        k = S.jk[j]
+        found = False
+        for q in range(k):
+            if S.jn[j, q] == n:
+                S.jc[j, q] += c
+                found = True
+        if not found:
+            q = k
+            while q > 0 and S.jn[j, q - 1] > n:
+                S.jn[j, q] = S.jn[j, q - 1]
+                S.jc[j, q] = S.jc[j, q - 1]
+                q -= 1
+            S.jn[j, q] = n
+            S.jc[j, q] = c
+            k += 1
+            S.jk[j] = k
+        S.reps[j] += c
+        for r in range(A.job_res.shape[1]):
+            S.used[n, r] += c * A.job_res[j, r]
+        if k > 1:
+            for q in range(k):
+                S.owner[S.jn[j, q]] = True
+        S.val[j] = job_value(A.table, j, k, S.reps[j], A.scale[j], True, A.penalty[j])
+        gain[j] = _candidate(S, j, A, limit)[0]
+    pack_row(S, A, dst, dst_row)

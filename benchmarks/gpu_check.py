@@ -102,7 +102,7 @@ def keys(rng, n):
 
 
 def population(rng, rows):
-    """Random sparse population [rows] and a problem (vectorised; see _genetic's encoding)."""
+    """Random sparse population [rows] and a problem (vectorised; see fastsched.policy._ga's encoding)."""
 
     def build(p):
         k = rng.integers(0, ENTRIES + 1, size=(p, JOBS))

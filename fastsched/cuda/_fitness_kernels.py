@@ -1,9 +1,9 @@
 """CUDA kernels of the genetic search's fitness, compiled from the CPU formulas' own source.
 
-The row evaluation (``fastsched.policy._genetic.evaluate_row``: restart penalty, every
-fairness mode including the shifted power mean) is compiled as a device function by
-:func:`fastsched.cuda._device.device`. On the GPU the restart penalty is always a per-job
-float64[J] array (a scalar is broadcast on the host), so ``penalty_of`` resolves to indexing.
+The row evaluation (``fastsched.policy._ga.fitness.row_objectives``: restart penalty per job,
+every fairness mode including the shifted power mean) is compiled as a device function by
+:func:`fastsched.cuda._device.device`; the penalty is always a per-job float64[J] array (a
+scalar is broadcast on the host, as the CPU face does).
 
 One thread per population row; grid-stride loops. Importing this module needs numba-cuda (or
 ``NUMBA_ENABLE_CUDASIM=1``).
@@ -14,16 +14,9 @@ from __future__ import annotations
 from numba import cuda
 
 from fastsched.cuda._device import device
-from fastsched.policy import _genetic as G
+from fastsched.policy._ga import fitness as FIT
 
-
-@cuda.jit(device=True)
-def penalty_at(penalty, j):
-    """Restart penalty of job ``j`` from the per-job array."""
-    return penalty[j]
-
-
-evaluate_row = device(G.evaluate_row, overrides={"penalty_of": penalty_at})
+evaluate_row = device(FIT.row_objectives)
 
 
 @cuda.jit

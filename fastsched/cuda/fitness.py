@@ -32,12 +32,12 @@ def evaluate_population(
     keep_on_device=False,
     threads_per_block=None,
 ):
-    """Fitness of a population on the GPU (``_genetic.evaluate_population``'s twin).
+    """Fitness of a population on the GPU (``fastsched.policy._ga.fitness.evaluate_population``'s twin).
 
     Parameters
     ----------
     off : int64[P, J + 1]; node, cnt : int32[P, W]
-        The sparse CSR population (see :mod:`fastsched.policy._genetic`); host or device.
+        The sparse CSR population (see :mod:`fastsched.policy._ga`); host or device.
     table : float64[J, K + 1, Rmax + 1]; scale : float64[J]
         Speedup tables and objective scale of the round.
     base_off : int64[J + 1]; base_node, base_cnt : int32[B]
@@ -47,7 +47,7 @@ def evaluate_population(
         device either way).
     mode, p : int, float
         Fairness mode (``SUM``/``POWER``/``GEOMETRIC``/``POWER_SHIFTED`` of
-        :mod:`fastsched.policy._genetic`) and its exponent.
+        :mod:`fastsched.policy._ga.fitness`) and its exponent.
     obj : float64[n], size : int64[n], optional
         Outputs (host or device), ``n = P`` or ``len(rows)``.
     rows : int64[n], optional

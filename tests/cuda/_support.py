@@ -99,7 +99,7 @@ def random_population(rng, rows, njobs, nnodes, max_entries=3, max_cnt=4, base_r
 def naive_fitness(off, node, cnt, row, table, scale, base_off, base_node, base_cnt, penalty, mode, p, eps=1e-3):
     """Plain reference of one row's first objective in every fairness mode, per-job penalties.
 
-    Modes as ``fastsched.policy._genetic``: 0 sum, 1 J * power mean of max(v, eps), 2 J *
+    Modes as ``fastsched.policy._ga.fitness``: 0 sum, 1 J * power mean of max(v, eps), 2 J *
     geometric mean of max(v, eps), 3 J * power mean of (v + eps). Written from the Pollux
     paper's definitions, one job at a time.
     """

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastsched.cuda as fc
-from fastsched.policy import _genetic as G
+from fastsched.policy._ga import fitness as G
 from tests.cuda._support import TPB, naive_fitness, random_population, requires_cuda
 
 pytestmark = [requires_cuda, pytest.mark.cudasim]

@@ -34,7 +34,8 @@ def main(argv=None) -> int:
     from distributed import Client, LocalCluster
 
     from fastsched.sweep import run_serial, run_sweep
-    from fastsched.sweep.runner import WORKER_ENV, warm_up
+    from fastsched.sweep.client import WORKER_ENV
+    from fastsched.sweep.warm import warm_plugin, warm_up
 
     spec = {
         "workloads": ["builtin"],
@@ -62,9 +63,7 @@ def main(argv=None) -> int:
     ):
         t_start = time.perf_counter() - t0
         t0 = time.perf_counter()
-        client.register_plugin(
-            __import__("fastsched.sweep.runner", fromlist=["_warm_plugin"])._warm_plugin([args.policy])
-        )
+        client.register_plugin(warm_plugin([args.policy]))
         t_warm = time.perf_counter() - t0
         t0 = time.perf_counter()
         dist = run_sweep(spec, client=client, progress=False, warm=False)

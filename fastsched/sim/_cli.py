@@ -1,48 +1,54 @@
-"""``fastsched simulate``: the command-line face of :func:`fastsched.sim.simulate`."""
+"""``fastsched simulate``: the command-line face of :func:`fastsched.sim.simulate`.
+
+Everything is checked before the first round (options, paths, every workload row: see
+:mod:`fastsched.sim.preflight`); outputs are written to a temporary file and renamed into
+place, never over an input and never over an existing file without ``--force``; a run that
+ends with jobs unfinished says so and exits with status 3 unless ``--allow-incomplete``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
+import re
 import sys
-import time
+from pathlib import Path
 
-__all__ = ["register", "run"]
+from fastsched._atomic import atomic_path
+from fastsched._progress import JobsBar
+from fastsched.cli import Interrupted
+from fastsched.sim import preflight
+
+__all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
+
+#: Exit status of a run that stopped with jobs unfinished (without ``--allow-incomplete``).
+EXIT_INCOMPLETE = 3
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class ProgressBar:
-    """A throttled one-line progress bar (jobs completed, simulated time) on a stream."""
+def parse_duration(text: str) -> int:
+    """Seconds of a duration written ``N``, ``Ns``, ``Nm``, ``Nh`` or ``Nd`` (``--max-time``).
 
-    def __init__(self, stream=None, min_interval=0.1):
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.min_interval = min_interval if self.tty else 2.0
-        self._last = 0.0
-        self._start = time.perf_counter()
-        self._shown = False
-
-    def __call__(self, done, total, sim_time):
-        now = time.perf_counter()
-        if done < total and now - self._last < self.min_interval:
-            return
-        self._last = now
-        width = 30
-        fill = int(width * done / total) if total else width
-        bar = "#" * fill + "-" * (width - fill)
-        line = f"simulate [{bar}] {done}/{total} jobs  t={sim_time / 3600:6.2f} h  wall {now - self._start:5.1f} s"
-        if self.tty:
-            self.stream.write("\r" + line)
-        else:
-            self.stream.write(line + "\n")
-        self._shown = True
-        self.stream.flush()
-
-    def close(self):
-        if self._shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+    Examples
+    --------
+    >>> parse_duration("90"), parse_duration("2h"), parse_duration("1.5d")
+    (90, 7200, 129600)
+    >>> parse_duration("soon")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a duration such as 3600, 90m, 12h or 60d, got 'soon'
+    """
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smhd]?)\s*", str(text))
+    if m is None:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 3600, 90m, 12h or 60d, got {text!r}")
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if not (math.isfinite(seconds) and 1 <= seconds < 2**62):
+        raise argparse.ArgumentTypeError(f"the duration must be between 1 s and 2**62 s, got {text!r}")
+    return int(round(seconds))
 
 
 def register(subparsers) -> None:
@@ -56,7 +62,8 @@ def register(subparsers) -> None:
         description=(
             "Replay a workload on N nodes x G GPUs under a scheduling policy and report job "
             "completion times. With no arguments, runs the builtin synthetic workload on the "
-            "builtin application profiles."
+            "builtin application profiles. Exit status: 0 done, 2 bad input, 3 jobs left "
+            "unfinished (see --max-time, --allow-incomplete), 130 interrupted."
         ),
     )
     p.add_argument("workload", nargs="?", help="workload CSV (name,time,application,num_replicas,batch_size)")
@@ -68,16 +75,40 @@ def register(subparsers) -> None:
     )
     p.add_argument("--policy", choices=POLICY_NAMES, help="scheduler (default: pollux)")
     p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
-    p.add_argument("--nodes", type=int, help="nodes in the cluster (default 16)")
+    p.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext, or a TOML/JSON file of node groups "
+        "(needs per-type --traces; exclusive with --nodes/--gpus)",
+    )
+    p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type (default 16)")
     p.add_argument("--gpus", type=int, help="GPUs per node (default 4)")
+    p.add_argument(
+        "--cap-replicas",
+        action="store_true",
+        help="lower GPU requests above the largest GPU type's size instead of failing",
+    )
     p.add_argument("--interval", type=int, help="scheduling interval in seconds (default 60)")
     p.add_argument("--interference", type=float, help="slowdown of co-located distributed jobs (default 0)")
     p.add_argument("--max-nodes", type=int, help="autoscaling: grow up to this many nodes")
     p.add_argument("--seed", type=int, help="seed of the policy's random search (default 0)")
+    p.add_argument(
+        "--max-time",
+        type=parse_duration,
+        default=60 * 86400,
+        metavar="T",
+        help="stop the simulation at this simulated time: seconds, or 90m, 12h, 60d (default 60d)",
+    )
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0 even if jobs are unfinished when the simulation stops",
+    )
     p.add_argument("--output", metavar="LOG", help="write a JSON-lines log, one object per round")
-    p.add_argument("--plot", metavar="PNG", help="save a figure (allocation over time, JCT distribution)")
+    p.add_argument("--plot", metavar="FILE", help="save a figure; the suffix picks the format (.png, .pdf, .svg ...)")
+    p.add_argument("--force", action="store_true", help="replace existing --output / --plot files")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no first-run notice")
     p.set_defaults(func=run)
 
 
@@ -87,16 +118,35 @@ def _clean(value):
     return value
 
 
+def _check_paths(args) -> None:
+    """Paths of the command line, before anything runs."""
+    inputs = [args.workload] if args.workload else []
+    if args.traces and not args.cluster:
+        preflight.check_traces_dir(args.traces)  # per-GPU-type files without --cluster: refused
+    if args.output:
+        preflight.check_output_path(args.output, inputs=inputs, force=args.force, what="--output")
+    if args.plot:
+        preflight.check_plot_path(args.plot, inputs=inputs, force=args.force)
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")
+        if args.output and Path(args.output).expanduser().resolve() == Path(args.plot).expanduser().resolve():
+            raise ValueError("--output and --plot name the same file")
+
+
+def _save_plot(result, path) -> None:
+    """Draw through a temporary file of the same format, renamed into place."""
+    from fastsched.sim.plot import plot_result  # needs matplotlib, an optional extra
+
+    with atomic_path(path) as tmp:
+        plot_result(result, tmp)
+
+
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     from fastsched.sim.api import simulate
 
-    if args.plot:
-        import importlib.util
-
-        if importlib.util.find_spec("matplotlib") is None:
-            raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")
-    bar = None if args.quiet else ProgressBar(sys.stderr)
+    _check_paths(args)
+    bar = JobsBar(quiet=args.quiet, notice=True)
     try:
         result = simulate(
             args.workload,
@@ -105,38 +155,51 @@ def run(args) -> int:
             preset=args.preset,
             nodes=args.nodes,
             gpus=args.gpus,
+            cluster=args.cluster,
+            cap_replicas=args.cap_replicas,
             interval=args.interval,
             interference=args.interference,
             max_nodes=args.max_nodes,
             seed=args.seed,
             output=args.output,
             progress=bar,
+            max_time=args.max_time,
         )
+    except KeyboardInterrupt:
+        bar.close()
+        kept = f"; {args.output} was not written" if args.output else ""
+        raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None
+    except OSError as exc:
+        if args.output and exc.filename is None:  # a failed write to the log (e.g. a full disk)
+            raise OSError(exc.errno, exc.strerror, args.output) from exc
+        raise
     finally:
-        if bar is not None:
-            bar.close()
-    if args.plot:
-        from fastsched.sim.plot import plot_result
-
-        plot_result(result, args.plot)
+        bar.close()
     if args.json:
         print(json.dumps({k: _clean(v) for k, v in result.summary().items()}))
     else:
         print(result.table())
+    sys.stdout.flush()
+    if args.plot:
+        _save_plot(result, args.plot)
+    missing = len(result.jobs) - result.completed
+    if missing and not args.allow_incomplete:
+        why = ", ".join(f"{n} {reason}" for reason, n in result.incomplete.items())
+        print(
+            f"fastsched simulate: {missing} of {len(result.jobs)} jobs did not complete ({why}) by the end at "
+            f"{int(result.times[-1]) if result.times.size else 0} s; the figures cover completed jobs only. "
+            "Raise --max-time, or pass --allow-incomplete to accept this.",
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
     return 0
 
 
 def main(argv=None) -> int:
-    """Run ``simulate`` alone (``python -m fastsched.sim._cli``), for when the shared CLI lacks it."""
-    parser = argparse.ArgumentParser(prog="fastsched")
-    sub = parser.add_subparsers(dest="command")
-    register(sub)
-    args = parser.parse_args(["simulate", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"fastsched simulate: error: {exc}", file=sys.stderr)
-        return 2
+    """Run ``simulate`` alone (``python -m fastsched.sim._cli``), with the shared command's error handling."""
+    from fastsched.cli import main as cli_main
+
+    return cli_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,9 +43,13 @@ class Cluster:
         to ``[num_nodes, max_nodes]``); ``None`` disables autoscaling.
     log : file object, optional
         Receives one JSON object per round.
+    spec : ClusterSpec, optional
+        Nodes of several GPU types (overrides ``num_nodes``/``gpus_per_node``; no
+        autoscaling). Jobs then run on one type at a time: before a reallocation the cluster
+        calls ``job.set_gpu_type`` with the type of the job's nodes.
     """
 
-    def __init__(self, jobs, policy, num_nodes, gpus_per_node=4, interference=0.0, max_nodes=None, log=None):
+    def __init__(self, jobs, policy, num_nodes, gpus_per_node=4, interference=0.0, max_nodes=None, log=None, spec=None):
         self.jobs = jobs
         self.policy = policy
         self.min_nodes = self.num_nodes = num_nodes
@@ -64,9 +68,15 @@ class Cluster:
         self.active: list[int] = []
         self.alloc_rows: list[np.ndarray] = []
         self.policy_seconds = 0.0
+        self.spec = spec
+        self.node_types = None if spec is None else spec.node_types
+        if spec is not None:
+            self.min_nodes = self.num_nodes = self.max_nodes = spec.num_nodes
 
     def nodes(self) -> dict:
         """``{node id: GPUs}`` of the current cluster."""
+        if self.spec is not None:
+            return self.spec.nodes()
         return {i: self.gpus_per_node for i in range(self.num_nodes)}
 
     def all_complete(self) -> bool:
@@ -104,9 +114,13 @@ class Cluster:
             new = self.policy.optimize(now, active, self.nodes(), dict(self.allocations))
             self.policy_seconds += time.perf_counter() - t0
             self._check(new)
+            types = self.node_types
             for job in self.jobs:
                 if new.get(job.name) != self.allocations.get(job.name):
-                    job.reallocate(placement_of(new.get(job.name, [])))
+                    alloc = new.get(job.name, [])
+                    if types is not None and alloc:
+                        job.set_gpu_type(types[alloc[0]])
+                    job.reallocate(placement_of(alloc))
             self.allocations = new
             want = self.policy.desired_nodes()
             if want is not None and self.max_nodes > self.min_nodes:
@@ -118,7 +132,7 @@ class Cluster:
                 row[self._index[key]] = len(alloc)
         self.times.append(now)
         self.used_gpus.append(int(row.sum()))
-        self.total_gpus.append(self.num_nodes * self.gpus_per_node)
+        self.total_gpus.append(self.spec.total_gpus if self.spec is not None else self.num_nodes * self.gpus_per_node)
         self.active.append(len(active))
         self.alloc_rows.append(row)
         if self.log is not None:
@@ -131,9 +145,21 @@ class Cluster:
                 raise RuntimeError(f"policy allocated an unknown job {key!r}")
             for n in alloc:
                 used[n] = used.get(n, 0) + 1
+        if self.spec is not None:
+            self._check_typed(allocations, used)
+            return
         for n, c in used.items():
             if not (0 <= n < self.num_nodes) or c > self.gpus_per_node:
                 raise RuntimeError(f"policy over-allocated node {n!r} ({c} GPUs)")
+
+    def _check_typed(self, allocations, used):
+        gpus, types = self.spec.node_gpus, self.node_types
+        for n, c in used.items():
+            if not (isinstance(n, int) and 0 <= n < len(gpus)) or c > gpus[n]:
+                raise RuntimeError(f"policy over-allocated node {n!r} ({c} GPUs)")
+        for key, alloc in allocations.items():
+            if len({types[n] for n in alloc}) > 1:
+                raise RuntimeError(f"policy placed job {key!r} on two GPU types: nodes {sorted(set(alloc))}")
 
     def _write_log(self, now, seconds):
         jobs = []

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastsched.sim.metrics import compute_metrics
+
 __all__ = ["JobRecord", "SimulationResult"]
 
 
@@ -25,6 +27,8 @@ class JobRecord:
         GPU-seconds held.
     epochs : int
         Epochs finished.
+    gpu_seconds_by_type : dict of str -> float, optional
+        GPU-seconds held per GPU type (typed clusters; ``None``: all on one type).
     """
 
     name: str
@@ -34,6 +38,7 @@ class JobRecord:
     num_restarts: int
     attained_service: float
     epochs: int
+    gpu_seconds_by_type: dict | None = None
 
     @property
     def jct(self) -> float | None:
@@ -120,6 +125,36 @@ class SimulationResult:
         return float(np.sum(self.used_gpus[mask]) * interval / total) if total else float("nan")
 
     @property
+    def incomplete(self) -> dict:
+        """Why jobs did not finish: ``{reason: count}``, empty when every job completed.
+
+        Reasons: ``"arrived after the end"`` (submitted after the last round, e.g. beyond
+        ``max_time``), ``"never started"`` (submitted, never given a GPU) and ``"running at the
+        end"`` (had GPUs, did not finish).
+
+        Examples
+        --------
+        >>> r = SimulationResult(
+        ...     jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3), JobRecord("b", "cifar10", 900, None, 0, 0.0, 0)],
+        ...     policy="tiresias", config={"interval": 60}, times=np.array([60, 600]))
+        >>> r.incomplete
+        {'arrived after the end': 1}
+        """
+        end = int(self.times[-1]) if self.times.size else 0
+        out: dict = {}
+        for j in self.jobs:
+            if j.completion_time is not None:
+                continue
+            if j.submission_time > end:
+                reason = "arrived after the end"
+            elif j.attained_service <= 0:
+                reason = "never started"
+            else:
+                reason = "running at the end"
+            out[reason] = out.get(reason, 0) + 1
+        return out
+
+    @property
     def restarts(self) -> int:
         """Total reallocations after first allocations, over all jobs."""
         return int(sum(j.num_restarts for j in self.jobs))
@@ -127,14 +162,27 @@ class SimulationResult:
     def summary(self) -> dict:
         """The headline figures as a JSON-ready dict.
 
-        Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s), ``jobs``, ``completed``,
-        ``gpu_utilization`` (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``,
-        ``policy``, plus the configuration.
+        Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s; NaN when no job completed),
+        ``jobs``, ``completed``, ``incomplete`` (:attr:`incomplete`), ``gpu_utilization``
+        (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``, ``policy``, plus the
+        configuration (which includes ``workload``, ``profiles`` and ``max_time`` for a
+        result of :func:`~fastsched.sim.simulate`).
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="tiresias",
+        ...                      config={"interval": 60, "workload": "w.csv"}, times=np.array([60, 600]),
+        ...                      used_gpus=np.array([1, 1]), total_gpus=np.array([4, 4]),
+        ...                      active_jobs=np.array([1, 1]), allocations=np.ones((2, 1), np.int16))
+        >>> s = r.summary()
+        >>> s["completed"], s["jobs"], s["incomplete"], s["avg_jct"], s["workload"]
+        (1, 1, {}, 600.0, 'w.csv')
         """
         out = {
             "policy": self.policy,
             "jobs": len(self.jobs),
             "completed": self.completed,
+            "incomplete": self.incomplete,
             "avg_jct": self.avg_jct,
             "p99_jct": self.p99_jct,
             "makespan": self.makespan,
@@ -144,25 +192,84 @@ class SimulationResult:
             "wall_s": self.wall_s,
             "policy_s": self.policy_s,
         }
+        out.update(compute_metrics(self))  # the field's metrics (fastsched.sim.metrics.METRIC_KEYS)
         for k, v in self.config.items():
             out.setdefault(k, v)
         return out
 
     def table(self) -> str:
-        """The summary as an aligned plain-text table."""
+        """The summary as an aligned plain-text table.
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 900, None, 0, 0.0, 0)], policy="tiresias",
+        ...                      config={"interval": 60}, times=np.array([60, 600]),
+        ...                      used_gpus=np.array([0, 0]), total_gpus=np.array([4, 4]),
+        ...                      active_jobs=np.array([1, 1]), allocations=np.ones((2, 1), np.int16))
+        >>> print(r.table())  # doctest: +NORMALIZE_WHITESPACE
+        policy                tiresias
+        cluster               None nodes x None GPUs
+        jobs completed        0 / 1
+        not completed         1 arrived after the end
+        average JCT           - (no job completed)
+        p99 JCT               - (no job completed)
+        makespan              - (no job completed)
+        median JCT            - (no job completed)
+        GPU utilization       -
+        GPU-hours per job     0.000 h
+          by GPU type         -
+        restarts per job      0.00
+        contention            mean 1.0, max 1 jobs
+        finish-time fairness  -
+        restarts              0
+        rounds                2 x 60 s
+        wall time             0.00 s (policy 0.00 s)
+        """
         s = self.summary()
 
         def hours(x):
+            if x is None or not np.isfinite(x):
+                return "- (no job completed)"
             return f"{x:,.1f} s ({x / 3600:.2f} h)"
 
-        rows = [
-            ("policy", s["policy"]),
-            ("cluster", f"{self.config.get('nodes')} nodes x {self.config.get('gpus')} GPUs"),
+        def num(x, fmt):
+            return "-" if x is None or not np.isfinite(x) else fmt.format(x)
+
+        rows = [("policy", s["policy"])]
+        for key, label in (("workload", "workload"), ("profiles", "profiles")):
+            if key in self.config:
+                rows.append((label, str(self.config[key])))
+        rows += [
+            (
+                "cluster",
+                self.config.get("cluster") or f"{self.config.get('nodes')} nodes x {self.config.get('gpus')} GPUs",
+            ),
             ("jobs completed", f"{s['completed']} / {s['jobs']}"),
+        ]
+        if s["incomplete"]:
+            rows.append(("not completed", ", ".join(f"{n} {why}" for why, n in s["incomplete"].items())))
+        util = s["gpu_utilization"]
+        rows += [
             ("average JCT", hours(s["avg_jct"])),
             ("p99 JCT", hours(s["p99_jct"])),
             ("makespan", hours(s["makespan"])),
-            ("GPU utilization", f"{100 * s['gpu_utilization']:.1f} %"),
+            ("median JCT", hours(s["p50_jct"])),
+            ("GPU utilization", num(100 * util, "{:.1f} %")),
+            ("GPU-hours per job", num(s["gpu_hours_per_job"], "{:.3f} h")),
+            ("  by GPU type", ", ".join(f"{t} {v:.3f} h" for t, v in s["gpu_hours_by_type"].items()) or "-"),
+            ("restarts per job", num(s["restarts_per_job"], "{:.2f}")),
+            (
+                "contention",
+                "-"
+                if not np.isfinite(s["contention_mean"])
+                else f"mean {s['contention_mean']:.1f}, max {s['contention_max']:.0f} jobs",
+            ),
+            (
+                "finish-time fairness",
+                "-"
+                if not np.isfinite(s["ftf_worst"])
+                else f"worst {s['ftf_worst']:.2f}, {100 * s['ftf_unfair_fraction']:.1f} % above 1.05",
+            ),
             ("restarts", f"{s['restarts']}"),
             ("rounds", f"{s['rounds']} x {self.config.get('interval')} s"),
             ("wall time", f"{s['wall_s']:.2f} s (policy {s['policy_s']:.2f} s)"),

@@ -169,6 +169,9 @@ class TraceApplication(Application):
         measured per-GPU batch size, and the shortest validation file.
     fixed_batch_size, max_replicas : int, optional
         See :class:`Application`.
+    gpu_type : str, optional
+        Read the GPU type's profile ``placements-<gpu_type>.csv`` / ``scalability-<gpu_type>.csv``
+        (the Sia traces' layout) instead of ``placements.csv`` / ``scalability.csv``.
     """
 
     def __init__(
@@ -183,6 +186,7 @@ class TraceApplication(Application):
         max_epochs=None,
         fixed_batch_size=None,
         max_replicas=None,
+        gpu_type=None,
     ):
         trace_dir = Path(trace_dir)
         if not trace_dir.is_dir():
@@ -203,9 +207,12 @@ class TraceApplication(Application):
         self._bsz = sorted(vfiles)
         self._valid = {b: _read_csv(vfiles[b], vcols) for b in self._bsz}
         # Placement traces.
-        pcols = _read_csv(trace_dir / "placements.csv", ("placement", "local_bsz", "step_time", "sync_time"))
+        # Per-GPU-type profiles (the Sia layout) are placements-<type>.csv / scalability-<type>.csv.
+        self.gpu_type = gpu_type
+        suffix = f"-{gpu_type}" if gpu_type else ""
+        pcols = _read_csv(trace_dir / f"placements{suffix}.csv", ("placement", "local_bsz", "step_time", "sync_time"))
         scols = _read_csv(
-            trace_dir / "scalability.csv", ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
+            trace_dir / f"scalability{suffix}.csv", ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
         )
         self._by_placement: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         groups: dict[int, list[tuple[float, float, float]]] = {}

@@ -3,17 +3,24 @@
 ``name, time, application, num_replicas, batch_size``: one row per job with a unique name,
 its submission time in seconds from the simulation start, the application it runs and the
 user-requested GPU count and total batch size (used by the Tiresias and Optimus baselines).
+Submission times may be fractional (rounded up to whole seconds); the other numbers are integers. Every error
+names the file, the line and the column (``path:line:column: ...``).
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["WorkloadJob", "read_workload", "write_workload", "WORKLOAD_COLUMNS"]
 
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
+# Larger sizes are typing mistakes; the bound keeps them in the kernels' 32-bit integers.
+_MAX_SIZE = 2**31 - 1
+#: Values of the optional ``category`` column.
+CATEGORIES = ("adaptive", "scale-gpus", "rigid")
 
 
 @dataclass(frozen=True)
@@ -25,13 +32,17 @@ class WorkloadJob:
     name : str
         Unique job name.
     time : int
-        Submission time in seconds from the simulation start (>= 0).
+        Submission time in whole seconds from the simulation start (>= 0; fractional times in
+        a CSV are rounded up).
     application : str
         Name of the application model the job runs.
     num_replicas : int
         Requested GPU count (>= 1).
     batch_size : int
         Requested total batch size (>= 1).
+    category : str, optional
+        ``adaptive``, ``scale-gpus`` or ``rigid`` (the Sia workloads' optional column);
+        ``None`` when absent.
     """
 
     name: str
@@ -39,16 +50,22 @@ class WorkloadJob:
     application: str
     num_replicas: int
     batch_size: int
+    category: str | None = None
 
 
-def _as_int(value: str, what: str, where: str) -> int:
+def _number(value: str, what: str, where: str, *, integer: bool) -> int | float:
+    """Parse one numeric field: finite, and whole when ``integer`` (whole floats become ints)."""
     try:
         f = float(value)
     except ValueError:
         raise ValueError(f"{where}: {what} must be a number, got {value!r}") from None
-    if f != int(f):
+    if not math.isfinite(f):
+        raise ValueError(f"{where}: {what} must be finite, got {value.strip()!r}")
+    if f == int(f):
+        return int(f)
+    if integer:
         raise ValueError(f"{where}: {what} must be an integer, got {value!r}")
-    return int(f)
+    return f
 
 
 def read_workload(path) -> list[WorkloadJob]:
@@ -57,7 +74,8 @@ def read_workload(path) -> list[WorkloadJob]:
     Parameters
     ----------
     path : str or path
-        CSV with the columns :data:`WORKLOAD_COLUMNS` (extra columns are ignored).
+        CSV with the columns :data:`WORKLOAD_COLUMNS` (extra columns are ignored), UTF-8
+        with or without a byte-order mark.
 
     Returns
     -------
@@ -69,52 +87,110 @@ def read_workload(path) -> list[WorkloadJob]:
     FileNotFoundError
         If the file does not exist.
     ValueError
-        On missing columns, malformed values, negative times, non-positive sizes,
-        duplicate names or an empty workload.
+        On missing columns, malformed or non-finite values, negative times, non-positive
+        sizes, duplicate names or an empty workload; the message starts with
+        ``path:line:column``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "w.csv").write_text(
+    ...     "name,time,application,num_replicas,batch_size\\n"
+    ...     "a,0,cifar10,1,128\\nb,30.5,ncf,1,32768\\n")
+    >>> [(j.name, j.time) for j in read_workload(folder / "w.csv")]
+    [('a', 0), ('b', 31)]
+    >>> _ = (folder / "bad.csv").write_text(
+    ...     "name,time,application,num_replicas,batch_size\\na,nan,cifar10,1,128\\n")
+    >>> read_workload(folder / "bad.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...bad.csv:2:2: time must be finite, got 'nan'
     """
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():
+            raise ValueError(f"{path}: is a folder, not a workload CSV")
         raise FileNotFoundError(f"workload file not found: {path}")
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in WORKLOAD_COLUMNS if c not in header]
-        if missing:
-            raise ValueError(
-                f"{path}: missing column(s) {missing}; a workload needs {list(WORKLOAD_COLUMNS)}, found {header}"
-            )
-        reader.fieldnames = header
-        jobs = []
-        seen = set()
-        for lineno, row in enumerate(reader, start=2):
-            where = f"{path}:{lineno}"
-            if any(row.get(c) is None for c in WORKLOAD_COLUMNS):
-                raise ValueError(f"{where}: too few fields")
-            name = row["name"].strip()
-            if not name:
-                raise ValueError(f"{where}: empty job name")
-            if name in seen:
-                raise ValueError(f"{where}: duplicate job name {name!r}")
-            seen.add(name)
-            job = WorkloadJob(
-                name=name,
-                time=_as_int(row["time"], "time", where),
-                application=row["application"].strip(),
-                num_replicas=_as_int(row["num_replicas"], "num_replicas", where),
-                batch_size=_as_int(row["batch_size"], "batch_size", where),
-            )
-            if job.time < 0:
-                raise ValueError(f"{where}: time must be >= 0, got {job.time}")
-            if job.num_replicas < 1 or job.batch_size < 1:
-                raise ValueError(f"{where}: num_replicas and batch_size must be >= 1")
-            jobs.append(job)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return _read_rows(path, csv.reader(f))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV: {exc}") from None
+
+
+def _read_rows(path: Path, reader) -> list[WorkloadJob]:
+    header_row = next(reader, None)
+    if header_row is None:
+        raise ValueError(f"{path}: empty file; a workload needs the header {','.join(WORKLOAD_COLUMNS)}")
+    header = [h.strip() for h in header_row]
+    missing = [c for c in WORKLOAD_COLUMNS if c not in header]
+    if missing:
+        raise ValueError(
+            f"{path}:1: missing column(s) {missing}; a workload needs {list(WORKLOAD_COLUMNS)}, found {header}"
+        )
+    col = {c: header.index(c) for c in WORKLOAD_COLUMNS}
+    cat_col = header.index("category") if "category" in header else None
+    jobs = []
+    seen = set()
+    for row in reader:
+        lineno = reader.line_num
+        if not row or all(not cell.strip() for cell in row):
+            continue  # blank line
+        if len(row) <= max(col.values()):
+            raise ValueError(f"{path}:{lineno}: too few fields ({len(row)} of {len(header)})")
+
+        def at(c, lineno=lineno):
+            return f"{path}:{lineno}:{col[c] + 1}"
+
+        name = row[col["name"]].strip()
+        if not name:
+            raise ValueError(f"{at('name')}: empty job name")
+        if name in seen:
+            raise ValueError(f"{at('name')}: duplicate job name {name!r}")
+        seen.add(name)
+        # Fractional times (the Sia traces' newtrace) round up: the simulator's clock is integral
+        # and a job cannot start before it arrives.
+        arrival = _number(row[col["time"]], "time", at("time"), integer=False)
+        if arrival < 0:
+            raise ValueError(f"{at('time')}: time must be >= 0, got {arrival}")
+        application = row[col["application"]].strip()
+        if not application:
+            raise ValueError(f"{at('application')}: empty application name")
+        sizes = {}
+        for c in ("num_replicas", "batch_size"):
+            sizes[c] = _number(row[col[c]], c, at(c), integer=True)
+            if sizes[c] < 1:
+                raise ValueError(f"{at(c)}: {c} must be >= 1, got {sizes[c]}")
+            if sizes[c] > _MAX_SIZE:
+                raise ValueError(f"{at(c)}: {c} must be <= {_MAX_SIZE}, got {sizes[c]}")
+        category = None
+        if cat_col is not None and cat_col < len(row) and row[cat_col].strip():
+            category = row[cat_col].strip()
+            if category not in CATEGORIES:
+                raise ValueError(
+                    f"{path}:{lineno}:{cat_col + 1}: category must be one of {list(CATEGORIES)}, got {category!r}"
+                )
+        time = math.ceil(arrival)
+        jobs.append(WorkloadJob(name, time, application, sizes["num_replicas"], sizes["batch_size"], category))
     if not jobs:
         raise ValueError(f"{path}: the workload has no jobs")
     return jobs
 
 
 def write_workload(jobs, path) -> None:
-    """Write ``jobs`` (WorkloadJob records) as a workload CSV."""
+    """Write ``jobs`` (WorkloadJob records) as a workload CSV.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
+    >>> write_workload([WorkloadJob("a", 0, "cifar10", 2, 256)], p)
+    >>> read_workload(p)
+    [WorkloadJob(name='a', time=0, application='cifar10', num_replicas=2, batch_size=256, category=None)]
+    """
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(WORKLOAD_COLUMNS)

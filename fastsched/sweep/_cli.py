@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["register", "run"]
+from fastsched import _firstrun
+from fastsched.cli import Interrupted
+from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
+from fastsched.sweep.spec import load_spec
+
+__all__ = ["register", "run", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
+
+#: Exit status when some runs failed.
+EXIT_FAILED_RUNS = 1
+#: Exit status when some runs stopped with jobs unfinished (without ``--allow-incomplete``).
+EXIT_INCOMPLETE = 3
 
 
 def register(subparsers) -> None:
@@ -16,48 +27,83 @@ def register(subparsers) -> None:
         description=(
             "Run every configuration x seed of a sweep spec (JSON, TOML or YAML) as one dask task "
             "each, on a local cluster or an existing scheduler, and write runs.csv, runs.json and "
-            "summary.csv. Re-running into the same output folder skips the runs already done."
+            "summary.csv. Re-running into the same output folder skips the runs already done. "
+            "Exit status: 0 done, 1 some runs failed, 2 bad input, 3 some runs left jobs "
+            "unfinished, 130 interrupted."
         ),
     )
     p.add_argument("spec", help="sweep spec file (.json, .toml, .yaml)")
     p.add_argument("--scheduler", metavar="ADDR", help="dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for --scheduler (default 10)",
+    )
     p.add_argument("--workers", type=int, help="worker processes of the local cluster (default: all CPUs)")
     p.add_argument("--output", metavar="DIR", help="output folder (default: the spec's 'output', else SPEC-sweep/)")
     p.add_argument("--serial", action="store_true", help="run in this process, without dask")
     p.add_argument("--no-resume", action="store_true", help="run everything again, ignoring earlier results")
+    p.add_argument("--force", action="store_true", help="write into a non-sweep folder, or discard earlier results")
+    p.add_argument("--allow-incomplete", action="store_true", help="exit 0 even if runs left jobs unfinished")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    """Run the ``sweep`` subcommand; returns 0, or 1 when some runs failed."""
-    from fastsched.sweep.runner import run_serial, run_sweep
-    from fastsched.sweep.spec import load_spec
+def _resume_command(args, output) -> str:
+    words = ["fastsched", "sweep", args.spec, "--output", str(output)]
+    if args.serial:
+        words.append("--serial")
+    if args.scheduler:
+        words += ["--scheduler", args.scheduler]
+    return shlex.join(words)
 
+
+def run(args) -> int:
+    """Run the ``sweep`` subcommand; returns 0, 1 when some runs failed, 3 when some were incomplete."""
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.scheduler and args.workers is not None:
         raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
+    if not args.connect_timeout > 0:
+        raise ValueError(f"--connect-timeout must be > 0, got {args.connect_timeout}")
     spec = load_spec(args.spec)
-    output = args.output or spec.output_dir() or Path(Path(args.spec).stem + "-sweep")
-    if args.serial:
-        result = run_serial(spec, output_dir=output, resume=not args.no_resume, progress=not args.quiet)
-    else:
-        result = run_sweep(
-            spec,
-            client=args.scheduler,
-            output_dir=output,
-            workers=args.workers,
-            resume=not args.no_resume,
-            progress=not args.quiet,
-        )
+    if not args.quiet:
+        _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after
+    output = Path(args.output) if args.output else (spec.output_dir() or Path(Path(args.spec).stem + "-sweep"))
+    common = {"output_dir": output, "resume": not args.no_resume, "force": args.force, "progress": not args.quiet}
+    try:
+        if args.serial:
+            result = run_serial(spec, **common)
+        else:
+            result = run_sweep(
+                spec,
+                client=args.scheduler,
+                workers=args.workers,
+                connect_timeout=args.connect_timeout,
+                **common,
+            )
+    except SweepInterrupted as exc:
+        raise Interrupted(f"{exc}; resume with: {_resume_command(args, output)}") from None
     print(result.table())
-    n, bad = len(result.rows), len(result.errors)
+    n, bad, short = len(result.rows), len(result.errors), len(result.incomplete)
     print(
-        f"\n{n} runs ({result.skipped} from an earlier sweep), {bad} failed, {result.elapsed_s:.1f} s; "
-        f"tables in {result.output_dir}",
+        f"\n{n} runs ({result.skipped} from an earlier sweep), {bad} failed, {short} incomplete, "
+        f"{result.elapsed_s:.1f} s; tables in {result.output_dir}",
         file=sys.stderr,
     )
     for row in result.errors[:5]:
         print(f"  failed: {row['workload']} seed {row['seed']}: {row['error']}", file=sys.stderr)
-    return 1 if bad else 0
+    if bad:
+        return EXIT_FAILED_RUNS
+    if short and not args.allow_incomplete:
+        first = result.incomplete[0]
+        print(
+            f"fastsched sweep: {short} run(s) stopped with jobs unfinished (e.g. {first['workload']} seed "
+            f"{first['seed']}: {first['completed']}/{first['jobs']} completed, {first['incomplete']}); their "
+            "figures cover completed jobs only. Raise max_time, or pass --allow-incomplete to accept this.",
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
+    return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched.sweep.client import client_for
+
 __all__ = ["evaluate_grid"]
 
 
@@ -114,9 +116,7 @@ def evaluate_grid(
         if client == "serial":
             parts += [task(*piece(lo, hi)) for lo, hi in bounds[1:]]
         else:
-            from fastsched.sweep.runner import _client_for
-
-            with _client_for(client, workers) as c:
+            with client_for(client, workers) as c:
                 [fn_future] = c.scatter([goodput_fn], broadcast=True)
                 futures = []
                 for lo, hi in bounds[1:]:

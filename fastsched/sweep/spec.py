@@ -13,11 +13,13 @@ A spec is a mapping (a Python dict, or a JSON / TOML / YAML file holding one):
 ``output``
     Default output folder (relative paths resolved like the workloads).
 any :func:`fastsched.sim.simulate` option
-    ``policy``, ``preset``, ``traces``, ``nodes``, ``gpus``, ``interval``, ``interference``,
-    ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of values to grid over
-    (``policy_options`` is a dict, or a list of dicts).
+    ``policy``, ``preset``, ``traces``, ``cluster``, ``nodes``, ``gpus``, ``interval``,
+    ``interference``, ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of
+    values to grid over (``policy_options`` is a dict, or a list of dicts; ``cluster`` a spec
+    such as ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON node-group file).
 
-Everything is checked before any simulation runs; errors are ``ValueError`` naming the key.
+Everything is checked before any simulation runs (``policy_options`` by building the policy of
+every combination in the grid); errors are ``ValueError`` naming the key.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.preflight import check_traces_dir
+
 __all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
 
 #: Simulation options that may be gridded, in the order the grid is expanded.
@@ -40,6 +45,7 @@ GRID_KEYS = (
     "policy",
     "preset",
     "traces",
+    "cluster",
     "nodes",
     "gpus",
     "interval",
@@ -192,7 +198,7 @@ def _read_file(path: Path) -> dict:
     else:
         raise ValueError(f"{path}: unknown spec format {suffix!r} (use .json, .toml, .yaml or .yml)")
     try:
-        data = parse(path.read_text())
+        data = parse(path.read_text(encoding="utf-8-sig"))
     except Exception as exc:  # noqa: BLE001 - JSON / TOML / YAML parser errors
         raise ValueError(f"{path}: could not parse the spec: {exc}") from None
     if not isinstance(data, dict):
@@ -215,6 +221,8 @@ def _as_list(key, value, *, dict_is_scalar=False):
 
 
 def _check_int(key, v, low):
+    if isinstance(v, float) and not math.isfinite(v):
+        _fail(key, f"must hold integers, got {v!r}")
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and v != int(v)):
         _fail(key, f"must hold integers, got {v!r}")
     if int(v) < low:
@@ -222,17 +230,17 @@ def _check_int(key, v, low):
     return int(v)
 
 
-def _check_values(key, values, base_dir):
+def _check_values(key, values, base_dir, *, typed=False):
     from fastsched.sim.api import PRESETS
     from fastsched.sim.policies import POLICY_NAMES
 
     out = []
     for v in values:
         if key == "policy":
-            if v not in POLICY_NAMES:
+            if not isinstance(v, str) or v not in POLICY_NAMES:
                 _fail(key, f"must be one of {list(POLICY_NAMES)}, got {v!r}")
         elif key == "preset":
-            if v not in PRESETS:
+            if not isinstance(v, str) or v not in PRESETS:
                 _fail(key, f"must be one of {sorted(PRESETS)}, got {v!r}")
         elif key in ("nodes", "gpus", "interval", "max_time"):
             v = _check_int(key, v, 1)
@@ -249,6 +257,21 @@ def _check_values(key, values, base_dir):
             p = p if p.is_absolute() else base_dir / p
             if not p.is_dir():
                 _fail(key, f"names a trace folder that does not exist: {p}")
+            if not typed:  # a typed cluster reads per-GPU-type traces on purpose
+                try:
+                    check_traces_dir(p)
+                except ValueError as exc:
+                    _fail(key, str(exc))
+        elif key == "cluster":
+            if not isinstance(v, str):
+                _fail(key, f"must be a cluster spec string or file path, got {v!r}")
+            if v.lower().endswith((".toml", ".json")):
+                p = Path(v).expanduser()
+                v = str(p if p.is_absolute() else base_dir / p)
+            try:
+                parse_cluster(v)
+            except (ValueError, FileNotFoundError) as exc:
+                _fail(key, str(exc))
         elif key == "policy_options":
             if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
                 _fail(key, f"must be a mapping of option names to values (or a list of them), got {v!r}")
@@ -260,6 +283,26 @@ def _check_values(key, values, base_dir):
     if len({_canonical(v) for v in out}) != len(out):
         _fail(key, f"lists the same value twice: {values!r}")
     return out
+
+
+def _check_policy_options(grid) -> None:
+    """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
+    from fastsched.sim.api import PRESETS
+    from fastsched.sim.policies import POLICY_OPTIONS, make_policy
+
+    for preset in grid.get("preset", ["default"]):
+        for policy in grid.get("policy", [None]):
+            name = policy or PRESETS[preset]["policy"]
+            for opts in grid.get("policy_options", [{}]):
+                if not opts:
+                    continue
+                if name not in POLICY_OPTIONS:
+                    _fail("policy_options", f"apply to {list(POLICY_OPTIONS)} only; {name} takes none, got {opts!r}")
+                seed = {"seed": 0} if name == "pollux" else {}
+                try:
+                    make_policy(name, **{**PRESETS[preset].get(name, {}), **opts, **seed})
+                except (TypeError, ValueError) as exc:
+                    _fail("policy_options", f"{opts!r} is not valid for {name} (preset {preset!r}): {exc}")
 
 
 def load_spec(spec, *, base_dir=None) -> SweepSpec:
@@ -296,6 +339,17 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
     else:
         raise TypeError(f"spec must be a dict or a path to a spec file, got {type(spec).__name__}")
 
+    try:
+        return _validate(raw, base)
+    except ValueError as exc:
+        if isinstance(spec, (str, Path)):  # name the file, as the parse errors do
+            text = str(exc)
+            named = text.replace("sweep spec:", f"{Path(spec)}:", 1) if "sweep spec:" in text else f"{spec}: {text}"
+            raise ValueError(named) from None
+        raise
+
+
+def _validate(raw: dict, base: Path) -> SweepSpec:
     for key in raw:
         if key not in ALLOWED_KEYS:
             close = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
@@ -339,11 +393,17 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
     if output is not None and not isinstance(output, str):
         _fail("output", f"must be a folder path, got {output!r}")
 
+    from fastsched.sim.api import PRESETS
+
+    presets = raw.get("preset", [])
+    presets = presets if isinstance(presets, list) else [presets]
+    typed = "cluster" in raw or any(isinstance(p, str) and PRESETS.get(p, {}).get("cluster") for p in presets)
     grid = {}
     for key in GRID_KEYS:
         if key in raw:
             values = _as_list(key, raw[key], dict_is_scalar=key == "policy_options")
-            grid[key] = _check_values(key, values, base)
+            grid[key] = _check_values(key, values, base, typed=typed)
+    _check_policy_options(grid)
     json_raw = json.loads(json.dumps(raw, default=str))
     return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fastsched.sim import simulate
-from fastsched.sim.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.cluster import placement_of
+from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.workload import WorkloadJob
 
 from .test_job import ConstApp
@@ -24,7 +24,8 @@ def _wl(*rows):
 
 def test_tiresias_fifo_preemption_and_packing():
     apps = {"const": ConstApp()}
-    wl = _wl(("a", 0, "const", 4, 8), ("b", 0, "const", 4, 8), ("c", 0, "const", 2, 8))
+    # batch 16 on 4 GPUs: 4 per GPU, the bottom of ConstApp's per-GPU range (checked before the run)
+    wl = _wl(("a", 0, "const", 4, 16), ("b", 0, "const", 4, 16), ("c", 0, "const", 2, 8))
     r = simulate(wl, applications=apps, policy="tiresias", nodes=2, gpus=4)
     assert r.completed == 3
     # a and b fill the cluster; c waits for the first completion.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from fastsched.sim.policies import SimPolicy
+from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["TiresiasPolicy", "OptimusPolicy"]
 
@@ -31,6 +31,18 @@ def _pack(num_replicas: int, free: dict, order: list) -> list:
         alloc.extend([best] * num)
         free[best] -= num
     return alloc
+
+
+def _pack_one_type(num_replicas: int, free: dict, order: list, node_types) -> list:
+    """:func:`_pack` within the GPU type with the most free GPUs (a job never spans two types).
+
+    Places fewer replicas if no type has ``num_replicas`` free GPUs (callers check first).
+    """
+    by_type: dict = {}
+    for n in order:
+        by_type[node_types[n]] = by_type.get(node_types[n], 0) + free[n]
+    best = max(by_type, key=by_type.__getitem__)
+    return _pack(min(num_replicas, by_type[best]), free, [n for n in order if node_types[n] == best])
 
 
 def _free_gpus(nodes: dict, allocations: dict) -> tuple[dict, list]:
@@ -69,6 +81,9 @@ class TiresiasPolicy(SimPolicy):
     def job_kwargs(self, wjob, app):
         return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
 
+    def uses_requested_gpus(self, wjob) -> bool:
+        return True
+
     def optimize(self, now, jobs, nodes, allocations):
         event_time = int(now)
         active = {job.name: job for job in jobs}
@@ -90,6 +105,8 @@ class TiresiasPolicy(SimPolicy):
                 if key in q0 and gputime >= self.queue_threshold:
                     q0.remove(key)
                     q1.append(key)
+        if self.cluster is not None and not self.cluster.is_homogeneous:
+            return self._place_typed(q0, q1, active, nodes, allocations)
         num_gpus = sum(nodes.values())
         for queue in (q0, q1):
             for key in queue:
@@ -105,6 +122,31 @@ class TiresiasPolicy(SimPolicy):
             for key in queue:
                 if self._status[key] == "RUNNING" and not allocations.get(key):
                     allocations[key] = _pack(active[key].target_num_replicas, free, order)
+        return allocations
+
+    def _place_typed(self, q0, q1, active, nodes, allocations):
+        """Admission per GPU type: a running job stays if its type has room, a new one goes to the type with most room."""
+        types = self.cluster.node_types
+        left = dict(self.cluster.gpus_by_type)
+        chosen: dict = {}
+        for queue in (q0, q1):
+            for key in queue:
+                need = active[key].target_num_replicas
+                alloc = allocations.get(key)
+                t = types[alloc[0]] if alloc else max(left, key=left.__getitem__)
+                if need <= left[t]:
+                    self._status[key] = "RUNNING"
+                    left[t] -= need
+                    chosen[key] = t
+                else:
+                    self._status[key] = "PENDING"
+                    allocations.pop(key, None)
+        free, order = _free_gpus(nodes, allocations)
+        for queue in (q0, q1):
+            for key in queue:
+                if self._status[key] == "RUNNING" and not allocations.get(key):
+                    t = chosen[key]
+                    allocations[key] = _pack(active[key].target_num_replicas, free, [n for n in order if types[n] == t])
         return allocations
 
 
@@ -186,7 +228,13 @@ class OptimusPolicy(SimPolicy):
             num_gpus -= 1
         allocations = {k: v for k, v in allocations.items() if len(v) == num_replicas[k]}
         free, order = _free_gpus(nodes, allocations)
+        typed = self.cluster is not None and not self.cluster.is_homogeneous
         for key in sorted(num_replicas, key=num_replicas.__getitem__):
             if num_replicas[key] > 0 and not allocations.get(key):
+                if typed:  # type-agnostic counts; each job packed within one type
+                    alloc = _pack_one_type(num_replicas[key], free, order, self.cluster.node_types)
+                    if alloc:
+                        allocations[key] = alloc
+                    continue
                 allocations[key] = _pack(num_replicas[key], free, order)
         return allocations

@@ -1,0 +1,90 @@
+"""Exact dynamic program for the per-round assignment (see :mod:`fastsched.sim.policies._assign`).
+
+State: GPUs used per type, flattened with strides (``prod(capacity + 1)`` states). Jobs are
+added one at a time; each either takes none of its candidates or one that still fits. For a
+candidate of ``g`` GPUs of type ``t`` the update ``new[s + g * stride_t] = min(., dp[s] + cost)``
+runs over the states with room, as three nested loops (below, along and above type ``t``'s
+axis) so the inner loop is contiguous. The choice per job and state (the candidate's rank
+within its job, -1 for none) is kept for the traceback. Exact for any costs; its work grows
+as ``states * candidates``, so the face falls back to HiGHS on large clusters.
+"""
+
+from __future__ import annotations
+
+from fastsched._jit import jit
+
+
+@jit
+def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, chosen):
+    """Fill ``chosen`` (bool per candidate) with an optimal assignment; return its cost.
+
+    ``start`` (length J + 1) delimits each job's candidates; a job with a forced candidate
+    must take it. ``layers`` is float64 scratch of shape ``(J + 1, states)``; ``inf`` marks
+    unreachable states. Returns ``inf`` when the forced candidates do not fit.
+    """
+    num_jobs = start.shape[0] - 1
+    num_states = layers.shape[1]
+    # layers[j] is the table after jobs 0..j-1; the traceback finds which candidate produced
+    # each value by recomputing it (same operation, so equality is exact).
+    layers[0, :] = inf
+    layers[0, 0] = 0.0
+    for j in range(num_jobs):
+        lo, hi = start[j], start[j + 1]
+        must = -1
+        for k in range(lo, hi):
+            if forced[k]:
+                must = k
+        dp = layers[j]
+        new = layers[j + 1]
+        if must >= 0:
+            new[:] = inf
+        else:
+            new[:] = dp
+        for k in range(lo, hi):
+            if must >= 0 and k != must:
+                continue
+            t = gtype[k]
+            g = gpus[k]
+            c = cost[k]
+            st = strides[t]
+            span = st * (capacity[t] + 1)
+            shift = g * st
+            for outer in range(0, num_states, span):
+                a = outer
+                b = outer + (capacity[t] + 1 - g) * st
+                for s in range(a, b):  # contiguous: min of two arrays, vectorisable
+                    v = dp[s] + c
+                    w = new[s + shift]
+                    new[s + shift] = v if v < w else w
+    dp = layers[num_jobs]
+    best = 0
+    for s in range(num_states):
+        if dp[s] < dp[best]:
+            best = s
+    total = dp[best]
+    chosen[:] = False
+    if total >= inf:
+        return total
+    s = best
+    for j in range(num_jobs - 1, -1, -1):
+        val = layers[j + 1, s]
+        prev = layers[j]
+        must = -1
+        for k in range(start[j], start[j + 1]):
+            if forced[k]:
+                must = k
+        if must < 0 and prev[s] == val:
+            continue
+        if val >= inf:  # pragma: no cover - the best state is reachable
+            break
+        for k in range(start[j], start[j + 1]):
+            if must >= 0 and k != must:
+                continue
+            t = gtype[k]
+            shift = gpus[k] * strides[t]
+            u = (s // strides[t]) % (capacity[t] + 1)
+            if u >= gpus[k] and prev[s - shift] + cost[k] == val:
+                chosen[k] = True
+                s -= shift
+                break
+    return total

@@ -1,0 +1,342 @@
+"""Sia (SOSP'23): heterogeneity-aware, goodput-optimised allocation by an integer program.
+
+Each round, for every GPU type, a set of configurations: 1, 2, 4, ... GPUs within one node,
+then 1, 2, ... whole nodes. For each job and configuration its goodput on that type (its own
+fit there, or Sia's bootstrap from another type, see
+:func:`~fastsched.sim.hetero.estimate_goodput`); a job that has never run is offered only
+single-GPU configurations, valued 1. Each job's row is divided by its smallest entry;
+configurations other than the job's current one are multiplied by its restart factor
+``max(age - restarts * penalty, 0) / (age + penalty)`` (1 while ``age < penalty``); entries
+are raised to the power ``p`` (-0.5) and rounded to two decimals. The integer program picks
+at most one configuration per job under each type's GPU count, minimising (``p < 0``; else
+maximising) the sum of chosen entries plus ``lambda_n`` per job left without GPUs. Jobs in
+the middle of a restart keep their allocation. Whole-node configurations take whole free
+nodes; smaller ones are packed best-fit; jobs whose configuration is unchanged keep their
+nodes when the packing allows.
+
+Rigid jobs (category ``rigid``) keep their GPU count and batch size: one configuration per
+type, valued by their true throughput there (slowest type = their GPU count). ``scale-gpus``
+jobs keep their batch size.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fastsched.sim.hetero import fixed_batch_throughput, goodput_source
+from fastsched.sim.policies._assign import AssignProblem, solve_assignment
+from fastsched.sim.policies._placement import packed_placement, place_type
+from fastsched.sim.policies._sia_kernels import goodput_rows
+from fastsched.sim.policies.base import SimPolicy
+
+__all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
+
+#: Seconds of checkpoint-restore per restart measured by the Sia authors (default 30).
+RESTART_PENALTIES = {"deepspeech2": 25, "imagenet": 250, "cifar10": 30, "bert": 120, "yolov3": 45}
+
+#: Value of a configuration a job cannot use (Sia's zero-allocation gain).
+_ZERO_GAIN = 1e-4
+
+
+def sia_configurations(gpus_per_node, num_nodes) -> list[tuple[int, int]]:
+    """``(nodes, GPUs)`` configurations of one GPU type: powers of two within a node, then whole nodes.
+
+    Examples
+    --------
+    >>> sia_configurations(4, 3)
+    [(1, 1), (1, 2), (1, 4), (2, 8), (3, 12)]
+    >>> sia_configurations(8, 2)
+    [(1, 1), (1, 2), (1, 4), (1, 8), (2, 16)]
+    """
+    out = []
+    g = 1
+    while g < gpus_per_node:
+        out.append((1, g))
+        g *= 2
+    out.extend((n, n * gpus_per_node) for n in range(1, num_nodes + 1))
+    return out
+
+
+class SiaPolicy(SimPolicy):
+    """Sia's policy on the simulator (see the module docstring).
+
+    Parameters
+    ----------
+    p : float
+        Power of the normalised goodputs (-0.5); ``p < 0`` minimises.
+    lambda_n : float
+        Penalty per job left unallocated (1.1).
+    restart_penalties : dict of str -> float, optional
+        Seconds lost per restart, per application (:data:`RESTART_PENALTIES`; others 30).
+    max_replicas_cap : int
+        Most GPUs one job may use (64).
+    method : {"auto", "dp", "milp"}
+        Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
+
+    Examples
+    --------
+    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> pol = SiaPolicy()
+    >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
+    >>> [(t, g) for t, _, g in pol.configs]
+    [('aws', 1), ('aws', 2), ('aws', 4), ('rtx', 1), ('rtx', 2), ('rtx', 4), ('rtx', 8)]
+    """
+
+    name = "sia"
+    needs_gpu_types = True
+
+    def __init__(self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto"):
+        if p == 0:
+            raise ValueError("p must be non-zero")
+        self.p = float(p)
+        self.lambda_n = float(lambda_n)
+        self.restart_penalties = dict(RESTART_PENALTIES if restart_penalties is None else restart_penalties)
+        self.max_replicas_cap = int(max_replicas_cap)
+        self.method = method
+        self.configs: list[tuple[str, int, int]] = []
+
+    def job_kwargs(self, wjob, app):
+        category = getattr(wjob, "category", None)
+        if category == "rigid":
+            return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
+        if category == "scale-gpus":
+            return {"target_batch_size": wjob.batch_size}
+        return {"target_batch_size": app.fixed_batch_size}
+
+    def uses_requested_gpus(self, wjob) -> bool:
+        return getattr(wjob, "category", None) == "rigid"
+
+    def bind_cluster(self, spec, interval):
+        super().bind_cluster(spec, interval)
+        self.types = spec.types
+        self.gpn = dict(spec.gpus_per_node_by_type)
+        self.capacity = np.array([spec.gpus_by_type[t] for t in self.types], dtype=np.int64)
+        self.configs = []
+        self._cols_of_type = {}
+        for t in self.types:
+            first = len(self.configs)
+            for n, g in sia_configurations(self.gpn[t], len(spec.nodes_by_type[t])):
+                self.configs.append((t, n, g))
+            self._cols_of_type[t] = (first, len(self.configs))
+        self._col_nodes = np.array([n for _, n, _ in self.configs], dtype=np.int64)
+        self._col_gpus = np.array([g for _, _, g in self.configs], dtype=np.int64)
+        # Per type: its columns and their GPU counts; per (type, source type): whether each
+        # configuration spans nodes when laid out on the source type (bootstrap estimates).
+        self._type_cols = {t: np.arange(*self._cols_of_type[t]) for t in self.types}
+        self._type_gpus = {t: self._col_gpus[self._type_cols[t]] for t in self.types}
+        self._multi_from = {}
+        for t in self.types:
+            cols = self._type_cols[t]
+            for src in (*self.types, None):
+                if src in (t, None):
+                    self._multi_from[(t, src)] = self._col_nodes[cols] > 1
+                else:
+                    self._multi_from[(t, src)] = -(-self._col_gpus[cols] // self.gpn[src]) > 1
+        self.node_types = spec.node_types
+
+    # -- the goodput matrix ----------------------------------------------------------------
+    def _max_replicas(self, job) -> int:
+        app = job.hetero_application
+        if job.target_num_replicas is not None:
+            return int(job.target_num_replicas)
+        if app.max_replicas is not None:
+            return int(app.max_replicas)
+        best = 1
+        for t in self.types:  # Sia shares the largest bound across types
+            a = app.apps[t]
+            bound = min(
+                max(2 * job.max_profiled_replicas_on(t), 1), self.max_replicas_cap, a.max_batch_size // a.min_local_bsz
+            )
+            best = max(best, bound)
+        return best
+
+    def _rigid_row(self, job):
+        """Columns and values of a rigid job: its GPU count on each type, by true throughput."""
+        happ = job.hetero_application
+        n = int(job.target_num_replicas)
+        vals, extra = [], []
+        for t in self.types:
+            if n > self.cluster.gpus_by_type[t]:
+                continue
+            xput = fixed_batch_throughput(
+                happ.apps[t],
+                packed_placement(n, self.gpn[t]),
+                job.target_batch_size,
+                happ.max_local_bsz_at(t, packed_placement(n, self.gpn[t])),
+            )
+            if xput <= 0:
+                continue
+            extra.append((t, math.ceil(n / self.gpn[t]), n))
+            vals.append(xput)
+        if vals:
+            scale = n / min(vals)
+            vals = [v * scale for v in vals]
+        return extra, vals
+
+    def _adaptive_rows(self, jobs) -> dict:
+        """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.
+
+        One batched kernel call evaluates every (job, configuration) goodput of the round.
+        """
+        out = {}
+        perf, sqr, var, init, bounds = [], [], [], [], []
+        blocks = []  # (job, model, target type, source type, configurations kept, ratio)
+        single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
+        for j, job in enumerate(jobs):
+            if not job.has_run():
+                continue
+            max_r = self._max_replicas(job)
+            fits: dict = {}
+            models: dict = {}
+            for t in self.types:
+                src = goodput_source(job, t, fits)
+                if src is None:
+                    continue
+                m = models.get(src.gpu_type)
+                if m is None:
+                    m = models[src.gpu_type] = len(perf)
+                    perf.append(src.perf)
+                    sqr.append(src.grad_sqr)
+                    var.append(src.grad_var)
+                    init.append(src.init_batch_size)
+                    bounds.append(src.bounds)
+                # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
+                count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
+                if count:
+                    blocks.append((j, m, t, src.gpu_type, count, src.ratio))
+        if blocks:
+            cols = np.concatenate([self._type_cols[t][:k] for _, _, t, _, k, _ in blocks])
+            multi = np.concatenate([self._multi_from[(t, src)][:k] for _, _, t, src, k, _ in blocks])
+            sizes = np.array([b[4] for b in blocks])
+            model = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
+            ratio = np.repeat(np.array([b[5] for b in blocks]), sizes)
+            jobidx = np.repeat(np.array([b[0] for b in blocks], dtype=np.int64), sizes)
+            # A model is often asked the same (multi-node, GPUs) key for several types (the
+            # bootstrap reuses one fit): evaluate each distinct key once.
+            reps = self._col_gpus[cols]
+            span = 2 * (int(reps.max()) + 1)
+            keys = model * span + multi * (span // 2) + reps
+            uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            good_u = np.empty(uniq.shape[0])
+            goodput_rows(
+                np.array(perf, dtype=np.float64).reshape(-1, 7),
+                np.array(sqr, dtype=np.float64),
+                np.array(var, dtype=np.float64),
+                np.array(init, dtype=np.float64),
+                np.array(bounds, dtype=np.float64).reshape(-1, 3),
+                model[first],
+                multi[first],
+                reps[first],
+                good_u,
+            )
+            good = good_u[inverse] * ratio
+            keep = good > _ZERO_GAIN
+            cols, good, jobidx = cols[keep], good[keep], jobidx[keep]
+            if jobidx.size:
+                starts = np.flatnonzero(np.r_[True, jobidx[1:] != jobidx[:-1]])
+                low = np.minimum.reduceat(good, starts)
+                norm = good / np.repeat(low, np.diff(np.r_[starts, jobidx.size]))
+                bounds_ = np.r_[starts, jobidx.size]
+                for a, b in zip(bounds_[:-1], bounds_[1:], strict=True):
+                    out[int(jobidx[a])] = (cols[a:b].tolist(), norm[a:b].tolist())
+        for j in range(len(jobs)):
+            if j not in out:  # never ran, or no usable estimate: single GPUs
+                out[j] = (single, [1.0] * len(single))
+        return out
+
+    def restart_factor(self, now, job) -> float:
+        """Fraction of value kept by a job whose configuration changes this round."""
+        penalty = self.restart_penalties.get(job.hetero_application.name, 30)
+        age = now - job.submission_time
+        if age < penalty:
+            return 1.0
+        return max(age - (job.num_restarts or 0) * penalty, 0.0) / (age + penalty)
+
+    # -- one round -------------------------------------------------------------------------
+    def optimize(self, now, jobs, nodes, allocations):
+        if self.cluster is None:
+            raise RuntimeError("SiaPolicy needs bind_cluster(spec, interval) before the first round")
+        types = self.node_types
+        columns = list(self.configs)  # may grow with rigid jobs' own configurations
+        col_of = {c: i for i, c in enumerate(columns)}
+        cand_job, cand_col, cand_val, cand_forced = [], [], [], []
+        adaptive = self._adaptive_rows([job for job in jobs if job.category != "rigid"])
+        adaptive_of = [j for j, job in enumerate(jobs) if job.category != "rigid"]
+        row_of = {j: adaptive[i] for i, j in enumerate(adaptive_of)}
+        for j, job in enumerate(jobs):
+            alloc = allocations.get(job.name, [])
+            current = None
+            if alloc:
+                t = types[alloc[0]]
+                key = (t, len(set(alloc)), len(alloc))
+                current = col_of.get(key)
+                if current is None:
+                    col_of[key] = current = len(columns)
+                    columns.append(key)
+            if job.category == "rigid":
+                extra, vals = self._rigid_row(job)
+                cols = []
+                for cfg in extra:
+                    c = col_of.get(cfg)
+                    if c is None:
+                        col_of[cfg] = c = len(columns)
+                        columns.append(cfg)
+                    cols.append(c)
+            else:
+                cols, vals = row_of[j]
+            keep = alloc and job.rescale_time > 0  # mid-restart: keep the allocation
+            f = 1.0 if current is None else self.restart_factor(now, job)
+            row = {}
+            for c, v in zip(cols, vals, strict=True):
+                row[c] = v if c == current else v * f
+            if keep:
+                row = {current: row.get(current, 1.0)}
+            for c, v in row.items():
+                a = round(max(v, _ZERO_GAIN) ** self.p, 2)
+                cost = a - self.lambda_n if self.p < 0 else self.lambda_n - a
+                forced = bool(keep)
+                if cost >= 0 and not forced:
+                    continue
+                cand_job.append(j)
+                cand_col.append(c)
+                cand_val.append(cost)
+                cand_forced.append(forced)
+        type_index = {t: i for i, t in enumerate(self.types)}
+        col_type = np.array([type_index[c[0]] for c in columns], dtype=np.int64)
+        col_gpus = np.array([c[2] for c in columns], dtype=np.int64)
+        cand_col_a = np.array(cand_col, dtype=np.int64)
+        problem = AssignProblem(
+            job=np.array(cand_job, dtype=np.int64),
+            gtype=col_type[cand_col_a] if cand_col else np.zeros(0, np.int64),
+            gpus=col_gpus[cand_col_a] if cand_col else np.zeros(0, np.int64),
+            cost=np.array(cand_val, dtype=np.float64),
+            forced=np.array(cand_forced, dtype=bool),
+            capacity=self.capacity,
+            num_jobs=len(jobs),
+        )
+        chosen = solve_assignment(problem, self.method)
+        want = {}
+        for k in np.flatnonzero(chosen):
+            want[jobs[cand_job[k]].name] = columns[cand_col[k]]
+        return self._place(want, allocations)
+
+    def _place(self, want, allocations):
+        """Node lists for ``{job: (type, nodes, GPUs)}``, keeping unchanged jobs where they are."""
+        out = {}
+        types = self.node_types
+        for t in self.types:
+            mine = {k: cfg for k, cfg in want.items() if cfg[0] == t}
+            if not mine:
+                continue
+            current = {k: allocations[k] for k in mine if allocations.get(k) and types[allocations[k][0]] == t}
+            out.update(
+                place_type(
+                    {k: cfg[2] for k, cfg in mine.items()},
+                    self.cluster.nodes_by_type[t],
+                    self.gpn[t],
+                    current,
+                )
+            )
+        return out

@@ -1,0 +1,323 @@
+"""Checks made before the first simulated round, so that bad input fails before the work.
+
+:func:`simulate <fastsched.sim.simulate>` calls :func:`check_run` once its arguments are
+resolved: output paths (writable, not a folder, not one of the inputs), the traces folder's
+layout, and every workload row against the application it names and the policy that will
+run it (a batch size the traces never measured would otherwise fail hundreds of rounds in,
+or run silently at a clipped size). The command line adds :func:`check_output_path` with
+``force`` and :func:`check_plot_path`. Every error is a ``ValueError`` (``FileNotFoundError``
+for a missing input) whose message names the path, or the job and its application.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+__all__ = [
+    "check_output_path",
+    "check_plot_path",
+    "check_traces_dir",
+    "check_cluster",
+    "check_jobs",
+    "check_run",
+    "PLOT_FORMATS",
+    "MAX_GPUS",
+]
+
+#: Most GPUs a simulated cluster may have: the allocation timeline stores GPU counts as int16,
+#: and the policies walk every node each round.
+MAX_GPUS = 2**15 - 1
+
+#: File suffixes ``--plot`` accepts (formats every matplotlib backend install writes).
+PLOT_FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_output_path(path, *, inputs=(), force=True, what="output") -> Path:
+    """Check that a file can be written at ``path`` without destroying anything.
+
+    Parameters
+    ----------
+    path : str or path
+        Where the file will be written (through a temporary file renamed into place).
+    inputs : iterable of str or path
+        Files read by the same run; writing over one of them is refused.
+    force : bool
+        Allow replacing an existing file.
+    what : str
+        How the path is called in messages (e.g. ``"--output"``).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a folder, is one of ``inputs``, exists (without ``force``), or its folder
+        does not exist or is not writable.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_path(folder / "log.jsonl").name
+    'log.jsonl'
+    >>> check_output_path(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: output ... is a folder; give a file name
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"{what} {p} is a folder; give a file name")
+    for src in inputs:
+        if src is not None and _same_file(p, Path(src).expanduser()):
+            raise ValueError(f"{what} {p} is also an input of this run; writing it would destroy the input")
+    if p.exists() and not force:
+        raise ValueError(f"{what} {p} already exists; use --force to replace it")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{what} {p}: folder {parent} does not exist")
+    try:  # a real write, as the run will do it (permission bits do not tell root, or a read-only mount)
+        tempfile.TemporaryFile(dir=parent).close()
+    except OSError as exc:
+        raise ValueError(f"{what} {p}: cannot write in folder {parent} ({exc.strerror or exc})") from None
+    return p
+
+
+def check_plot_path(path, *, inputs=(), force=True) -> Path:
+    """Check a figure path: a writable file whose suffix names a known image format.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> check_plot_path(folder / "run.svg").suffix
+    '.svg'
+    >>> check_plot_path(folder / "run")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --plot ...run has no format suffix; end it with one of .png, .pdf, ...
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"--plot {p} is a folder; give a file name such as {p / 'simulation.png'}")
+    fmt = p.suffix.lower().lstrip(".")
+    known = ", ".join("." + f for f in PLOT_FORMATS)
+    if not fmt:
+        raise ValueError(f"--plot {p} has no format suffix; end it with one of {known}")
+    if fmt not in PLOT_FORMATS:
+        raise ValueError(f"--plot {p}: unknown image format {p.suffix!r}; use one of {known}")
+    return check_output_path(p, inputs=inputs, force=force, what="--plot")
+
+
+def check_traces_dir(traces, *, per_type="error") -> Path:
+    """Check a traces folder: it exists and follows this simulator's layout.
+
+    The simulator reads one ``placements.csv`` and one ``scalability.csv`` per application.
+    A folder from a heterogeneous-cluster study also holds per-GPU-type files
+    (``placements-<type>.csv``); reading its unsuffixed files simulates one GPU type, so such a
+    folder is refused with the list of types found (``per_type="error"``, the command line
+    without ``--cluster``), or read with a ``UserWarning`` saying so (``per_type="warn"``,
+    the Python API).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder does not exist.
+    ValueError
+        If it is a file, or follows the per-GPU-type layout.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "bert").mkdir()
+    >>> for f in ("placements.csv", "placements-aws.csv", "placements-rtx.csv"):
+    ...     _ = (folder / "bert" / f).write_text("")
+    >>> check_traces_dir(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: traces ...: per-GPU-type trace files (GPU types aws, rtx) ...
+    """
+    p = Path(traces).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"traces folder not found: {p}")
+    if not p.is_dir():
+        raise ValueError(f"traces {p} is a file; give the folder holding one folder per application")
+    types = set()
+    for sub in sorted(p.iterdir()):
+        if sub.is_dir():
+            for f in sub.glob("placements-*.csv"):
+                types.add(f.stem.split("-", 1)[1])
+    if types and per_type == "warn":
+        warnings.warn(
+            f"traces {p} holds per-GPU-type trace files (GPU types {', '.join(sorted(types))}); on a cluster "
+            "without GPU types only the unsuffixed placements.csv / scalability.csv are read (pass cluster= "
+            "to simulate the types)",
+            UserWarning,
+            stacklevel=3,
+        )
+    elif types:
+        raise ValueError(
+            f"traces {p}: per-GPU-type trace files (GPU types {', '.join(sorted(types))}) from a "
+            "heterogeneous-cluster study; without --cluster only the unsuffixed placements.csv would be read. "
+            "Give --cluster (e.g. 4xrtx) to simulate GPU types, or a folder with one placements.csv and "
+            "scalability.csv per application."
+        )
+    return p
+
+
+def check_cluster(nodes, gpus, max_nodes, interval, max_time) -> None:
+    """Check the cluster's size and the round length against the simulation's limits.
+
+    Raises
+    ------
+    ValueError
+        More than :data:`MAX_GPUS` GPUs (at the autoscaling bound too), or a scheduling
+        interval longer than ``max_time`` (no job could ever run).
+
+    Examples
+    --------
+    >>> check_cluster(16, 4, None, 60, 86400)
+    >>> check_cluster(10**9, 4, None, 60, 86400)
+    Traceback (most recent call last):
+    ...
+    ValueError: nodes x gpus = 4000000000 GPUs is more than the simulator's limit of 32767
+    """
+    biggest = max(nodes, max_nodes or 0)
+    if biggest * gpus > MAX_GPUS:
+        what = "max_nodes" if max_nodes and max_nodes > nodes else "nodes"
+        raise ValueError(f"{what} x gpus = {biggest * gpus} GPUs is more than the simulator's limit of {MAX_GPUS}")
+    if interval > max_time:
+        raise ValueError(
+            f"interval ({interval} s) is longer than max_time ({max_time} s): no job would get time to run"
+        )
+
+
+def _atomic_batch(app, batch_size, replicas):
+    """Per-GPU batch and accumulation steps of a fixed batch on ``replicas`` GPUs.
+
+    The same arithmetic as :meth:`fastsched.sim.job.Job.update_local_bsz` for a fixed batch.
+    """
+    local = math.ceil(batch_size / replicas - 1e-8)
+    accum = math.ceil(local / app.max_local_bsz - 1e-8) - 1
+    if replicas == 1 and batch_size > app.init_batch_size:
+        accum = max(1, accum)
+    atomic = math.ceil(local / (accum + 1) - 1e-8)
+    return min(atomic, int(app.max_batch_size / (replicas * (accum + 1)))), accum
+
+
+def _job_problem(job, app, policy_name, total_gpus):
+    """Why ``job`` cannot run under ``policy_name`` as written, or ``None``."""
+    if policy_name not in ("tiresias", "optimus"):
+        return None  # Pollux chooses GPUs and batch sizes itself; the row's sizes are unused
+    lo, hi = app.init_batch_size, app.max_batch_size
+    b = job.batch_size
+    if not lo <= b <= hi:
+        side = "below" if b < lo else "above"
+        return (
+            f"batch_size {b} is {side} {app.name}'s measured range [{lo}, {hi}] "
+            f"({policy_name} runs every job at its workload batch size)"
+        )
+    if policy_name == "tiresias":
+        r = job.num_replicas
+        if r > total_gpus:
+            return f"num_replicas {r} is more GPUs than the cluster has ({total_gpus})"
+        if app.max_replicas is not None and r > app.max_replicas:
+            return f"num_replicas {r} is above {app.name}'s limit of {app.max_replicas} GPU(s)"
+        atomic, _ = _atomic_batch(app, b, r)
+        if not app.min_local_bsz <= atomic <= app.max_local_bsz:
+            return (
+                f"batch_size {b} on num_replicas {r} GPUs is {atomic} per GPU, outside {app.name}'s measured "
+                f"per-GPU range [{app.min_local_bsz}, {app.max_local_bsz}]"
+            )
+    return None
+
+
+def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> None:
+    """Check every workload row against its application and the policy that will run it.
+
+    Parameters
+    ----------
+    jobs : list of WorkloadJob
+    applications : dict of str -> Application
+    policy_name : str
+        ``"tiresias"`` and ``"optimus"`` run each job at its row's batch size (and Tiresias
+        on its row's GPU count), so those must lie in the application's measured range;
+        Pollux picks both itself.
+    total_gpus : int
+        GPUs in the (initial) cluster.
+    source : str, optional
+        The workload file, for messages.
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad job (and how many there are), or unknown applications.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> apps = builtin_applications()
+    >>> check_jobs([WorkloadJob("a", 0, "cifar10", 2, 256)], apps, "tiresias", 64)
+    >>> check_jobs([WorkloadJob("a", 0, "cifar10", 2, 1)], apps, "tiresias", 64)
+    Traceback (most recent call last):
+    ...
+    ValueError: job 'a' (cifar10): batch_size 1 is below cifar10's measured range [128, 4096] (tiresias runs every job at its workload batch size)
+    """
+    where = f"{source}: " if source else ""
+    unknown = sorted({j.application for j in jobs if j.application not in applications})
+    if unknown:
+        raise ValueError(f"{where}workload uses unknown application(s) {unknown}; available: {sorted(applications)}")
+    bad = []
+    for j in jobs:
+        problem = _job_problem(j, applications[j.application], policy_name, total_gpus)
+        if problem is not None:
+            bad.append((j, problem))
+    if bad:
+        j, problem = bad[0]
+        more = f" (and {len(bad) - 1} more job(s))" if len(bad) > 1 else ""
+        raise ValueError(f"{where}job {j.name!r} ({j.application}): {problem}{more}")
+
+
+def check_run(*, workload=None, traces=None, output=None) -> None:
+    """The path checks of one :func:`~fastsched.sim.simulate` call, before anything is read.
+
+    ``output`` may be a path or an open file (not checked); an existing output file is
+    replaced (the command line refuses it without ``--force`` first). A traces folder with
+    per-GPU-type files gives a ``UserWarning`` (see :func:`check_traces_dir`).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> w = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
+    >>> _ = w.write_text("name,time,application,num_replicas,batch_size\\n")
+    >>> check_run(workload=w, output=w)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: output ...w.csv is also an input of this run; writing it would destroy the input
+    """
+    if isinstance(workload, (str, os.PathLike)):
+        wp = Path(workload).expanduser()
+        if wp.is_dir():
+            raise ValueError(f"workload {wp} is a folder, not a workload CSV")
+        if not wp.is_file():
+            raise FileNotFoundError(f"workload file not found: {wp}")
+    if traces is not None:
+        check_traces_dir(traces, per_type="warn")
+    if isinstance(output, (str, os.PathLike)):
+        inputs = [workload] if isinstance(workload, (str, os.PathLike)) else []
+        check_output_path(output, inputs=inputs, force=True)

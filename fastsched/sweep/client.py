@@ -1,0 +1,109 @@
+"""The dask client of a sweep: a given one, one connected to an address, or a local cluster."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+
+__all__ = ["client_for", "default_workers", "WORKER_ENV", "CONNECT_TIMEOUT_S"]
+
+#: Environment of worker processes: one thread per worker for numba and BLAS (no oversubscription).
+WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+#: Seconds to wait for a scheduler given by address before giving up.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def default_workers() -> int:
+    """Worker processes of the default ``LocalCluster``: the CPUs this process may use.
+
+    Examples
+    --------
+    >>> default_workers() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while worker processes start, so they inherit ignoring it.
+
+    Ctrl-C reaches every process of the terminal's process group; the workers would each print
+    a traceback. Ignoring it there leaves the interrupt to this process, which shuts the cluster
+    down cleanly.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def client_for(client=None, workers=None, *, timeout=CONNECT_TIMEOUT_S):
+    """Yield a dask Client: the given one, one connected to an address, or a new LocalCluster.
+
+    Parameters
+    ----------
+    client : distributed.Client or str, optional
+        A client (yielded as is) or a scheduler address.
+    workers : int, optional
+        Worker processes of the local cluster (default :func:`default_workers`).
+    timeout : float
+        Seconds to wait for a scheduler given by address.
+
+    Raises
+    ------
+    ImportError
+        Without dask.distributed.
+    ValueError
+        ``workers < 1``, or an address that cannot be reached within ``timeout``.
+
+    Examples
+    --------
+    >>> with client_for("tcp://127.0.0.1:9", timeout=0.5) as c:  # doctest: +SKIP
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot reach the dask scheduler at tcp://127.0.0.1:9 within 0.5 s (...)
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("fastsched sweep needs dask.distributed: pip install 'fastsched[dask]'") from None
+    if client is not None and not isinstance(client, str):
+        yield client
+        return
+    if isinstance(client, str):
+        try:
+            c = Client(client, timeout=f"{timeout}s")
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(
+                f"cannot reach the dask scheduler at {client} within {timeout:g} s ({type(exc).__name__}: {exc})"
+            ) from None
+        with c:
+            yield c
+        return
+    n = default_workers() if workers is None else int(workers)
+    if n < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    with _sigint_ignored():
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+            env=dict(WORKER_ENV),
+        )
+    with cluster, Client(cluster) as c:
+        yield c

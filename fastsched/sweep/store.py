@@ -1,0 +1,209 @@
+"""A sweep's output folder: the streamed run log, the final tables, resuming from them.
+
+``runs.jsonl`` gets one JSON line per finished run, flushed as it arrives, so an
+interrupted sweep loses at most the runs in flight; re-running into the same folder skips
+the runs logged there without an error. ``runs.csv``, ``runs.json``, ``summary.csv`` and
+``spec.json`` are written through temporary files renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import tempfile
+from pathlib import Path
+
+from fastsched._atomic import atomic_open
+from fastsched.sweep.table import SweepResult, cell, row_header, summary_header
+
+__all__ = [
+    "atomic_write",
+    "write_tables",
+    "load_done",
+    "check_output",
+    "create_output",
+    "RowLog",
+    "LOG_NAME",
+    "SWEEP_FILES",
+]
+
+LOG_NAME = "runs.jsonl"
+#: Files a sweep writes in its folder.
+SWEEP_FILES = (LOG_NAME, "runs.csv", "runs.json", "summary.csv", "spec.json")
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, renamed into place.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> atomic_write(p, "hello")
+    >>> p.read_text(), sorted(x.name for x in p.parent.iterdir())
+    ('hello', ['a.txt'])
+    """
+    with atomic_open(path) as f:
+        f.write(text)
+
+
+def _csv_text(rows, header) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow([cell(r.get(h)) for h in header])
+    return buf.getvalue()
+
+
+def write_tables(result: SweepResult, output_dir) -> None:
+    """Write ``runs.csv``, ``runs.json`` and ``summary.csv`` of ``result`` into ``output_dir``."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "runs.csv", _csv_text(result.rows, row_header(result.columns)))
+    atomic_write(out / "runs.json", json.dumps(result.rows, indent=1) + "\n")
+    atomic_write(out / "summary.csv", _csv_text(result.summary, summary_header(result.columns)))
+
+
+def load_done(out: Path | None) -> dict:
+    """Successful rows of earlier sweeps in ``out``, by run id (unreadable lines are skipped).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "runs.jsonl").write_text('{"run_id": "a", "error": null}\\n{"run_id": "b", "error": "x"}\\n{"run_')
+    >>> list(load_done(d))
+    ['a']
+    """
+    done = {}
+    if out is None:
+        return done
+    log = out / LOG_NAME
+    rows = []
+    if log.is_file():
+        for line in log.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                rows.append(json.loads(line))
+    elif (out / "runs.json").is_file():
+        with contextlib.suppress(ValueError):
+            rows = json.loads((out / "runs.json").read_text())
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and row.get("run_id") and not row.get("error"):
+            done[row["run_id"]] = row
+    return done
+
+
+def check_output(out, *, resume: bool, force: bool) -> Path:
+    """Check a sweep's output folder before any run, without creating anything.
+
+    A folder that does not exist must be creatable (its nearest existing parent writable); an
+    existing one must be a folder, and either empty, or a sweep folder (resumed, or with
+    ``force`` started afresh), or ``force`` must be given. Starting afresh (``resume=False``)
+    over logged runs also needs ``force``.
+
+    Raises
+    ------
+    ValueError
+        ``out`` is a file, a non-sweep folder with files in it, or holds results that
+        ``resume=False`` would discard, without ``force``; or it cannot be written.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "notes.txt").write_text("mine")
+    >>> check_output(d / "sweep", resume=True, force=False).name
+    'sweep'
+    >>> (d / "sweep").exists()
+    False
+    >>> check_output(d / "notes.txt", resume=True, force=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --output ...notes.txt is a file; a sweep writes a folder of tables
+    """
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--output {out} is a file; a sweep writes a folder of tables")
+    if out.is_dir():
+        names = {p.name for p in out.iterdir()}
+        ours = bool(names & set(SWEEP_FILES))
+        if names and not ours and not force:
+            raise ValueError(
+                f"--output {out} is a folder with other files in it, not a sweep's; "
+                "choose a new folder or use --force to write the tables there"
+            )
+        if ours and not resume and not force and load_done(out):
+            raise ValueError(
+                f"--output {out} holds results of an earlier sweep that --no-resume would discard; "
+                "use --force to discard them, or drop --no-resume to resume"
+            )
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(20, "not a folder", str(existing))
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        raise ValueError(f"--output {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def create_output(out: Path, *, resume: bool) -> Path:
+    """Create a checked output folder (see :func:`check_output`); without ``resume``, drop its run log.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> create_output(pathlib.Path(tempfile.mkdtemp()) / "a" / "b", resume=True).is_dir()
+    True
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        with contextlib.suppress(FileNotFoundError):
+            (out / LOG_NAME).unlink()
+    return out
+
+
+class RowLog:
+    """Appends rows to ``runs.jsonl``, one flushed line each (``None``: keeps nothing).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with RowLog(d) as log:
+    ...     log.add({"run_id": "a", "error": None})
+    >>> (d / "runs.jsonl").read_text()
+    '{"run_id": "a", "error": null}\\n'
+    """
+
+    def __init__(self, out: Path | None):
+        self._f = None
+        if out is not None:
+            path = Path(out) / LOG_NAME
+            torn = path.is_file() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+            self._f = open(path, "a")  # noqa: SIM115 - closed in close()
+            if torn:  # a line cut short by a crash: end it, so the next row starts a line of its own
+                self._f.write("\n")
+
+    def add(self, row: dict) -> None:
+        """Append one row (a whole line, flushed)."""
+        if self._f is not None:
+            self._f.write(json.dumps(row) + "\n")
+            self._f.flush()
+
+    def close(self) -> None:
+        """Close the log (idempotent)."""
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

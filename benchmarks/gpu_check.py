@@ -47,12 +47,17 @@ from pathlib import Path
 
 import numpy as np
 
+if not hasattr(np, "row_stack"):  # numpy >= 2.5 dropped it; older numba-cuda still calls it
+    np.vstack = np.vstack
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numba  # noqa: E402
 
 import fastsched.cuda as fc  # noqa: E402
 from fastsched._jit import parallel_region  # noqa: E402
+from fastsched.cuda._probe import cuda_api  # noqa: E402
+from fastsched.goodput import GoodputFunction, ModelBatch  # noqa: E402
 from fastsched.goodput import _kernels as K  # noqa: E402
 from fastsched.policy import _ga as G  # noqa: E402
 
@@ -97,7 +102,7 @@ def keys(rng, n):
 
 
 def population(rng, rows):
-    """Random sparse population [rows] and a problem (vectorised; see _genetic's encoding)."""
+    """Random sparse population [rows] and a problem (vectorised; see fastsched.policy._ga's encoding)."""
 
     def build(p):
         k = rng.integers(0, ENTRIES + 1, size=(p, JOBS))
@@ -224,7 +229,7 @@ def check(sizes, seed, pop_rows) -> bool:
 # --------------------------------------------------------------------------------------
 def gpu_time(fn, repeats) -> float:
     """Median seconds of ``fn()`` between CUDA events, after one warm-up call."""
-    cuda = fc._cuda()
+    cuda = cuda_api()
     fn()
     cuda.synchronize()
     times = []
@@ -253,7 +258,7 @@ def cpu_time(fn, repeats) -> float:
 
 def transfer_time(host_arrays) -> tuple[float, float, int]:
     """Seconds for one upload and one download of ``host_arrays`` (pageable memory)."""
-    cuda = fc._cuda()
+    cuda = cuda_api()
     cuda.synchronize()
     t0 = time.perf_counter()
     devs = [fc.to_device(a) for a in host_arrays]
@@ -266,7 +271,7 @@ def transfer_time(host_arrays) -> tuple[float, float, int]:
 
 
 def bench(sizes, seed, repeats, cpu_threads, cpu_max, pop_rows):
-    cuda = fc._cuda()
+    cuda = cuda_api()
     rows_out = []
     transfers = []
     cpu_rate = {}
@@ -399,6 +404,85 @@ def report(rows, transfers, cpu_threads, simulator):
     print(f"  grid search vs CPU kernel at {largest:,}: {ratio:.1f}x  (floor 50x: {'PASS' if ratio >= 50 else 'FAIL'})")
 
 
+# --------------------------------------------------------------------------------------
+# API level: the public faces, NumPy in/out and device arrays in/out, against backend="cpu"
+# --------------------------------------------------------------------------------------
+def wall(fn, repeats) -> float:
+    """Median wall seconds of ``fn()`` (synchronised), after one warm-up call."""
+    cuda = cuda_api()
+    fn()
+    cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def api_check(name, got, want) -> bool:
+    """Print and return whether ``got`` equals the CPU result (1e-12 relative; integers exact)."""
+    got = [np.asarray(g.copy_to_host() if hasattr(g, "copy_to_host") else g) for g in got]
+    err = max(rel_err(g, w) for g, w in zip(got, want, strict=True) if w.dtype.kind == "f")
+    diff = sum(int(np.count_nonzero(g != w)) for g, w in zip(got, want, strict=True) if w.dtype.kind != "f")
+    good = err <= 1e-12 and diff == 0
+    print(f"  {name:<17} max rel err {err:.2e}, integer mismatches {diff}: {'ok' if good else 'FAIL'}")
+    return good
+
+
+def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
+    """Rows (call, n, cuda seconds, cpu seconds, evaluations per item) and whether every API
+    result equals backend="cpu"'s; CPU on every host core."""
+    cuda = cuda_api()
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    rng = np.random.default_rng([seed, 99])
+    m = model(rng)
+    fn = GoodputFunction(m[0], (m[1], m[2]), m[3])
+    rows = []
+    cols = configs(rng, eval_n, m[3])
+    t_np = wall(lambda: fn.evaluate(*cols, backend="cuda"), repeats)
+    t_cpu = wall(lambda: fn.evaluate(*cols, backend="cpu"), repeats)
+    d_cols = [cuda.to_device(c) for c in cols]
+    t_dev = wall(lambda: fn.evaluate(*d_cols), repeats)
+    rows += [("evaluate numpy", eval_n, t_np, t_cpu, 1), ("evaluate device", eval_n, t_dev, t_cpu, 1)]
+    print("\n(d) API results against backend='cpu'")
+    want = [fn.evaluate(*cols, backend="cpu")]
+    ok = api_check("evaluate numpy", [fn.evaluate(*cols, backend="cuda")], want)
+    ok &= api_check("evaluate device", [fn.evaluate(*d_cols)], want)
+    del want
+    reps = np.arange(1, opt_n + 1, dtype=np.int64)  # every configuration a distinct key
+    nodes = np.where(np.arange(opt_n) % 2 == 0, 1, np.minimum(2, reps))
+    kw = {"max_batch_size": m[4], "atomic_bsz_range": (None, m[6]), "accumulation": True}
+    t_np = wall(lambda: fn.optimize(nodes, reps, backend="cuda", **kw), repeats)
+    t_cpu = wall(lambda: fn.optimize(nodes, reps, backend="cpu", **kw), max(1, repeats // 2))
+    d_nodes, d_reps = cuda.to_device(nodes), cuda.to_device(reps)
+    t_dev = wall(lambda: fn.optimize(d_nodes, d_reps, **kw), repeats)
+    rows += [("optimize numpy", opt_n, t_np, t_cpu, GRID), ("optimize device", opt_n, t_dev, t_cpu, GRID)]
+    want = fn.optimize(nodes, reps, backend="cpu", **kw)
+    ok &= api_check("optimize numpy", fn.optimize(nodes, reps, backend="cuda", **kw), want)
+    ok &= api_check("optimize device", fn.optimize(d_nodes, d_reps, **kw), want)
+    ms = [model(rng) for _ in range(jobs)]
+    batch = ModelBatch(
+        [mj[0] for mj in ms], [(mj[1], mj[2]) for mj in ms], [mj[3] for mj in ms], [mj[4] for mj in ms], None, True
+    )
+    t_gpu = wall(lambda: batch.speedup_tables(table_reps, backend="cuda"), repeats)
+    t_cpu = wall(lambda: batch.speedup_tables(table_reps, backend="cpu"), 1)
+    rows.append(("tables of jobs", jobs * 2 * table_reps, t_gpu, t_cpu, GRID))
+    want = [batch.speedup_tables(table_reps, backend="cpu")]
+    ok &= api_check("tables of jobs", [batch.speedup_tables(table_reps, backend="cuda")], want)
+    return rows, ok
+
+
+def api_report(rows):
+    print("\n(d) API level (median wall time incl. transfers and validation); CPU = backend='cpu' on every core")
+    print(f"{'call':<17}{'n':>13}{'CUDA ms':>11}{'CPU ms':>11}{'ratio':>9}{'items/s':>12}{'evals/s':>12}")
+    for name, n, t, c, evals in rows:
+        print(f"{name:<17}{n:>13,}{t * 1e3:>11.2f}{c * 1e3:>11.2f}{c / t:>9.1f}{n / t:>12.3e}{n / t * evals:>12.3e}")
+    print("floors: evaluate device >= 1e10 evals/s; optimize device >= 5e8 keys/s; optimize numpy >= 30x CPU;")
+    print("        evaluate numpy >= 1.0x CPU; tables of 1000 jobs x 2048 replicas >= 30x CPU.")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", action="store_true", help="tiny sizes (simulator smoke test)")
@@ -409,16 +493,21 @@ def main(argv=None) -> int:
     ap.add_argument("--pop-rows", type=int, default=1 << 20, help="largest GA population held on the device")
     ap.add_argument("--check-sizes", type=float, nargs="*", default=[1e5, 1e6, 1e7])
     ap.add_argument("--sizes", type=float, nargs="*", default=[1e6, 1e7, 1e8])
+    ap.add_argument("--api-evaluate", type=float, default=1e8, help="configurations of the API evaluate rows")
+    ap.add_argument("--api-optimize", type=float, default=1e7, help="distinct keys of the API optimize rows")
+    ap.add_argument("--api-jobs", type=int, default=1000, help="jobs of the many-tables row")
+    ap.add_argument("--api-replicas", type=int, default=2048, help="replicas per job of the many-tables row")
     args = ap.parse_args(argv)
     if args.tiny:
         args.check_sizes, args.sizes, args.repeats = [120, 300], [100, 200, 400], 2
         args.cpu_max, args.pop_rows = 200, 150
-        fc.THREADS_PER_BLOCK = 32
+        args.api_evaluate, args.api_optimize, args.api_jobs, args.api_replicas = 200, 60, 3, 8
+        fc.set_threads_per_block(32)
     simulator = bool(int(os.environ.get("NUMBA_ENABLE_CUDASIM", "0") or 0))
     if not fc.is_available():
         print(f"CUDA unavailable: {fc.unavailable_reason()}", file=sys.stderr)
         return 2
-    dev = "simulator" if simulator else fc._cuda().get_current_device().name
+    dev = "simulator" if simulator else cuda_api().get_current_device().name
     dev = dev.decode() if isinstance(dev, bytes) else dev
     print(f"fastsched gpu_check on {dev}; numba {numba.__version__}; host threads {numba.config.NUMBA_NUM_THREADS}")
     t0 = time.perf_counter()
@@ -429,6 +518,11 @@ def main(argv=None) -> int:
         [int(s) for s in args.sizes], args.seed, args.repeats, args.cpu_threads, int(args.cpu_max), args.pop_rows
     )
     report(rows, transfers, args.cpu_threads, simulator)
+    api_rows, api_ok = api_bench(
+        args.seed, args.repeats, int(args.api_evaluate), int(args.api_optimize), args.api_jobs, args.api_replicas
+    )
+    api_report(api_rows)
+    ok &= api_ok
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     return 0 if ok else 1
 

@@ -102,8 +102,10 @@ def goodput_api(impl: str) -> types.SimpleNamespace:
     """Return the AdaptDL goodput API of ``impl`` ("fastsched" or "adaptdl") as one namespace."""
     if impl == "fastsched":
         import fastsched as m
+        from fastsched.goodput import ModelBatch
 
         return types.SimpleNamespace(
+            ModelBatch=ModelBatch,
             GoodputFunction=m.GoodputFunction,
             PerfParams=m.PerfParams,
             GradParams=m.GradParams,
@@ -178,6 +180,20 @@ def make_goodput(name: str, api) -> callable:
     if name == "fit_20":
         obs = fit_observations(20)
         return lambda: api.fit_perf_params(*obs)
+    if name in ("tables_200_model_batch", "tables_200_one_by_one"):
+        # A scheduler's batch: 200 jobs' speedup tables up to 256 replicas, fresh each round.
+        rng = np.random.RandomState(5)
+        models = []
+        for _ in range(200):
+            values = np.array(PERF) * rng.uniform(0.5, 2.0, 7)
+            values[6] = rng.uniform(1.0, 3.0)  # gamma stays in [1, 10]
+            models.append(api.GoodputFunction(api.PerfParams(*values), api.GradParams(*GRAD), 128))
+        if name == "tables_200_one_by_one":
+            return lambda: [
+                api.SpeedupFunction(g, 1280, (64, 256), True, backend="cpu").table(256) for g in models
+            ]
+        batch = api.ModelBatch.from_speedup_functions([api.SpeedupFunction(g, 1280, (64, 256), True) for g in models])
+        return lambda: batch.speedup_tables(256, backend="cpu")
     if name == "speedup_1000":
         nodes, replicas = configs(1000, 64, 4)
         speedup = api.SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
@@ -200,7 +216,12 @@ GOODPUT_WORKLOADS = {
     "evaluate_1e6": "evaluate 1e6 random configurations",
     "fit_20": "fit_perf_params on 20 observations",
     "speedup_1000": "SpeedupFunction on 1000 placements, warm",
+    "tables_200_model_batch": "200 jobs' speedup tables to 256 replicas in one ModelBatch call (CPU)",
+    "tables_200_one_by_one": "the same 200 tables through 200 fresh SpeedupFunctions (CPU)",
 }
+
+#: Goodput workloads that use fastsched-only API (the reference axis skips them).
+FASTSCHED_ONLY = {"tables_200_model_batch", "tables_200_one_by_one"}
 
 
 # -- simulator and sweep workloads (fastsched only: no reference simulator is installed) ----------
@@ -450,6 +471,10 @@ def run_benchmark(benchmark, impl: str, area: str, name: str):
     """
     benchmark.group = f"{area}:{name}"
     benchmark.extra_info["impl"] = impl
+    if impl != "fastsched" and name in FASTSCHED_ONLY:
+        import pytest
+
+        pytest.skip(f"{name} uses fastsched-only API")
     if impl == "fastsched":
         call = make(area, name, impl)
         call()  # compile or load outside the timing

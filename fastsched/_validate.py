@@ -21,6 +21,7 @@ __all__ = [
     "check_finite_scalar",
     "check_int_scalar",
     "check_choice",
+    "count_error",
 ]
 
 
@@ -94,20 +95,35 @@ def as_float_array(name: str, value, *, low=None, low_open=False, high=None) -> 
     return arr
 
 
+def count_error(name: str, check: str, value=None, low=None) -> str:
+    """Message of a failed count check (shared by :func:`as_int_array` and the CUDA path).
+
+    ``check`` is ``"finite"``, ``"integral"``, ``"large"`` or ``"low"`` (``value`` is the
+    first offending value, ``low`` the bound).
+    """
+    if check == "finite":
+        return f"{name} must be finite (got NaN or inf)"
+    if check == "integral":
+        return f"{name} must hold integers"
+    if check == "large":
+        return f"{name} holds a value too large for a count (the limit is 2**53)"
+    return f"{name} must be >= {low}, got {value}"
+
+
 def as_int_array(name: str, value, *, low=None, high=None) -> np.ndarray:
     """Convert to an int64 array of integral values, checking an optional range."""
     arr = real_array(name, value)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must be finite (got NaN or inf)")
+            raise ValueError(count_error(name, "finite"))
         if np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must hold integers")
+            raise ValueError(count_error(name, "integral"))
     if arr.dtype.kind in "fu" and np.any(np.abs(arr) > MAX_INT):
         # Checked before the cast: float -> int64 is undefined beyond 2**63, uint64 wraps.
-        raise ValueError(f"{name} holds a value too large for a count (the limit is 2**53)")
+        raise ValueError(count_error(name, "large"))
     arr = arr.astype(np.int64, copy=False)
     if low is not None and np.any(arr < low):
-        raise ValueError(f"{name} must be >= {low}, got {arr[arr < low].flat[0]}")
+        raise ValueError(count_error(name, "low", arr[arr < low].flat[0], low))
     if high is not None and np.any(arr > high):
         raise ValueError(f"{name} must be <= {high}, got {arr[arr > high].flat[0]}")
     return arr

@@ -11,8 +11,20 @@ from fastsched.goodput._compat import (  # noqa: F401  (AdaptDL-private helpers,
     _predict_network_time,
     _rmse,
 )
+from fastsched.goodput.batch import BatchParams, ModelBatch
 from fastsched.goodput.fit import fit_perf_params
-from fastsched.goodput.model import GoodputFunction, GradParams, PerfParams
-from fastsched.goodput.speedup import SpeedupFunction
+from fastsched.goodput.model import GoodputFunction, GradParams, GridBounds, KernelParams, PerfParams
+from fastsched.goodput.speedup import SpeedupFunction, SpeedupGrid
 
-__all__ = ["PerfParams", "GradParams", "GoodputFunction", "fit_perf_params", "SpeedupFunction"]
+__all__ = [
+    "PerfParams",
+    "GradParams",
+    "GoodputFunction",
+    "fit_perf_params",
+    "SpeedupFunction",
+    "KernelParams",
+    "GridBounds",
+    "SpeedupGrid",
+    "ModelBatch",
+    "BatchParams",
+]

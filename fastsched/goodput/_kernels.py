@@ -12,54 +12,20 @@ vectorised entry points solve each distinct key once and gather.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
+from fastsched.goodput import _formulas as F
 
-GRID_POINTS = 50  # numpy.geomspace's default, as used by AdaptDL
-_EPS = 1e-8  # tolerance of the floor/ceil operations in the grid search
-_TINY = 1e-8  # the model's stand-in for "no communication"
-
-
-@jit(inline="always")
-def network_time(perf, multi_node, num_replicas):
-    """Modelled all-reduce time: bottleneck link latency plus ring retrogression."""
-    if multi_node:
-        alpha = perf[2]
-        beta = perf[3]
-    elif num_replicas > 1.0:
-        alpha = perf[4]
-        beta = perf[5]
-    else:
-        alpha = _TINY
-        beta = _TINY
-    return alpha + beta * max(num_replicas - 2.0, _TINY)
-
-
-@jit(inline="always")
-def step_throughput(perf, accum_time, net_pow, num_replicas, atomic_bsz, accum_steps):
-    """Samples per second given accum time and ``network_time ** gamma``.
-
-    ``optim_time = (accum_time**g + network_time**g) ** (1/g)``: the p-norm overlap model.
-    """
-    gamma = perf[6]
-    optim_time = (accum_time**gamma + net_pow) ** (1.0 / gamma)
-    total_time = accum_steps * accum_time + optim_time
-    return num_replicas * atomic_bsz * (accum_steps + 1.0) / total_time
-
-
-@jit(inline="always")
-def efficiency(grad_sqr, grad_var, init_bsz, batch_size):
-    """Statistical efficiency of ``batch_size`` relative to ``init_bsz``."""
-    scale = batch_size / init_bsz
-    # gain / scale with gain = (var + sqr) / (var / scale + sqr), rearranged so that no
-    # intermediate under- or overflows for extreme batch sizes (equal up to rounding).
-    denom = grad_var + grad_sqr * scale
-    if denom > 0.0:
-        return (grad_var + grad_sqr) / denom
-    return 1.0 / scale
+# The scalar formulas live in _formulas (shared with the CUDA target); re-exported here.
+GRID_POINTS = F.GRID_POINTS
+network_time = F.network_time
+step_throughput = F.step_throughput
+efficiency = F.efficiency
+best_config = F.best_config
 
 
 @pjit
@@ -67,66 +33,6 @@ def efficiency_kernel(grad_sqr, grad_var, init_bsz, batch_size, out):
     """Elementwise statistical efficiency."""
     for i in prange(out.shape[0]):
         out[i] = efficiency(grad_sqr, grad_var, init_bsz, batch_size[i])
-
-
-@jit
-def best_config(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    multi_node,
-    num_replicas,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
-):
-    """Batch-size grid search for one configuration.
-
-    Walks the 50 geometrically spaced total batch sizes between
-    ``max(init_bsz, min_atomic * num_replicas)`` and ``max_bsz`` exactly as
-    ``numpy.geomspace`` spaces them, derives (atomic_bsz, accum_steps) per point with
-    AdaptDL's rules, zeroes the goodput of points whose atomic batch size falls outside
-    ``[min_atomic, max_atomic]`` and keeps a running argmax (first maximum wins, as
-    ``numpy.argmax``). Returns ``(goodput, atomic_bsz, accum_steps)``.
-    """
-    r = float(num_replicas)
-    gamma = perf[6]
-    net_pow = network_time(perf, multi_node, r) ** gamma
-    start = max(init_bsz, min_atomic * r)
-    log_start = math.log10(start)
-    step = (math.log10(max_bsz) - log_start) / (GRID_POINTS - 1)
-    best_goodput = -1.0
-    best_atomic = 0
-    best_accum = 0
-    for i in range(GRID_POINTS):
-        if i == 0:
-            bsz = start
-        elif i == GRID_POINTS - 1:
-            bsz = max_bsz
-        else:
-            bsz = 10.0 ** (i * step + log_start)
-        local_bsz = bsz / r
-        if accumulation:
-            accum = math.ceil(local_bsz / max_atomic - _EPS) - 1.0
-            if num_replicas == 1 and local_bsz > init_bsz + _EPS:
-                accum = max(accum, 1.0)
-            atomic = math.ceil(local_bsz / (accum + 1.0) - _EPS)
-        else:
-            accum = 0.0
-            atomic = init_bsz if num_replicas == 1 else math.ceil(local_bsz - _EPS)
-        if min_atomic <= atomic <= max_atomic:
-            accum_time = perf[0] + perf[1] * atomic
-            tput = step_throughput(perf, accum_time, net_pow, r, atomic, accum)
-            goodput = tput * efficiency(grad_sqr, grad_var, init_bsz, r * atomic * (accum + 1.0))
-        else:
-            goodput = 0.0
-        if goodput > best_goodput:
-            best_goodput = goodput
-            best_atomic = int(atomic)
-            best_accum = int(accum)
-    return best_goodput, best_atomic, best_accum
 
 
 @pjit
@@ -147,7 +53,7 @@ def optimize_keys_kernel(
 ):
     """Grid search for each (multi_node, num_replicas) key, in parallel."""
     for k in prange(num_replicas.shape[0]):
-        g, a, s = best_config(
+        g, a, s = F.best_config(
             perf,
             grad_sqr,
             grad_var,
@@ -224,7 +130,7 @@ def fill_table_kernel(
         r = want_rep[k]
         if filled[m, r]:
             continue
-        g, _a, _s = best_config(
+        g, _a, _s = F.best_config(
             perf,
             grad_sqr,
             grad_var,
@@ -338,12 +244,12 @@ def _elementwise_kernel(
     r_hi = int(max_rep) if use_tables else -1
     net_pow = np.empty((2, r_hi + 1))
     for r in prange(r_hi + 1):
-        net_pow[0, r] = network_time(perf, False, float(r)) ** gamma
-        net_pow[1, r] = network_time(perf, True, float(r)) ** gamma
+        net_pow[0, r] = F.network_time(perf, False, float(r)) ** gamma
+        net_pow[1, r] = F.network_time(perf, True, float(r)) ** gamma
     lo = int(a_min) if use_tables else 0
     acc_pow = np.empty(int(a_max) - lo + 1 if use_tables else 0)
     for k in prange(acc_pow.shape[0]):
-        acc_pow[k] = (perf[0] + perf[1] * (lo + k)) ** gamma
+        acc_pow[k] = F.accum_time(perf, lo + k) ** gamma
     # When the input repeats (multi-node, replicas, atomic) keys many times over, also
     # tabulate the optimizer-step time itself (its 1/gamma power is the remaining cost).
     n_atomic = acc_pow.shape[0]
@@ -354,23 +260,24 @@ def _elementwise_kernel(
         m = row // (r_hi + 1)
         r = row - m * (r_hi + 1)
         for k in range(n_atomic):
-            optim_tab[row, k] = (acc_pow[k] + net_pow[m, r]) ** inv_gamma
+            optim_tab[row, k] = F.optim_time(acc_pow[k], net_pow[m, r], inv_gamma)
     nonfinite = 0
     for i in prange(out.shape[0]):
         r = float(replicas[i])
         a = float(atomic_bsz[i])
         s = float(accum_steps[i])
-        accum_time = perf[0] + perf[1] * a
+        at = F.accum_time(perf, a)
         m = 1 if nodes[i] > 1 else 0
+        # The tables memoise x ** gamma (and the optimizer-step time) of the same formulas.
         if full:
-            optim_time = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
+            ot = optim_tab[m * (r_hi + 1) + int(r), int(a) - lo]
         elif use_tables:
-            optim_time = (acc_pow[int(a) - lo] + net_pow[m, int(r)]) ** inv_gamma
+            ot = F.optim_time(acc_pow[int(a) - lo], net_pow[m, int(r)], inv_gamma)
         else:
-            optim_time = (accum_time**gamma + network_time(perf, m == 1, r) ** gamma) ** inv_gamma
-        v = r * a * (s + 1.0) / (s * accum_time + optim_time)
+            ot = F.optim_time(at**gamma, F.network_time(perf, m == 1, r) ** gamma, inv_gamma)
+        v = F.samples_per_second(r, a, s, at, ot)
         if with_eff:
-            v *= efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
+            v *= F.efficiency(grad_sqr, grad_var, init_bsz, r * a * (s + 1.0))
         out[i] = v
         if not (abs(v) < np.inf):
             nonfinite += 1
@@ -383,15 +290,16 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
     The four inputs are flat arrays, either all int64 or all float64 (two compiled
     specialisations). Returns a status code; ``out`` is valid only when it is ``OK``.
     """
-    status, max_rep, a_min, a_max, integral = _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
+    n = out.shape[0]
+    scan = sized(_scan_inputs, n, SERIAL_MAX_ELEMENTS)
+    status, max_rep, a_min, a_max, integral = scan(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
     if status != OK:
         return status
-    n = out.shape[0]
     limit = min(_TABLE_LIMIT, 4 * n)
     # Table indices go through int64: values beyond 2**52 are not exactly integral doubles
     # and 2**63 would overflow, so huge batch sizes take the direct path.
     use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit and a_max < 2.0**52
-    nonfinite = _elementwise_kernel(
+    nonfinite = sized(_elementwise_kernel, n, SERIAL_MAX_ELEMENTS)(
         perf,
         grad_sqr,
         grad_var,
@@ -451,3 +359,41 @@ def check_pairs(nodes, replicas):
         if (nd == 0) != (r == 0):
             return ZERO_MISMATCH
     return OK
+
+
+# --------------------------------------------------------------------------------------
+# Serial twins for small inputs
+# --------------------------------------------------------------------------------------
+# A parallel launch costs tens to hundreds of microseconds (waking the worker threads; more on
+# a loaded host), more than a small input's work: below these sizes the same kernels run
+# serially, compiled from the same source (``prange`` is ``range`` without ``parallel``).
+SERIAL_MAX_ELEMENTS = 1024  # elementwise model / efficiency evaluations
+SERIAL_MAX_KEYS = 8  # grid searches (about 4 us each)
+
+
+def _serial_twin(dispatcher):
+    py = dispatcher.py_func
+    name = py.__name__ + "_serial"  # its own numba cache files
+    fn = types.FunctionType(py.__code__, py.__globals__, name, py.__defaults__, py.__closure__)
+    fn.__qualname__ = name
+    fn.__doc__ = py.__doc__
+    return jit(fn)
+
+
+_SERIAL = {}
+
+
+def register_serial(*kernels) -> None:
+    """Give each parallel kernel a serial twin for :func:`sized` (at import of its module)."""
+    for kernel in kernels:
+        _SERIAL[kernel] = _serial_twin(kernel)
+
+
+register_serial(
+    _scan_inputs, _elementwise_kernel, efficiency_kernel, optimize_keys_kernel, gather_kernel, fill_table_kernel
+)
+
+
+def sized(kernel, n, limit):
+    """``kernel`` for ``n`` work items, or its serial twin when ``n <= limit``."""
+    return _SERIAL[kernel] if n <= limit else kernel

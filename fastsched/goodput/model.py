@@ -25,12 +25,12 @@ import numbers
 
 import numpy as np
 
+from fastsched import _backend as B
 from fastsched import _validate as V
-from fastsched import cuda as _cuda
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
 
-__all__ = ["PerfParams", "GradParams", "GoodputFunction"]
+__all__ = ["PerfParams", "GradParams", "GoodputFunction", "KernelParams", "GridBounds"]
 
 PerfParams = collections.namedtuple(
     "PerfParams", ["alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"]
@@ -58,6 +58,38 @@ Examples
 >>> from fastsched import GradParams
 >>> GradParams(sqr=0.00136, var=0.000502)
 GradParams(sqr=0.00136, var=0.000502)
+"""
+
+KernelParams = collections.namedtuple("KernelParams", ["perf", "grad_sqr", "grad_var", "init_bsz"])
+KernelParams.__doc__ = """A goodput model as the kernels take it (``GoodputFunction.kernel_params``).
+
+perf : numpy.ndarray
+    float64[7], the PerfParams in order (read-only).
+grad_sqr, grad_var, init_bsz : float
+    Gradient statistics and the initial batch size, validated.
+
+Examples
+--------
+>>> from fastsched.goodput import GoodputFunction
+>>> p = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32).kernel_params
+>>> p.perf.shape, p.init_bsz
+((7,), 32.0)
+"""
+
+GridBounds = collections.namedtuple("GridBounds", ["max_bsz", "min_atomic", "max_atomic"])
+GridBounds.__doc__ = """Validated bounds of the batch-size grid search (``GoodputFunction.grid_bounds``).
+
+max_bsz : float
+    Largest total batch size.
+min_atomic, max_atomic : float
+    Bounds on the per-replica micro-batch size.
+
+Examples
+--------
+>>> from fastsched.goodput import GoodputFunction
+>>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+>>> g.grid_bounds(512, (None, 64))
+GridBounds(max_bsz=512.0, min_atomic=1.0, max_atomic=64.0)
 """
 
 # Entries kept by each per-instance memo before it is cleared (bounded state).
@@ -146,6 +178,7 @@ class GoodputFunction:
         "_init",
         "_bounds_cache",
         "_scalar_memo",
+        "_kernel_params",
     )
 
     def __init__(self, perf_params, grad_params, init_batch_size):
@@ -155,6 +188,8 @@ class GoodputFunction:
         self._perf_params = PerfParams(*(float(v) for v in self._perf))
         self._grad_params = GradParams(self._sqr, self._var)
         self._init_batch_size = init_batch_size
+        self._perf.flags.writeable = False
+        self._kernel_params = KernelParams(self._perf, self._sqr, self._var, self._init)
         # Small bounded memos for the scalar path of optimize(): a scheduler's decision loop
         # asks the same few questions every round. Keys hold only validated arguments.
         self._bounds_cache = {}
@@ -176,6 +211,36 @@ class GoodputFunction:
         """The initial (reference) total batch size."""
         return self._init_batch_size
 
+    @property
+    def kernel_params(self) -> KernelParams:
+        """The model as the kernels take it (read-only float64[7] ``perf`` plus floats).
+
+        For launchers on other targets (e.g. :mod:`fastsched.cuda`); see :class:`KernelParams`.
+        """
+        return self._kernel_params
+
+    def grid_bounds(self, max_batch_size=None, atomic_bsz_range=None) -> GridBounds:
+        """Validated bounds of :meth:`optimize`'s grid search for these arguments.
+
+        Parameters
+        ----------
+        max_batch_size, atomic_bsz_range
+            As for :meth:`optimize`.
+
+        Returns
+        -------
+        GridBounds
+            ``(max_bsz, min_atomic, max_atomic)`` as floats.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> g.grid_bounds()
+        GridBounds(max_bsz=32.0, min_atomic=1.0, max_atomic=32.0)
+        """
+        return GridBounds(*self._grid_bounds(max_batch_size, atomic_bsz_range))
+
     def __repr__(self) -> str:
         return f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, {self._init_batch_size!r})"
 
@@ -191,6 +256,14 @@ class GoodputFunction:
         """Shared body of evaluate/throughput: convert, broadcast, run the fused kernel."""
         names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
         raw = (num_nodes, num_replicas, atomic_bsz, accum_steps)
+        if B.any_device(num_nodes, num_replicas, atomic_bsz, accum_steps):
+            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "evaluate")
+            if backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            result, status = B.cuda_launchers().evaluate_device(self._kernel_params, raw, with_efficiency)
+            if status != K.OK:
+                raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
+            return result
         arrays = [V.real_array(name, value) for name, value in zip(names, raw, strict=True)]
         shapes = [a.shape for a in arrays]
         try:
@@ -206,8 +279,9 @@ class GoodputFunction:
             for a in arrays
         ]
         out = np.empty(flat[0].shape[0], dtype=np.float64)
-        # Same signature and status codes on both backends (the CUDA one validates on the CPU first).
-        kernel = K.elementwise if _cuda.resolve_backend(backend, out.shape[0]) == "cpu" else _cuda.checked_elementwise
+        # Same signature and status codes on both backends (the CUDA one validates on the device).
+        on_gpu = B.resolve_backend(backend, out.shape[0], "evaluate") == "cuda"
+        kernel = B.cuda_launchers().checked_elementwise if on_gpu else K.elementwise
         with parallel_region():
             status = kernel(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
         if status != K.OK:
@@ -227,7 +301,10 @@ class GoodputFunction:
             Gradient-accumulation steps per optimizer step (>= 0).
         backend : {"auto", "cpu", "cuda"}
             Where to compute; ``"auto"`` uses CUDA only for at least
-            ``fastsched.cuda.AUTO_THRESHOLD`` configurations on a machine with a GPU.
+            ``fastsched._backend.auto_threshold("evaluate")`` configurations on a machine with
+            a GPU (never, by default: transfers cost more than the CPU kernel). Device arrays
+            (CuPy, PyTorch CUDA tensors, numba device arrays; equal shapes, any real dtype)
+            always run on the GPU and give a device array of the caller's type.
 
         Returns
         -------
@@ -299,7 +376,8 @@ class GoodputFunction:
             out = np.empty(arr.size, dtype=np.float64)
             shape = arr.shape
             with parallel_region():
-                K.efficiency_kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
+                kernel = K.sized(K.efficiency_kernel, out.shape[0], K.SERIAL_MAX_ELEMENTS)
+                kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
         if not np.isfinite(out).all():
             raise ValueError("batch_size is too small: efficiency overflows float64")
         return float(out[0]) if not shape else out.reshape(shape)
@@ -371,8 +449,10 @@ class GoodputFunction:
             Whether gradient accumulation may be used.
         backend : {"auto", "cpu", "cuda"}
             Where to run the grid search; ``"auto"`` uses CUDA only for at least
-            ``fastsched.cuda.AUTO_THRESHOLD`` distinct (multi-node, replicas) keys on a machine
-            with a GPU. Scalar queries always run on the CPU.
+            ``fastsched._backend.auto_threshold("optimize")`` distinct (multi-node, replicas)
+            keys on a machine with a GPU. Scalar queries always run on the CPU. Device arrays
+            always run on the GPU (every configuration searched, no key de-duplication) and
+            give device arrays of the caller's type.
 
         Returns
         -------
@@ -398,7 +478,7 @@ class GoodputFunction:
         accumulation = bool(accumulation)
         if _is_plain_scalar(num_nodes) and _is_plain_scalar(num_replicas):
             if backend != "auto":
-                _cuda.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
+                B.resolve_backend(backend, 1)  # validates the option ("cuda" without a GPU raises)
             # Scalar fast path: no array conversion, one serial kernel call, memoised on the
             # validated (multi-node, replicas, bounds) key since the result depends on nothing else.
             n = V.check_int_scalar("num_nodes", num_nodes, low=1)
@@ -425,6 +505,17 @@ class GoodputFunction:
                 self._scalar_memo.clear()
             self._scalar_memo[key] = result
             return result
+        if B.any_device(num_nodes, num_replicas):
+            B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
+            if backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            bounds = GridBounds(max_bsz, min_atomic, max_atomic)
+            result = B.cuda_launchers().optimize_device(
+                self._kernel_params, bounds, accumulation, num_nodes, num_replicas
+            )
+            if isinstance(result, str):
+                raise ValueError(result)
+            return result
         nodes = V.as_int_array("num_nodes", num_nodes, low=1)
         replicas = V.as_int_array("num_replicas", num_replicas, low=1)
         try:
@@ -449,6 +540,18 @@ class GoodputFunction:
         size = nodes.shape[0]
         max_rep = int(replicas.max())
         args = (self._perf, self._sqr, self._var, self._init)
+        # On the GPU every configuration is searched directly when keys repeat little (at most
+        # 2 * (max_rep + 1) distinct keys against `size` configurations): the host-side
+        # de-duplication pass would then cost more than it saves on the device.
+        # (The auto threshold counts distinct keys, of which there are at most 2 * (max_rep + 1).)
+        on_gpu = B.resolve_backend(backend, min(size, 2 * (max_rep + 1)), "optimize") == "cuda"
+        if on_gpu and 2 * (max_rep + 1) > size // 2:
+            search = B.cuda_launchers().optimize_keys
+            kg = np.empty(size, dtype=np.float64)
+            ka = np.empty(size, dtype=np.int64)
+            ks = np.empty(size, dtype=np.int64)
+            search(*args, nodes > 1, replicas, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            return kg, ka, ks
         if max_rep <= 4 * size + 64:
             key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
         else:  # huge, sparse replica values: a direct-address table would be wasteful
@@ -459,8 +562,11 @@ class GoodputFunction:
         ka = np.empty(nk, dtype=np.int64)
         ks = np.empty(nk, dtype=np.int64)
         # Same signature on both backends; the GPU pays off only for many distinct keys.
-        on_gpu = _cuda.resolve_backend(backend, nk) == "cuda"
-        search = _cuda.optimize_keys if on_gpu else K.optimize_keys_kernel
+        on_gpu = B.resolve_backend(backend, nk, "optimize") == "cuda"
+        if on_gpu:
+            search = B.cuda_launchers().optimize_keys
+        else:
+            search = K.sized(K.optimize_keys_kernel, nk, K.SERIAL_MAX_KEYS)
         with parallel_region():
             search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             if key_of is None:
@@ -468,5 +574,5 @@ class GoodputFunction:
             goodput = np.empty(size, dtype=np.float64)
             atomic = np.empty(size, dtype=np.int64)
             accum = np.empty(size, dtype=np.int64)
-            K.gather_kernel(key_of, kg, ka, ks, goodput, atomic, accum)
+            K.sized(K.gather_kernel, size, K.SERIAL_MAX_ELEMENTS)(key_of, kg, ka, ks, goodput, atomic, accum)
         return goodput, atomic, accum

@@ -13,17 +13,37 @@ Drop-in for ``adaptdl_sched.policy.speedup.SpeedupFunction``. Two paths:
 
 from __future__ import annotations
 
+import collections
 import threading
 
 import numpy as np
 
+from fastsched import _backend as B
 from fastsched import _validate as V
-from fastsched import cuda as _cuda
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
+from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.model import GoodputFunction
 
-__all__ = ["SpeedupFunction"]
+__all__ = ["SpeedupFunction", "SpeedupGrid"]
+
+SpeedupGrid = collections.namedtuple("SpeedupGrid", ["max_bsz", "min_atomic", "max_atomic", "accumulation"])
+SpeedupGrid.__doc__ = """Grid-search settings of a tabulated SpeedupFunction (``SpeedupFunction.grid``).
+
+max_bsz, min_atomic, max_atomic : float
+    Validated bounds (see ``GoodputFunction.grid_bounds``).
+accumulation : bool
+    Whether gradient accumulation is allowed.
+
+Examples
+--------
+>>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+>>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+>>> SpeedupFunction(g, max_batch_size=256, backend="cpu").grid
+SpeedupGrid(max_bsz=256.0, min_atomic=1.0, max_atomic=256.0, accumulation=False)
+"""
+
+_HOST = frozenset([np.ndarray, int, float])
 
 # The lazily filled table covers at most this many replicas (16 MiB); larger queries are
 # answered without memoisation, so no input can make the table grow without bound.
@@ -54,7 +74,9 @@ class SpeedupFunction:
         such limit.
     backend : {"auto", "cpu", "cuda"}
         Where table fills run; ``"auto"`` uses CUDA for fills of at least
-        ``fastsched.cuda.AUTO_THRESHOLD`` keys on a machine with a GPU.
+        ``fastsched._backend.auto_threshold("speedup")`` keys on a machine with a GPU.
+        Calls with device arrays (CuPy, PyTorch CUDA tensors, numba device arrays) run on the
+        GPU against a device copy of the table and return device arrays of the caller's type.
 
     Notes
     -----
@@ -84,7 +106,7 @@ class SpeedupFunction:
         backend="auto",
     ):
         # Validate the option now ("cuda" without a GPU raises here, not mid-round).
-        _cuda.resolve_backend(backend, 0)
+        B.resolve_backend(backend, 0, "speedup")
         self._backend = backend
         if not hasattr(goodput_fn, "optimize"):
             raise TypeError("goodput_fn must have an optimize(num_nodes, num_replicas, ...) method")
@@ -109,7 +131,7 @@ class SpeedupFunction:
                     "goodput at (1 node, 1 replica) is 0: no batch size is valid for one replica "
                     f"with atomic_bsz_range={atomic_bsz_range!r}, max_batch_size={max_batch_size!r}"
                 )
-            self._bounds = goodput_fn._grid_bounds(max_batch_size, atomic_bsz_range)
+            self._bounds = goodput_fn.grid_bounds(max_batch_size, atomic_bsz_range)
             table = np.zeros((2, 65), dtype=np.float64)
             filled = np.zeros((2, 65), dtype=np.bool_)
             filled[:, 0] = True  # zero replicas: speedup 0
@@ -128,6 +150,16 @@ class SpeedupFunction:
     def base_goodput(self) -> float:
         """Best goodput at one node, one replica (the speedup denominator)."""
         return float(self._base_goodput)
+
+    @property
+    def grid(self):
+        """Grid-search settings of the table fills (:class:`SpeedupGrid`); None when not tabulated.
+
+        For launchers on other targets (e.g. :mod:`fastsched.cuda`).
+        """
+        if not self._fast:
+            return None
+        return SpeedupGrid(*self._bounds, bool(self._accumulation))
 
     @property
     def is_tabulated(self) -> bool:
@@ -159,17 +191,17 @@ class SpeedupFunction:
                 new_table[:, : table.shape[1]] = table
                 new_filled[:, : filled.shape[1]] = filled
                 table, filled = new_table, new_filled
-            g = self._goodput_fn
+            p = self._goodput_fn.kernel_params
             max_bsz, lo, hi = self._bounds
             # Same signature on both backends (the CUDA twin copies the table in and out).
-            on_gpu = _cuda.resolve_backend(self._backend, want_rep.shape[0]) == "cuda"
-            fill = _cuda.fill_table if on_gpu else K.fill_table_kernel
+            on_gpu = B.resolve_backend(self._backend, want_rep.shape[0], "speedup") == "cuda"
+            if on_gpu:
+                fill = B.cuda_launchers().fill_table
+            else:
+                fill = K.sized(K.fill_table_kernel, want_rep.shape[0], K.SERIAL_MAX_KEYS)
             with parallel_region():
                 fill(
-                    g._perf,
-                    g._sqr,
-                    g._var,
-                    g._init,
+                    *p,
                     max_bsz,
                     lo,
                     hi,
@@ -182,6 +214,79 @@ class SpeedupFunction:
                 )
             self._state = (table, filled)
         return table, filled
+
+    def _covers(self, max_replicas: int) -> bool:
+        table, filled = self._state
+        return max_replicas < table.shape[1] and bool(filled[:, : max_replicas + 1].all())
+
+    def _store(self, values: np.ndarray) -> None:
+        """Write a complete ``[2, R + 1]`` range computed elsewhere (same formulas, same bits)."""
+        width = values.shape[1]
+        with self._lock:
+            table, filled = self._state
+            if width > table.shape[1]:
+                cap = max(width, 2 * table.shape[1])
+                new_table = np.zeros((2, cap), dtype=np.float64)
+                new_filled = np.zeros((2, cap), dtype=np.bool_)
+                new_table[:, : table.shape[1]] = table
+                new_filled[:, : filled.shape[1]] = filled
+                table, filled = new_table, new_filled
+            table[:, :width] = values
+            filled[:, :width] = True
+            self._state = (table, filled)
+
+    @staticmethod
+    def fill_tables(speedup_fns, max_replicas: int, backend="auto") -> int:
+        """Complete many jobs' tables up to ``max_replicas`` in one GPU launch, when that pays.
+
+        For the tabulated functions among ``speedup_fns`` whose table does not yet cover
+        ``0..max_replicas`` (and whose own ``backend`` is not ``"cpu"``), one
+        :class:`~fastsched.goodput.batch.ModelBatch` launch computes every missing table when
+        ``backend`` resolves to CUDA for that many cells
+        (``fastsched._backend.auto_threshold("speedup")``). Otherwise nothing is done: on the
+        CPU each function keeps filling lazily, on first use, exactly as before.
+
+        Parameters
+        ----------
+        speedup_fns : iterable of SpeedupFunction
+            Functions to complete (others are ignored).
+        max_replicas : int
+            Largest replica count to cover.
+        backend : {"auto", "cpu", "cuda"}
+            ``"cpu"`` makes this a no-op.
+
+        Returns
+        -------
+        int
+            How many functions were filled.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> SpeedupFunction.fill_tables([SpeedupFunction(g, 512)], 16, backend="cpu")
+        0
+        """
+        rmax = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
+        fns = list(speedup_fns)
+        # Cheap exits first: this runs every scheduling round.
+        if backend == "cpu" or B.resolve_backend(backend, len(fns) * 2 * (rmax + 1), "speedup") != "cuda":
+            return 0
+        seen = set()
+        todo = []
+        for fn in fns:
+            if not isinstance(fn, SpeedupFunction) or not fn._fast or fn._backend == "cpu" or id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if not fn._covers(rmax):
+                todo.append(fn)
+        if not todo:
+            return 0
+        base = np.array([fn._base_goodput for fn in todo], dtype=np.float64)
+        tables = ModelBatch.from_speedup_functions(todo).speedup_tables(rmax, backend="cuda", base=base)
+        for fn, values in zip(todo, tables, strict=True):
+            fn._store(values)
+        return len(todo)
 
     def table(self, max_replicas: int) -> np.ndarray:
         """Speedup table covering replicas ``0..max_replicas``.
@@ -229,6 +334,21 @@ class SpeedupFunction:
         >>> speedup([0, 1, 1], [0, 1, 4]).round(3)
         array([0.   , 1.   , 1.982])
         """
+        # NumPy arrays and Python numbers (the common calls) skip the device check entirely.
+        if (
+            self._fast
+            and not (type(num_nodes) in _HOST and type(num_replicas) in _HOST)
+            and B.any_device(num_nodes, num_replicas)
+        ):
+            B.resolve_backend("cuda" if self._backend == "auto" else self._backend, 0, "speedup")
+            if self._backend == "cpu":
+                raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
+            result = B.cuda_launchers().speedup_device(self, num_nodes, num_replicas)
+            if isinstance(result, str):
+                raise ValueError(result)
+            if isinstance(result, int):
+                raise ValueError(_LOOKUP_ERRORS[result])
+            return result
         nodes = V.as_int_array("num_nodes", num_nodes)
         replicas = V.as_int_array("num_replicas", num_replicas)
         shape = nodes.shape
@@ -268,9 +388,8 @@ class SpeedupFunction:
         out = np.zeros(nodes.shape[0], dtype=np.float64)
         live = replicas > 0
         if live.any():
-            g = self._goodput_fn
             max_bsz, lo, hi = self._bounds
-            goodput, _, _ = g._optimize_flat(
+            goodput, _, _ = self._goodput_fn._optimize_flat(
                 np.ascontiguousarray(nodes[live]),
                 np.ascontiguousarray(replicas[live]),
                 max_bsz,

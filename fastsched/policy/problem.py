@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastsched.goodput.speedup import SpeedupFunction
+
 LOG = logging.getLogger(__name__)
 
 __all__ = ["InvalidJobError", "Problem", "build_problem", "sort_nodes", "speedup_tables"]
@@ -192,6 +194,9 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
         if generic[j]:
             kmax = max(kmax, min(int(max_reps[j]), num_nodes))
     table = np.zeros((njobs, kmax + 1, rmax + 1), dtype=np.float64)
+    # Every job's missing table range in one launch when that runs on the GPU (a no-op on the
+    # CPU, where each table fills lazily below).
+    SpeedupFunction.fill_tables([fn for fn, g in zip(fns, generic, strict=True) if not g], rmax)
     # Deduplicate by function object: jobs often share one (same model, same hints).
     groups: dict = {}
     for j, fn in enumerate(fns):

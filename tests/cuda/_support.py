@@ -94,3 +94,33 @@ def random_population(rng, rows, njobs, nnodes, max_entries=3, max_cnt=4, base_r
         np.asarray(b_node if b_node else [0], dtype=np.int32),
         np.asarray(b_cnt if b_cnt else [0], dtype=np.int32),
     )
+
+
+def naive_fitness(off, node, cnt, row, table, scale, base_off, base_node, base_cnt, penalty, mode, p, eps=1e-3):
+    """Plain reference of one row's first objective in every fairness mode, per-job penalties.
+
+    Modes as ``fastsched.policy._ga.fitness``: 0 sum, 1 J * power mean of max(v, eps), 2 J *
+    geometric mean of max(v, eps), 3 J * power mean of (v + eps). Written from the Pollux
+    paper's definitions, one job at a time.
+    """
+    njobs = off.shape[1] - 1
+    pen = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,))
+    kmax = table.shape[1] - 1
+    values = []
+    size = 0
+    for j in range(njobs):
+        entries = [(int(node[row, q]), int(cnt[row, q])) for q in range(off[row, j], off[row, j + 1])]
+        base = [(int(base_node[q]), int(base_cnt[q])) for q in range(base_off[j], base_off[j + 1])]
+        reps = sum(c for _, c in entries)
+        size = max([size] + [n + 1 for n, _ in entries])
+        v = 0.0 if reps == 0 else float(table[j, min(len(entries), kmax), reps]) * float(scale[j])
+        if reps and entries != base:
+            v *= 1.0 - float(pen[j])
+        values.append(v)
+    vals = np.array(values)
+    if mode == 0 or njobs == 0:
+        return float(vals.sum()), size
+    if mode == 2:
+        return float(njobs * np.exp(np.mean(np.log(np.maximum(vals, eps))))), size
+    base_vals = vals + eps if mode == 3 else np.maximum(vals, eps)
+    return float(njobs * np.mean(base_vals**p) ** (1.0 / p)), size

@@ -173,13 +173,14 @@ def test_round_constants_stay_resident():
     h2d_first = fc.transfer_stats()["h2d_count"]
     second = fc.evaluate_population(*args, cache_key="round", version=1, threads_per_block=TPB)
     h2d_second = fc.transfer_stats()["h2d_count"] - h2d_first
-    # Second call: only the population (off, node, cnt) travels; the 5 constants are cached.
+    # Second call: only the population (off, node, cnt) travels; the 6 constants (table,
+    # scale, base_off/node/cnt, per-job penalty) are cached.
     assert h2d_second == 3
-    assert h2d_first == h2d_second + 5
+    assert h2d_first == h2d_second + 6
     np.testing.assert_array_equal(first[0], second[0])
     # A new version re-uploads the constants.
     fc.evaluate_population(*args, cache_key="round", version=2, threads_per_block=TPB)
-    assert fc.transfer_stats()["h2d_count"] - h2d_first - h2d_second == 8
+    assert fc.transfer_stats()["h2d_count"] - h2d_first - h2d_second == 9
 
 
 def test_device_table_feeds_fitness_without_round_trip():
@@ -205,7 +206,7 @@ def test_device_table_feeds_fitness_without_round_trip():
 def test_resolve_backend_with_cuda(monkeypatch):
     assert fc.resolve_backend("cuda", 1) == "cuda"
     assert fc.resolve_backend("cpu", 10**9) == "cpu"
-    monkeypatch.setattr(fc, "AUTO_THRESHOLD", 1000)
+    monkeypatch.setitem(fc.AUTO_THRESHOLDS, "optimize", 1000)
     assert fc.resolve_backend("auto", 999) == "cpu"
     assert fc.resolve_backend("auto", 1000) == "cuda"
     with pytest.raises(ValueError, match="backend must be one of"):

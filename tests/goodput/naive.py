@@ -7,6 +7,7 @@ geomspace. The kernels are compared against these on random inputs.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -31,11 +32,16 @@ def throughput(perf, num_nodes, num_replicas, atomic_bsz, accum_steps):
 
 
 def efficiency(grad, init_bsz, batch_size):
-    sqr, var = grad
-    scale = batch_size / init_bsz
+    """``(var + sqr) / (var * B0/B + sqr) * B0/B`` in exact rational arithmetic, rounded once.
+
+    Exact, so it is a reference for extreme gradients too (1e-320, 1e308), where any float
+    arrangement of the formula may under- or overflow in an intermediate.
+    """
+    sqr, var = (Fraction(float(x)) for x in grad)
+    scale = Fraction(float(batch_size)) / Fraction(float(init_bsz))
     denom = var / scale + sqr
-    gain = (var + sqr) / denom if denom > 0 else 1.0
-    return gain / scale
+    gain = (var + sqr) / denom if denom > 0 else Fraction(1)
+    return float(gain / scale)
 
 
 def goodput(perf, grad, init_bsz, num_nodes, num_replicas, atomic_bsz, accum_steps):

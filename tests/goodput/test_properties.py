@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction
@@ -114,3 +114,19 @@ def test_speedup_zero_and_scalar():
     assert rel_close(big, g / sp.base_goodput)
     # Broadcasting of a scalar against an array.
     assert sp(1, np.arange(1, 5)).shape == (4,)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.sampled_from([0.0, 1e-320, 1e-300, 1e-8, 0.5, 20.0, 1e300, 1e308]),
+    st.sampled_from([0.0, 1e-320, 1e-300, 1e-8, 0.5, 20.0, 1e300, 1e308]),
+    st.sampled_from([1e-6, 0.5, 1.0, 3.0, 1e4, 2.0**53, 1e30]),
+)
+def test_efficiency_at_the_ends_of_float64(sqr, var, ratio):
+    """Gradient statistics near the float64 limits (the fuzz suite's): the exact reference."""
+    fn = GoodputFunction(PerfParams(0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0), GradParams(sqr, var), 64)
+    got = fn.efficiency(64 * ratio)
+    want = naive.efficiency((sqr, var), 64, 64 * ratio)
+    # A subnormal statistic carries few significant bits; elsewhere the formula is exact to rounding.
+    subnormal = any(0.0 < x < 2.2250738585072014e-308 for x in (sqr, var))
+    assert abs(got - want) <= (1e-2 if subnormal else 1e-13) * want

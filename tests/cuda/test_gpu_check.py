@@ -1,0 +1,35 @@
+"""benchmarks/gpu_check.py --tiny runs end to end on the simulator (the device script stays runnable)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cuda._support import requires_cuda
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [requires_cuda, pytest.mark.cudasim]
+
+
+def test_gpu_check_tiny_runs():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--tiny"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "correctness: PASS" in proc.stdout
+    assert "(d) API level" in proc.stdout and "optimize device" in proc.stdout
+    assert (
+        proc.stdout.count(": ok") >= 5
+        and "FAIL" not in proc.stdout.split("(d) API results")[1].split("(d) API level")[0]
+    )

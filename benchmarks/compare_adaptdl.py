@@ -109,7 +109,12 @@ def main(argv=None) -> int:
     ap.add_argument("--ref-python", help="interpreter with adaptdl 0.2.11 (default: ../refenv/adaptdl)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=1.0, help="timing budget per worker run")
-    ap.add_argument("--workloads", nargs="*", default=DEFAULT_WORKLOADS, choices=sorted(set(harness.GOODPUT_WORKLOADS) - harness.FASTSCHED_ONLY))
+    ap.add_argument(
+        "--workloads",
+        nargs="*",
+        default=DEFAULT_WORKLOADS,
+        choices=sorted(set(harness.GOODPUT_WORKLOADS) - harness.FASTSCHED_ONLY),
+    )
     ap.add_argument("--json", help="also write the rows as JSON")
     ap.add_argument("--markdown", help="also write the table as a results file (benchmarks/results/NAME.md)")
     args = ap.parse_args(argv)

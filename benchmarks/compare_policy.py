@@ -1,8 +1,8 @@
-"""PolluxPolicy side by side: fastsched against AdaptDL 0.2.11 + pymoo 0.5.0.
+r"""PolluxPolicy side by side: fastsched against AdaptDL 0.2.11 + pymoo 0.5.0.
 
 Usage::
 
-    python benchmarks/compare_policy.py --ref-python ../refenv/adaptdl/bin/python \\
+    python benchmarks/compare_policy.py --ref-python ../refenv/adaptdl/bin/python \
         [--problems test16_4x4 varied64_16x4] [--seeds 0 1 2] [--calls 3] [--json out.json]
 
 Problems come from ``../shared/ref/adaptdl/problems.py`` (``test16_*``, ``varied64_16x4``,
@@ -52,7 +52,7 @@ def _problems():
 
 
 def _worker(name: str, seed: int, calls: int) -> None:
-    """Reference side: run problems.run_policy with the reference API, print JSON."""
+    """Run the reference side: run problems.run_policy with the reference API, print JSON."""
     import logging
 
     logging.disable(logging.INFO)  # the reference logs every Pareto solution at INFO

@@ -432,8 +432,11 @@ def api_check(name, got, want) -> bool:
 
 
 def api_bench(seed, repeats, eval_n, opt_n, jobs, table_reps):
-    """Rows (call, n, cuda seconds, cpu seconds, evaluations per item) and whether every API
-    result equals backend="cpu"'s; CPU on every host core."""
+    """Time the API calls on CUDA and on the CPU (every host core).
+
+    Returns rows (call, n, cuda seconds, cpu seconds, evaluations per item) and whether every API
+    result equals backend="cpu"'s.
+    """
     cuda = cuda_api()
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     rng = np.random.default_rng([seed, 99])

@@ -189,9 +189,7 @@ def make_goodput(name: str, api) -> callable:
             values[6] = rng.uniform(1.0, 3.0)  # gamma stays in [1, 10]
             models.append(api.GoodputFunction(api.PerfParams(*values), api.GradParams(*GRAD), 128))
         if name == "tables_200_one_by_one":
-            return lambda: [
-                api.SpeedupFunction(g, 1280, (64, 256), True, backend="cpu").table(256) for g in models
-            ]
+            return lambda: [api.SpeedupFunction(g, 1280, (64, 256), True, backend="cpu").table(256) for g in models]
         batch = api.ModelBatch.from_speedup_functions([api.SpeedupFunction(g, 1280, (64, 256), True) for g in models])
         return lambda: batch.speedup_tables(256, backend="cpu")
     if name == "speedup_1000":

@@ -202,7 +202,7 @@ def any_device(*values) -> bool:
 
 
 def cuda_launchers():
-    """The :mod:`fastsched.cuda` package (imported on first use).
+    """Return the :mod:`fastsched.cuda` package (imported on first use).
 
     Raises
     ------

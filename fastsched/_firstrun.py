@@ -45,8 +45,10 @@ class CacheState:
 
     @property
     def cold(self) -> bool:
-        """No kernel cached at all: the next run compiles everything (a first run, or a cache
-        made stale by new sources or another numba)."""
+        """No kernel cached at all: the next run compiles everything.
+
+        That is a first run, or a cache made stale by new sources or another numba.
+        """
         return self.kernels > 0 and self.cached == 0
 
 

@@ -28,7 +28,7 @@ def _version(dist: str):
 
 
 def info() -> dict:
-    """What fastsched runs on: versions, numba's threading, the kernel cache, CUDA.
+    """Describe what fastsched runs on: versions, numba's threading, the kernel cache, CUDA.
 
     Returns
     -------

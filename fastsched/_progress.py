@@ -17,7 +17,7 @@ __all__ = ["progress_bar", "JobsBar", "progress_callback"]
 
 
 def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqdm:
-    """A tqdm bar on stderr, shown only on a terminal and never when ``quiet``.
+    """Make a tqdm bar on stderr, shown only on a terminal and never when ``quiet``.
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ class JobsBar:
 
 
 def progress_callback(progress):
-    """A ``progress`` argument as ``(callable or None, owned)``; ``owned`` bars are closed by the caller.
+    """Resolve a ``progress`` argument as ``(callable or None, owned)``; ``owned`` bars are closed by the caller.
 
     ``None``/``False``: nothing; ``True``: a :class:`JobsBar` on stderr; a callable: itself.
 

@@ -92,7 +92,7 @@ def growth(lines, max_ops):
 
 
 def chain(n):
-    """A forward chain of ``n`` ops (one rank): the worst case for list concatenation in the merge."""
+    """Build a forward chain of ``n`` ops (one rank): the worst case for list concatenation in the merge."""
     vs = [{"name": f"v{i}", "shape": [64]} for i in range(n + 1)]
     ops = [
         {"id": f"op{i}", "type": "relu", "inputs": [["X", [f"v{i}"]]], "outputs": [["Out", [f"v{i + 1}"]]], "cost": 1.0}

@@ -13,8 +13,11 @@ GPU = "nvidia.com/gpu"
 
 
 def scale_instance(num_jobs, num_nodes, gpus=4, seed=0, num_models=32):
-    """Jobs drawn around the seed's test values; ``num_models`` distinct speedup functions
-    (a real cluster runs a handful of model types; tables are shared per function)."""
+    """Draw jobs around the seed's test values.
+
+    ``num_models`` distinct speedup functions (a real cluster runs a handful of model types;
+    tables are shared per function).
+    """
     rng = np.random.RandomState(seed)
     fns = []
     for _ in range(num_models):

@@ -35,7 +35,7 @@ def allgather_ms(nbytes, n, bw, lat):
 
 @jit(inline="always")
 def p2p_ms(nbytes, bw, lat):
-    """A send (or broadcast) of ``nbytes``."""
+    """Return the cost of a send (or broadcast) of ``nbytes``."""
     return nbytes / bw + lat
 
 

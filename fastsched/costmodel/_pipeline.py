@@ -33,7 +33,7 @@ GPIPE, ONE_F_ONE_B, INTERLEAVED, ZB_H1 = 1, 2, 3, 4
 
 @jit
 def simulate_seed(fwd, bwd, optim, m, record):
-    """The seed's FIFO schedule for ``m`` microbatches over ``S = len(fwd)`` stages.
+    """Run the seed's FIFO schedule for ``m`` microbatches over ``S = len(fwd)`` stages.
 
     Returns ``(total, makespan_fb, busy[S], peak_inflight[S], ev_stage, ev_kind, ev_mb,
     ev_start, ev_end)`` (``makespan_fb``: end of the last forward/backward); the event arrays (kind 0 fwd, 1 bwd, 2 optim; mb -1 for optim) are empty
@@ -205,7 +205,7 @@ def simulate_seed(fwd, bwd, optim, m, record):
 
 @jit
 def simulate_pipeline(fwd, bwd, optim, m):
-    """The seed's schedule with its events: ``(total, stage, kind, mb, start, end)``."""
+    """Run the seed's schedule with its events: ``(total, stage, kind, mb, start, end)``."""
     r = simulate_seed(fwd, bwd, optim, m, True)
     return r[0], r[4], r[5], r[6], r[7], r[8]
 

@@ -130,8 +130,10 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
 
 @jit
 def search_kernel(model, cl, cfg):
-    """Apply :func:`config_cost` to every row of ``cfg`` (int64[n, 10]: t, p, d, b, m,
-    schedule, v, recompute, zero, sequence parallel); return float64[n, N_OUT]."""
+    """Apply :func:`config_cost` to every row of ``cfg``; return float64[n, N_OUT].
+
+    ``cfg`` is int64[n, 10]: t, p, d, b, m, schedule, v, recompute, zero, sequence parallel.
+    """
     n = cfg.shape[0]
     out = np.empty((n, N_OUT), np.float64)
     for i in range(n):

@@ -596,7 +596,7 @@ class CostModel:
         return out
 
     def parallel_merges(self) -> int:
-        """Number of branch (parallel) merges over all ranks."""
+        """Count the branch (parallel) merges over all ranks."""
         enc, s = self._enc(), self.settings
         n = 0
         for r in range(enc.n_ranks):
@@ -654,7 +654,7 @@ class CostModel:
         return self._pipe(microbatch_num, False).total
 
     def get_pipeline_schedule(self, microbatch_num=None) -> PipelineSchedule:
-        """The schedule's events (for plotting); empty without a pipeline."""
+        """Return the schedule's events (for plotting); empty without a pipeline."""
         if self.pp2rank is None:
             e = np.empty(0, np.int64)
             return PipelineSchedule(self.get_pipeline_time(microbatch_num), e, e, e, e.astype(float), e.astype(float))

@@ -224,7 +224,7 @@ class Rank:
         object.__setattr__(self, "_index", index)
 
     def var_index(self) -> dict:
-        """Mapping variable name -> position in :attr:`vars`."""
+        """Map each variable name to its position in :attr:`vars`."""
         return self._index
 
     def to_dict(self) -> dict:

@@ -260,7 +260,7 @@ def pipeline_time(
 def pipeline_schedule(
     fwd, bwd, optim, microbatch_num, *, schedule="seed", virtual_stages=1, p2p_ms=0.0, wgrad_fraction=0.5
 ) -> PipelineSchedule:
-    """The executed events of a schedule (for a Gantt chart); see :func:`pipeline_time`.
+    """Return the executed events of a schedule (for a Gantt chart); see :func:`pipeline_time`.
 
     Raises
     ------

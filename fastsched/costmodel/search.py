@@ -95,8 +95,10 @@ class Transformer:
         return L * (12.0 * h * h + 13.0 * h) + self.vocab * h + self.seq * h
 
     def flops_per_step(self, recompute: bool = True) -> float:
-        """Model FLOPs of one step (Narayanan et al.: ``96 B s L h^2 (1 + s/6h + V/16Lh)``
-        with recomputation, ``72 ...`` without).
+        """Model FLOPs of one step.
+
+        Narayanan et al.: ``96 B s L h^2 (1 + s/6h + V/16Lh)`` with recomputation, ``72 ...``
+        without.
 
         Examples
         --------
@@ -168,7 +170,7 @@ def enumerate_configs(
     zero=(0, 1, 2, 3),
     max_micro_batch=16,
 ) -> np.ndarray:
-    """The configuration table: int64[n, 10] rows ``(t, p, d, b, m, schedule, v, recompute, zero, sp)``.
+    """Build the configuration table: int64[n, 10] rows ``(t, p, d, b, m, schedule, v, recompute, zero, sp)``.
 
     Parameters
     ----------
@@ -295,7 +297,7 @@ class SearchResult(NamedTuple):
         return self.configs.shape[0]
 
     def row(self, i: int) -> dict:
-        """Configuration ``i`` as a plain dict (names instead of codes)."""
+        """Return configuration ``i`` as a plain dict (names instead of codes)."""
         c = self.configs[i].tolist()
         d = dict(zip(_COLS, c, strict=True))
         d["schedule"] = SCHEDULE_NAMES[c[5]]
@@ -305,7 +307,7 @@ class SearchResult(NamedTuple):
         return d
 
     def rows(self, k=None) -> list:
-        """The first ``k`` configurations (all by default) as dicts."""
+        """Return the first ``k`` configurations (all by default) as dicts."""
         n = len(self) if k is None else min(k, len(self))
         return [self.row(i) for i in range(n)]
 

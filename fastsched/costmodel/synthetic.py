@@ -8,7 +8,7 @@ __all__ = ["transformer_stack"]
 
 
 def transformer_stack(layers: int, *, hidden: int = 64, seq: int = 16, ranks: int = 1) -> Program:
-    """A forward + backward + Adam program of ``layers`` pre-LN transformer blocks.
+    """Build a forward + backward + Adam program of ``layers`` pre-LN transformer blocks.
 
     Each block has q/k/v projections, attention, an output projection, a gated MLP and two
     residual adds; the backward pass mirrors it (gradient ``sum`` where activations fork)

@@ -104,7 +104,7 @@ def as_device_columns(names, values):
 
 
 def _constant(value, n):
-    """A device column of ``n`` copies of ``value`` (filled by a kernel, nothing copied)."""
+    """Make a device column of ``n`` copies of ``value`` (filled by a kernel, nothing copied)."""
     d = M.device_empty(n, np.asarray(value).dtype)
     blocks, tpb = M.launch_shape(n)
     load("_goodput_kernels").fill_kernel[blocks, tpb](d, value)
@@ -112,7 +112,7 @@ def _constant(value, n):
 
 
 def like_caller(result, caller, shape):
-    """``result`` (numba device array, 1-D) reshaped to ``shape`` in the caller's array type."""
+    """Reshape ``result`` (numba device array, 1-D) to ``shape`` in the caller's array type."""
     if tuple(shape) != tuple(result.shape):
         result = result.reshape(tuple(shape))
     module = type(caller).__module__.split(".")[0]

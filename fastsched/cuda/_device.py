@@ -63,7 +63,7 @@ def _retarget(py_func, memo, overrides):
 
 
 def _module_shim(module, names, memo, overrides):
-    """A stand-in for ``module`` whose dispatchers (those named in ``names``) are device twins.
+    """Make a stand-in for ``module`` whose dispatchers (those named in ``names``) are device twins.
 
     For formulas that call each other as ``F.network_time(...)``; None when the function uses
     no dispatcher of that module.

@@ -52,7 +52,7 @@ def _finite(x):
 
 @cuda.jit(device=True)
 def _count_checks(x, check_large, base, status, i):
-    """The CPU's ``as_int_array`` checks of one count, reported per check."""
+    """Apply the CPU's ``as_int_array`` checks to one count, reported per check."""
     if not _finite(x):
         cuda.atomic.min(status, base + C_NONFINITE, i)
         return False

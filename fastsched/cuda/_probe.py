@@ -122,6 +122,6 @@ def load(name: str):
 
 
 def cuda_api():
-    """The ``numba.cuda`` module, once :func:`is_available` said yes."""
+    """Return the ``numba.cuda`` module, once :func:`is_available` said yes."""
     load("_goodput_kernels")
     return importlib.import_module("numba.cuda")

@@ -400,7 +400,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
 
 
 def _elementwise_status(status):
-    """The CPU path's status code for a read-back elementwise status pair."""
+    """Return the CPU path's status code for a read-back elementwise status pair."""
     K = _kernels()
     if status[0] != K.NONE:
         return {

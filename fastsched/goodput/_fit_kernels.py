@@ -32,7 +32,7 @@ def objective_and_grad(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim
 
 @jit
 def smoothed_objective_and_grad(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, mu, grad):
-    """The objective with each RMS term replaced by ``sqrt(mean squared error + mu)``.
+    """Evaluate the objective with each RMS term replaced by ``sqrt(mean squared error + mu)``.
 
     ``mu = 0`` is the objective itself. With ``mu > 0`` it is smooth where a term's error
     is zero (a few observations that the model fits exactly), which a quasi-Newton search

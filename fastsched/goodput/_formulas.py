@@ -59,7 +59,7 @@ def samples_per_second(num_replicas, atomic_bsz, accum_steps, accum_t, optim_t):
 
 @jit(inline="always")
 def step_throughput(perf, accum_t, net_pow, num_replicas, atomic_bsz, accum_steps):
-    """Samples per second given the micro-step time and ``network_time ** gamma``."""
+    """Return samples per second given the micro-step time and ``network_time ** gamma``."""
     gamma = perf[6]
     return samples_per_second(
         num_replicas, atomic_bsz, accum_steps, accum_t, optim_time(accum_t**gamma, net_pow, 1.0 / gamma)

@@ -160,7 +160,7 @@ class ModelBatch:
 
     @classmethod
     def from_speedup_functions(cls, speedup_fns):
-        """The models (and grid settings) behind tabulated SpeedupFunctions, in order.
+        """Return the models (and grid settings) behind tabulated SpeedupFunctions, in order.
 
         Examples
         --------

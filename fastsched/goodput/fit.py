@@ -93,7 +93,7 @@ def _starts(start, lower, upper, atomic, t_accum, t_optim):
 
 
 def _initial_guess(initial, start, lower, upper):
-    """A previous fit as a start: validated, pinned entries kept pinned, clipped to the bounds."""
+    """Prepare a previous fit as a start: validated, pinned entries kept pinned, clipped to the bounds."""
     if isinstance(initial, (str, bytes)):
         raise TypeError("initial must be a PerfParams or a sequence of 7 numbers")
     try:

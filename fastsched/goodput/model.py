@@ -220,7 +220,7 @@ class GoodputFunction:
         return self._kernel_params
 
     def grid_bounds(self, max_batch_size=None, atomic_bsz_range=None) -> GridBounds:
-        """Validated bounds of :meth:`optimize`'s grid search for these arguments.
+        """Return the validated bounds of :meth:`optimize`'s grid search for these arguments.
 
         Parameters
         ----------

@@ -125,7 +125,7 @@ def _profiles_source(traces, applications) -> str:
 
 @contextlib.contextmanager
 def _log_file(output):
-    """The caller's file object, or one written whole to the path ``output`` (see :mod:`fastsched._atomic`)."""
+    """Open the output: the caller's file object, or one written whole to the path ``output`` (see :mod:`fastsched._atomic`)."""
     if output is None or hasattr(output, "write"):
         yield output
     else:

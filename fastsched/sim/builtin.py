@@ -125,7 +125,7 @@ class ModelApplication(Application):
         return epoch * self.progress_per_epoch
 
     def iteration(self, batch_size, epoch):
-        """Steps after ``epoch`` epochs at ``batch_size`` (samples per epoch / batch)."""
+        """Return the steps after ``epoch`` epochs at ``batch_size`` (samples per epoch / batch)."""
         return epoch * self.progress_per_epoch * self.init_batch_size / batch_size
 
     def to_dict(self) -> dict:
@@ -157,7 +157,7 @@ def builtin_applications() -> dict[str, ModelApplication]:
 
 
 def builtin_workload() -> list[WorkloadJob]:
-    """The builtin synthetic workload (see :func:`fastsched.sim.derive.synthetic_workload`)."""
+    """Return the builtin synthetic workload (see :func:`fastsched.sim.derive.synthetic_workload`)."""
     text = resources.files("fastsched.sim").joinpath("data", BUILTIN_WORKLOAD_NAME).read_text()
     rows = list(csv.DictReader(text.splitlines()))
     return [

@@ -80,7 +80,7 @@ class Cluster:
         return {i: self.gpus_per_node for i in range(self.num_nodes)}
 
     def all_complete(self) -> bool:
-        """True once every job has completed."""
+        """Return True once every job has completed."""
         return all(job.completion_time is not None for job in self.jobs)
 
     def _slowdowns(self):

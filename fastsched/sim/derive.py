@@ -109,7 +109,7 @@ def _requests(workloads_dir, apps) -> dict[str, tuple[int, int]]:
 
 
 def synthetic_workload(apps, requests, *, num_jobs=48, duration=2 * 3600, seed=2021) -> list[WorkloadJob]:
-    """A seeded synthetic workload: Poisson arrivals over ``duration`` with :data:`WORKLOAD_MIX`."""
+    """Draw a seeded synthetic workload: Poisson arrivals over ``duration`` with :data:`WORKLOAD_MIX`."""
     rng = np.random.default_rng(seed)
     names = [n for n in WORKLOAD_MIX if n in apps]
     p = np.array([WORKLOAD_MIX[n] for n in names])

@@ -122,7 +122,7 @@ class Job:
         self._perf_dirty = True
 
     def goodput_fn(self) -> GoodputFunction:
-        """The job's current fitted goodput model (needs a profile).
+        """Return the job's current fitted goodput model (needs a profile).
 
         Cached while the fitted parameters and gradient statistics are unchanged: the
         simulator asks at every epoch crossing, and building one validates its inputs.
@@ -134,7 +134,7 @@ class Job:
         return cache[1]
 
     def speedup_fn(self):
-        """A SpeedupFunction of the fitted model, or ``None`` if the job never ran.
+        """Return a SpeedupFunction of the fitted model, or ``None`` if the job never ran.
 
         Cached while the fitted parameters and gradient statistics are unchanged.
         """

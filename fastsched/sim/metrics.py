@@ -148,7 +148,7 @@ def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, held_gpus=No
 
 
 def compute_metrics(result) -> dict:
-    """The metrics of :data:`METRIC_KEYS` for a :class:`~fastsched.sim.result.SimulationResult`.
+    """Compute the metrics of :data:`METRIC_KEYS` for a :class:`~fastsched.sim.result.SimulationResult`.
 
     GPU-hours count every job (finished or not); JCT and fairness figures count completed
     jobs; the cluster size for fairness is the mean GPUs available over the rounds.

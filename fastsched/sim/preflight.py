@@ -294,7 +294,7 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> N
 
 
 def check_run(*, workload=None, traces=None, output=None) -> None:
-    """The path checks of one :func:`~fastsched.sim.simulate` call, before anything is read.
+    r"""Run the path checks of one :func:`~fastsched.sim.simulate` call, before anything is read.
 
     ``output`` may be a path or an open file (not checked); an existing output file is
     replaced (the command line refuses it without ``--force`` first). A traces folder with
@@ -304,7 +304,7 @@ def check_run(*, workload=None, traces=None, output=None) -> None:
     --------
     >>> import pathlib, tempfile
     >>> w = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
-    >>> _ = w.write_text("name,time,application,num_replicas,batch_size\\n")
+    >>> _ = w.write_text("name,time,application,num_replicas,batch_size\n")
     >>> check_run(workload=w, output=w)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

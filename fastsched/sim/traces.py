@@ -331,7 +331,7 @@ class TraceApplication(Application):
 
     # -- throughput ------------------------------------------------------------------------
     def throughput(self, placement, local_bsz):
-        """True ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
+        """Return the true ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
 
         Parameters
         ----------
@@ -388,7 +388,7 @@ class TraceApplication(Application):
 
 
 def _nd_interpolator(points, values):
-    """scipy's ``LinearNDInterpolator`` on Qhull's triangulation, with our barycentric transforms.
+    """Build scipy's ``LinearNDInterpolator`` on Qhull's triangulation, with our barycentric transforms.
 
     scipy would compute the transforms on the first query with one LAPACK call per simplex
     (seconds for the larger traces; rounding that depends on the BLAS build). The same

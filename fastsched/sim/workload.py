@@ -76,7 +76,7 @@ def _number(value: str, what: str, where: str, *, integer: bool) -> int | float:
 
 
 def read_workload(path) -> list[WorkloadJob]:
-    """Read a workload CSV.
+    r"""Read a workload CSV.
 
     Parameters
     ----------
@@ -103,12 +103,12 @@ def read_workload(path) -> list[WorkloadJob]:
     >>> import pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "w.csv").write_text(
-    ...     "name,time,application,num_replicas,batch_size\\n"
-    ...     "a,0,cifar10,1,128\\nb,30.5,ncf,1,32768\\n")
+    ...     "name,time,application,num_replicas,batch_size\n"
+    ...     "a,0,cifar10,1,128\nb,30.5,ncf,1,32768\n")
     >>> [(j.name, j.time) for j in read_workload(folder / "w.csv")]
     [('a', 0), ('b', 31)]
     >>> _ = (folder / "bad.csv").write_text(
-    ...     "name,time,application,num_replicas,batch_size\\na,nan,cifar10,1,128\\n")
+    ...     "name,time,application,num_replicas,batch_size\na,nan,cifar10,1,128\n")
     >>> read_workload(folder / "bad.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -77,7 +77,7 @@ class _Sink:
 
 
 def _policy_of(kwargs) -> str:
-    """The policy a run's ``simulate`` keyword arguments select (its own, or its preset's)."""
+    """Return the policy a run's ``simulate`` keyword arguments select (its own, or its preset's)."""
     return kwargs.get("policy") or PRESETS[kwargs.get("preset") or "default"]["policy"]
 
 

@@ -65,7 +65,7 @@ def _canonical(obj) -> str:
 
 
 def config_key(config: dict) -> str:
-    """A stable hex digest of a configuration (independent of dict order and of the process)."""
+    """Return a stable hex digest of a configuration (independent of dict order and of the process)."""
     return hashlib.sha256(_canonical(config).encode()).hexdigest()
 
 
@@ -145,7 +145,7 @@ class SweepSpec:
         return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
 
     def configs(self) -> list[dict]:
-        """The configurations (without seeds), workloads outermost, in a stable order."""
+        """Return the configurations (without seeds), workloads outermost, in a stable order."""
         keys = list(self.grid)
         out = []
         for wl in self.workloads:
@@ -174,7 +174,7 @@ class SweepSpec:
         return p if p.is_absolute() else self.base_dir / p
 
     def output_dir(self) -> Path | None:
-        """The spec's ``output`` folder, resolved, or ``None``."""
+        """Return the spec's ``output`` folder, resolved, or ``None``."""
         return None if self.output is None else self._resolve(self.output)
 
 
@@ -409,7 +409,7 @@ def _validate(raw: dict, base: Path) -> SweepSpec:
 
 
 def clean_number(x):
-    """A float for a table: finite floats as is, NaN/inf/None as ``None``."""
+    """Convert to a float for a table: finite floats as is, NaN/inf/None as ``None``."""
     if x is None:
         return None
     try:

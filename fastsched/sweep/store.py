@@ -68,13 +68,13 @@ def write_tables(result: SweepResult, output_dir) -> None:
 
 
 def load_done(out: Path | None) -> dict:
-    """Successful rows of earlier sweeps in ``out``, by run id (unreadable lines are skipped).
+    r"""Read the successful rows of earlier sweeps in ``out``, by run id (unreadable lines are skipped).
 
     Examples
     --------
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "runs.jsonl").write_text('{"run_id": "a", "error": null}\\n{"run_id": "b", "error": "x"}\\n{"run_')
+    >>> _ = (d / "runs.jsonl").write_text('{"run_id": "a", "error": null}\n{"run_id": "b", "error": "x"}\n{"run_')
     >>> list(load_done(d))
     ['a']
     """
@@ -169,7 +169,7 @@ def create_output(out: Path, *, resume: bool) -> Path:
 
 
 class RowLog:
-    """Appends rows to ``runs.jsonl``, one flushed line each (``None``: keeps nothing).
+    r"""Append rows to ``runs.jsonl``, one flushed line each (``None``: keeps nothing).
 
     Examples
     --------
@@ -178,7 +178,7 @@ class RowLog:
     >>> with RowLog(d) as log:
     ...     log.add({"run_id": "a", "error": None})
     >>> (d / "runs.jsonl").read_text()
-    '{"run_id": "a", "error": null}\\n'
+    '{"run_id": "a", "error": null}\n'
     """
 
     def __init__(self, out: Path | None):

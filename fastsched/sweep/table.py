@@ -17,7 +17,7 @@ SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s"
 
 
 def cell(v) -> str:
-    """A table cell: JSON for mappings and lists, empty for ``None``.
+    """Format a table cell: JSON for mappings and lists, empty for ``None``.
 
     Examples
     --------
@@ -30,7 +30,7 @@ def cell(v) -> str:
 
 
 def make_row(run: RunConfig, columns, out: dict) -> dict:
-    """The table row of ``run``: id, configuration columns, repetition, seed, figures, wall time, error."""
+    """Return the table row of ``run``: id, configuration columns, repetition, seed, figures, wall time, error."""
     row = {"run_id": run.run_id}
     row.update({c: run.config.get(c) for c in columns})
     row["repetition"] = run.repetition
@@ -147,7 +147,7 @@ class SweepResult:
         return [r for r in self.rows if not r.get("error") and (r.get("completed") or 0) < (r.get("jobs") or 0)]
 
     def table(self) -> str:
-        """The summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short)."""
+        """Render the summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short)."""
         head = [*self.columns, "runs", "err", "done", "avg_jct", "p99_jct", "makespan", "util"]
         lines = []
         for s in self.summary:

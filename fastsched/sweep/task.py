@@ -39,7 +39,7 @@ COUNTS = ("jobs", "completed", "restarts", "rounds")
 
 
 def row_figures(summary: dict) -> dict:
-    """The :data:`METRICS` of one ``SimulationResult.summary()``, JSON-ready (NaN -> ``None``).
+    """Extract the :data:`METRICS` of one ``SimulationResult.summary()``, JSON-ready (NaN -> ``None``).
 
     Examples
     --------

@@ -27,7 +27,7 @@ def warm_up(policies=("pollux", "tiresias", "optimus")) -> float:
 
 
 def warm_plugin(policies=("pollux", "tiresias", "optimus")):
-    """A dask ``WorkerPlugin`` that runs :func:`warm_up` for ``policies`` on each worker once, when it starts.
+    """Build a dask ``WorkerPlugin`` that runs :func:`warm_up` for ``policies`` on each worker once, when it starts.
 
     Examples
     --------

@@ -29,7 +29,13 @@ __all__ = ["Cost", "CostModel", "CostModelMode", "estimate", "estimate_cost", "P
 
 
 class CostModelMode:
-    """The seed's mode names (kept for familiarity; the model has one mode)."""
+    """The seed's mode names (kept for familiarity; the model has one mode).
+
+    Examples
+    --------
+    >>> CostModelMode.DEFAULT, CostModelMode.BENCHMARKING, CostModelMode.ANALYSIS, CostModelMode.MIXED
+    (0, 1, 2, 3)
+    """
 
     DEFAULT = 0
     BENCHMARKING = 1

@@ -61,6 +61,12 @@ class Var:
         Element type name, e.g. ``"float32"`` (see :data:`DTYPE_SIZES`).
     persistable : bool
         Parameters and optimizer state: counted in static memory.
+
+    Examples
+    --------
+    >>> v = Var("w", (4, 8), "float32", persistable=True)
+    >>> v.name, v.shape, v.dtype, v.persistable
+    ('w', (4, 8), 'float32', True)
     """
 
     name: str
@@ -139,6 +145,12 @@ class Op:
         their tensor and ring size unless the model is told to keep given costs.
     desc_id : int or None
         Key of ``standalone_cost_data`` lookups (``op.desc.id()`` in Paddle).
+
+    Examples
+    --------
+    >>> op = Op("relu_0", "relu", inputs=(("X", ("x",)),), outputs=(("Out", ("y",)),), cost=1.5)
+    >>> op.input_names(), op.output_names(), op.cost
+    (['x'], ['y'], 1.5)
     """
 
     id: str
@@ -198,7 +210,17 @@ class Op:
 
 @dataclass(frozen=True)
 class Rank:
-    """The program of one rank: its variables and its ops in program order."""
+    """The program of one rank: its variables and its ops in program order.
+
+    Variables and ops may be given as :class:`Var` / :class:`Op` or as plain dicts.
+
+    Examples
+    --------
+    >>> r = Rank(vars=[Var("x", (4,)), {"name": "y", "shape": [4]}],
+    ...          ops=[{"id": "relu_0", "type": "relu", "inputs": {"X": ["x"]}, "outputs": {"Out": ["y"]}}])
+    >>> r.var_index(), r.ops[0].type
+    ({'x': 0, 'y': 1}, 'relu')
+    """
 
     vars: tuple = ()
     ops: tuple = ()
@@ -263,7 +285,14 @@ def _op_kwargs(d) -> dict:
 
 @dataclass(frozen=True)
 class Program:
-    """A distributed program: one :class:`Rank` per sub-program, in rank order."""
+    """A distributed program: one :class:`Rank` per sub-program, in rank order.
+
+    Examples
+    --------
+    >>> p = Program([Rank(vars=[Var("x", (4,))], ops=[Op("relu_0", "relu", cost=1.0)])])
+    >>> len(p.ranks), p.n_ops, Program.from_dict(p.to_dict()) == p
+    (1, 1, True)
+    """
 
     ranks: tuple = ()
 

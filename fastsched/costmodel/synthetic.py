@@ -26,6 +26,17 @@ def transformer_stack(layers: int, *, hidden: int = 64, seq: int = 16, ranks: in
     Returns
     -------
     Program
+
+    Examples
+    --------
+    >>> from fastsched.costmodel import estimate_cost
+    >>> p = transformer_stack(2)
+    >>> len(p.ranks), p.n_ops, sorted({op.type for op in p.ranks[0].ops if op.op_role == 2})
+    (1, 104, ['adam'])
+    >>> estimate_cost(p).runtime
+    0.7109375
+    >>> estimate_cost(transformer_stack(2, ranks=2), pipeline_config=[[0], [1]], microbatch_num=2).runtime
+    1.87109375
     """
     vars_: dict = {}
     ops: list = []

@@ -15,6 +15,18 @@ def plot_timeline(schedule, path, title=None) -> None:
     path : str or Path
         Output image file.
     title : str, optional
+
+    Examples
+    --------
+    Needs matplotlib (the ``plot`` extra):
+
+    >>> from fastsched.costmodel.schedules import pipeline_schedule
+    >>> import pathlib, tempfile
+    >>> ev = pipeline_schedule([1.0, 1.0], [1.0, 1.0], [0.0, 0.0], 2, schedule="gpipe")
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "timeline.png"
+    >>> plot_timeline(ev, path, title="gpipe")  # doctest: +SKIP
+    >>> path.is_file()  # doctest: +SKIP
+    True
     """
     try:
         import matplotlib

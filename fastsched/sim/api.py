@@ -223,6 +223,19 @@ def simulate(
         Unknown preset/policy/application, bad sizes, or a job that can never run.
     FileNotFoundError
         Missing workload or trace files.
+
+    Examples
+    --------
+    Two jobs of the builtin application profiles under Tiresias on one 4-GPU node:
+
+    >>> from fastsched.sim import WorkloadJob
+    >>> jobs = [WorkloadJob("a", 0, "cifar10", 1, 128), WorkloadJob("b", 30, "ncf", 1, 32768)]
+    >>> result = simulate(jobs, policy="tiresias", nodes=1, gpus=4)
+    >>> s = result.summary()
+    >>> s["policy"], s["jobs"], s["completed"], s["makespan"]
+    ('tiresias', 2, 2, 4190.0)
+    >>> [(job.name, job.jct) for job in result.jobs]
+    [('a', 4190.0), ('b', 114.0)]
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")

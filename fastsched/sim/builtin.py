@@ -46,6 +46,17 @@ class ModelApplication(Application):
     init_batch_size, max_batch_size, min_local_bsz, max_local_bsz, max_epochs : int
     fixed_batch_size, max_replicas : int, optional
         See :class:`~fastsched.sim.traces.Application`.
+
+    Examples
+    --------
+    >>> app = ModelApplication("toy", [0.1, 0.01, 0.02, 0.005, 0.01, 0.003, 1.1], [-1.0, 0.0],
+    ...                        progress_per_epoch=100.0, init_batch_size=64, max_batch_size=512,
+    ...                        min_local_bsz=16, max_local_bsz=128, max_epochs=10)
+    >>> step_time, sync_time = app.throughput((2,), 64)
+    >>> round(step_time, 4), round(sync_time, 4)
+    (0.7459, 0.0059)
+    >>> app.progress(1), app.iteration(128, 1)
+    (100.0, 50.0)
     """
 
     def __init__(
@@ -152,12 +163,29 @@ def _profiles() -> dict:
 
 
 def builtin_applications() -> dict[str, ModelApplication]:
-    """Fresh instances of the builtin application profiles, keyed by name."""
+    """Return fresh instances of the builtin application profiles, keyed by name.
+
+    Examples
+    --------
+    >>> apps = builtin_applications()
+    >>> sorted(apps)
+    ['bert', 'cifar10', 'deepspeech2', 'imagenet', 'ncf', 'yolov3']
+    >>> app = apps["cifar10"]
+    >>> app.init_batch_size, app.max_batch_size, app.max_epochs
+    (128, 4096, 100)
+    """
     return {name: ModelApplication(**params) for name, params in _profiles()["applications"].items()}
 
 
 def builtin_workload() -> list[WorkloadJob]:
-    """Return the builtin synthetic workload (see :func:`fastsched.sim.derive.synthetic_workload`)."""
+    """Return the builtin synthetic workload (see :func:`fastsched.sim.derive.synthetic_workload`).
+
+    Examples
+    --------
+    >>> jobs = builtin_workload()
+    >>> len(jobs), jobs[0].name, jobs[0].time, jobs[0].application
+    (48, 'cifar10-0', 157, 'cifar10')
+    """
     text = resources.files("fastsched.sim").joinpath("data", BUILTIN_WORKLOAD_NAME).read_text()
     rows = list(csv.DictReader(text.splitlines()))
     return [

@@ -17,7 +17,13 @@ __all__ = ["Cluster", "placement_of"]
 
 
 def placement_of(alloc) -> list[int]:
-    """Run-length count of consecutive equal node ids: ``[3, 3, 0] -> [2, 1]``."""
+    """Run-length count of consecutive equal node ids: ``[3, 3, 0] -> [2, 1]``.
+
+    Examples
+    --------
+    >>> placement_of([3, 3, 0]), placement_of([]), placement_of([1, 1, 1, 1])
+    ([2, 1], [], [4])
+    """
     placement: list[int] = []
     for i, node in enumerate(alloc):
         if i == 0 or node != alloc[i - 1]:
@@ -47,6 +53,25 @@ class Cluster:
         Nodes of several GPU types (overrides ``num_nodes``/``gpus_per_node``; no
         autoscaling). Jobs then run on one type at a time: before a reallocation the cluster
         calls ``job.set_gpu_type`` with the type of the job's nodes.
+
+    Examples
+    --------
+    Two fixed-size jobs under Tiresias on one 4-GPU node, stepped round by round:
+
+    >>> from fastsched.sim import Job
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.policies import make_policy
+    >>> app = builtin_applications()["cifar10"]
+    >>> jobs = [Job("a", app, 0, target_num_replicas=2, target_batch_size=128),
+    ...         Job("b", app, 0, target_num_replicas=4, target_batch_size=512)]
+    >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=1, gpus_per_node=4)
+    >>> cluster.step(60)
+    >>> cluster.allocations, cluster.used_gpus
+    ({'a': [0, 0]}, [2])
+    >>> while not cluster.all_complete():
+    ...     cluster.step(60)
+    >>> cluster.rounds, [job.completion_time for job in jobs]
+    (71, [2890, 4256])
     """
 
     def __init__(self, jobs, policy, num_nodes, gpus_per_node=4, interference=0.0, max_nodes=None, log=None, spec=None):

@@ -68,7 +68,30 @@ def _noise_knots(app: TraceApplication, k: int = NOISE_KNOTS) -> list[float]:
 
 
 def derive_profile(app: TraceApplication) -> ModelApplication:
-    """Summarise one trace application as a :class:`ModelApplication`."""
+    r"""Summarise one trace application as a :class:`ModelApplication`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
+    >>> app.mkdir()
+    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
+    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
+    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
+    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
+    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
+    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
+    ... }
+    >>> for name, text in files.items():
+    ...     _ = (app / name).write_text(text)
+    >>> from fastsched.sim.traces import load_application
+    >>> profile = derive_profile(load_application(app))
+    >>> type(profile).__name__, profile.name, profile.init_batch_size, profile.max_batch_size, profile.max_epochs
+    ('ModelApplication', 'toy', 4, 8, 3)
+    >>> sorted(derive_profiles(app.parent))  # every application folder next to it
+    ['toy']
+    """
     nodes, reps, bsz, step, sync = _placement_rows(app)
     perf = fit_perf_params(nodes, reps, bsz, step - sync, step)
     perf = [float(f"{v:.6g}") for v in perf]
@@ -88,7 +111,18 @@ def derive_profile(app: TraceApplication) -> ModelApplication:
 
 
 def derive_profiles(traces_dir) -> dict[str, ModelApplication]:
-    """Summaries of every application under ``traces_dir``."""
+    """Summaries of every application under ``traces_dir``.
+
+    Examples
+    --------
+    See :func:`derive_profile` for a toy traces folder; one without applications is refused:
+
+    >>> import tempfile
+    >>> derive_profiles(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: ...: no application folders (with placements.csv) found
+    """
     return {name: derive_profile(app) for name, app in load_applications(traces_dir).items()}
 
 
@@ -109,7 +143,32 @@ def _requests(workloads_dir, apps) -> dict[str, tuple[int, int]]:
 
 
 def synthetic_workload(apps, requests, *, num_jobs=48, duration=2 * 3600, seed=2021) -> list[WorkloadJob]:
-    """Draw a seeded synthetic workload: Poisson arrivals over ``duration`` with :data:`WORKLOAD_MIX`."""
+    """Draw a seeded synthetic workload: Poisson arrivals over ``duration`` with :data:`WORKLOAD_MIX`.
+
+    Parameters
+    ----------
+    apps : dict of str -> Application
+        Applications by name; those of :data:`WORKLOAD_MIX` missing here are not drawn.
+    requests : dict of str -> (int, int)
+        ``(num_replicas, batch_size)`` each job of an application requests.
+    num_jobs, duration, seed : int
+        Number of jobs, arrival window in seconds, seed of the draw.
+
+    Returns
+    -------
+    list of WorkloadJob
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> apps = builtin_applications()
+    >>> requests = {name: (1, app.init_batch_size) for name, app in apps.items()}
+    >>> jobs = synthetic_workload(apps, requests, num_jobs=3, seed=0)
+    >>> [(job.name, job.time, job.num_replicas) for job in jobs]
+    [('cifar10-0', 295, 1), ('deepspeech2-1', 1942, 1), ('deepspeech2-2', 4586, 1)]
+    >>> synthetic_workload(apps, requests, num_jobs=3, seed=0) == jobs
+    True
+    """
     rng = np.random.default_rng(seed)
     names = [n for n in WORKLOAD_MIX if n in apps]
     p = np.array([WORKLOAD_MIX[n] for n in names])
@@ -125,7 +184,15 @@ def synthetic_workload(apps, requests, *, num_jobs=48, duration=2 * 3600, seed=2
 
 
 def main(argv=None) -> int:
-    """Command-line entry point (see the module docstring)."""
+    """Command-line entry point (see the module docstring).
+
+    Examples
+    --------
+    Needs the Pollux trace folders (``TRACES_DIR``), so it is not run here:
+
+    >>> main(["path/to/pollux-traces", "--out", "profiles"])  # doctest: +SKIP
+    0
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", help="folder of application trace folders")
     parser.add_argument("--workloads", help="folder of workload CSVs (for typical requests)")

@@ -36,6 +36,15 @@ class Job:
         Fixed total batch size; ``None`` lets the goodput model choose (Pollux).
     rescale_delay : int
         Seconds of pause after every allocation change (30 in the published study).
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> job = Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=1, target_batch_size=128)
+    >>> job.reallocate([1])  # one GPU on one node
+    >>> job.step(60)
+    >>> job.placement, job.batch_size, job.current_time, job.num_restarts
+    ((1,), 128, 60, 0)
     """
 
     def __init__(

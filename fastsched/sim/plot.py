@@ -17,6 +17,18 @@ def plot_result(result, path) -> None:
     ------
     ImportError
         If matplotlib is not installed (``pip install fastsched[plot]``).
+
+    Examples
+    --------
+    Needs matplotlib (the ``plot`` extra):
+
+    >>> import pathlib, tempfile
+    >>> from fastsched.sim import WorkloadJob, simulate
+    >>> result = simulate([WorkloadJob("a", 0, "cifar10", 1, 128)], policy="tiresias", nodes=1, gpus=4)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.png"
+    >>> plot_result(result, path)  # doctest: +SKIP
+    >>> path.is_file()  # doctest: +SKIP
+    True
     """
     try:
         import matplotlib

@@ -59,6 +59,11 @@ def normalize_placement(placement) -> tuple[int, ...]:
     -------
     tuple of int
         The canonical form under which layouts are measured, e.g. ``(4, 0, 2) -> (2, 4)``.
+
+    Examples
+    --------
+    >>> normalize_placement([4, 0, 2]), normalize_placement((1, 3, 2)), normalize_placement([0, 0])
+    ((2, 4), (1, 3, 2), ())
     """
     p = tuple(int(x) for x in placement if x)
     if not p:
@@ -82,6 +87,18 @@ class Application:
         Total batch size an adaptive scheduler must keep (``None``: free to adapt).
     max_replicas : int or None
         Most GPUs one job may use (``None``: no application limit).
+
+    Examples
+    --------
+    The simulator's applications implement this interface, e.g. the builtin profiles (NCF keeps
+    its batch size and runs on one GPU):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["ncf"]
+    >>> isinstance(app, Application), app.fixed_batch_size, app.max_replicas
+    (True, 32768, 1)
+    >>> app.min_local_bsz <= app.init_batch_size <= app.max_batch_size
+    True
     """
 
     fixed_batch_size = None
@@ -156,7 +173,7 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> dict[str, list[float]]:
 
 
 class TraceApplication(Application):
-    """An application whose true behaviour comes from measured traces.
+    r"""An application whose true behaviour comes from measured traces.
 
     Parameters
     ----------
@@ -172,6 +189,27 @@ class TraceApplication(Application):
     gpu_type : str, optional
         Read the GPU type's profile ``placements-<gpu_type>.csv`` / ``scalability-<gpu_type>.csv``
         (the Sia traces' layout) instead of ``placements.csv`` / ``scalability.csv``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
+    >>> app.mkdir()
+    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
+    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
+    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
+    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
+    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
+    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
+    ... }
+    >>> for name, text in files.items():
+    ...     _ = (app / name).write_text(text)
+    >>> toy = TraceApplication(app)
+    >>> toy.name, toy.init_batch_size, toy.max_batch_size, toy.max_epochs
+    ('toy', 4, 8, 3)
+    >>> toy.throughput((2,), 4), toy.throughput((1, 1), 8)
+    ((1.5, 0.5), (3.0, 1.0))
     """
 
     def __init__(
@@ -408,7 +446,7 @@ def _nd_interpolator(points, values):
 
 
 def load_application(trace_dir, *, published=True, **overrides) -> TraceApplication:
-    """Load one :class:`TraceApplication` from a trace folder.
+    r"""Load one :class:`TraceApplication` from a trace folder.
 
     Parameters
     ----------
@@ -419,6 +457,25 @@ def load_application(trace_dir, *, published=True, **overrides) -> TraceApplicat
         (:data:`PUBLISHED_OVERRIDES`).
     **overrides
         Keyword overrides passed to :class:`TraceApplication`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
+    >>> app.mkdir()
+    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
+    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
+    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
+    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
+    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
+    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
+    ... }
+    >>> for name, text in files.items():
+    ...     _ = (app / name).write_text(text)
+    >>> toy = load_application(app, max_epochs=2)
+    >>> toy.name, toy.max_epochs
+    ('toy', 2)
     """
     name = Path(trace_dir).name
     kwargs = dict(PUBLISHED_OVERRIDES.get(name, {})) if published else {}
@@ -433,6 +490,17 @@ def load_applications(traces_dir, *, published=True) -> dict[str, TraceApplicati
     ------
     FileNotFoundError
         If ``traces_dir`` does not exist or holds no application folder.
+
+    Examples
+    --------
+    A folder of application folders, each as read by :func:`load_application` (see there
+    for a toy one):
+
+    >>> import tempfile
+    >>> load_applications(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: ...: no application folders (with placements.csv) found
     """
     traces_dir = Path(traces_dir)
     if not traces_dir.is_dir():

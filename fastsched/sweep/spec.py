@@ -65,7 +65,14 @@ def _canonical(obj) -> str:
 
 
 def config_key(config: dict) -> str:
-    """Return a stable hex digest of a configuration (independent of dict order and of the process)."""
+    """Return a stable hex digest of a configuration (independent of dict order and of the process).
+
+    Examples
+    --------
+    >>> key = config_key({"workload": "builtin", "policy": "tiresias"})
+    >>> len(key), key == config_key({"policy": "tiresias", "workload": "builtin"})
+    (64, True)
+    """
     return hashlib.sha256(_canonical(config).encode()).hexdigest()
 
 
@@ -80,6 +87,14 @@ def derive_seed(sweep_seed: int, config: dict, repetition: int) -> int:
     -------
     int
         A seed in ``[0, 2**31)``.
+
+    Examples
+    --------
+    >>> cfg = {"workload": "builtin", "policy": "tiresias"}
+    >>> derive_seed(7, cfg, 0)
+    1944921588
+    >>> derive_seed(7, {"policy": "tiresias", "workload": "builtin"}, 0), derive_seed(7, cfg, 1) != derive_seed(7, cfg, 0)
+    (1944921588, True)
     """
     digest = hashlib.sha256(_canonical(config).encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
@@ -103,6 +118,14 @@ class RunConfig:
         Keyword arguments of ``simulate`` (paths resolved).
     run_id : str
         Stable identifier of (config, repetition, seed), used to resume.
+
+    Examples
+    --------
+    >>> run = load_spec({"workloads": "builtin", "policy": ["tiresias"], "seed": 7}).runs()[0]
+    >>> run.config, run.repetition, run.seed, len(run.run_id)
+    ({'workload': 'builtin', 'policy': 'tiresias'}, 0, 1944921588, 20)
+    >>> run.kwargs["workload"], run.kwargs["policy"], run.kwargs["seed"]  # None: the builtin workload
+    (None, 'tiresias', 1944921588)
     """
 
     config: dict
@@ -129,6 +152,16 @@ class SweepSpec:
     output : str or None
     raw : dict
         The spec as given (JSON-ready).
+
+    Examples
+    --------
+    >>> spec = load_spec({"workloads": "builtin", "policy": ["tiresias", "optimus"], "seeds": 2, "seed": 7})
+    >>> spec.workloads, spec.grid, spec.repetitions, spec.output_dir()
+    (['builtin'], {'policy': ['tiresias', 'optimus']}, 2, None)
+    >>> spec.configs()
+    [{'workload': 'builtin', 'policy': 'tiresias'}, {'workload': 'builtin', 'policy': 'optimus'}]
+    >>> [(run.config["policy"], run.repetition) for run in spec.runs()]
+    [('tiresias', 0), ('tiresias', 1), ('optimus', 0), ('optimus', 1)]
     """
 
     workloads: list
@@ -326,6 +359,16 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
         cannot be read, an empty grid, or a bad value; the message names the key.
     FileNotFoundError
         If the spec file does not exist.
+
+    Examples
+    --------
+    >>> spec = load_spec({"workloads": "builtin", "policy": ["tiresias", "optimus"], "seeds": 2})
+    >>> len(spec.runs()), load_spec(spec) is spec
+    (4, True)
+    >>> load_spec({"workloads": "builtin", "polcy": ["tiresias"]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...polcy...
     """
     if isinstance(spec, SweepSpec):
         return spec

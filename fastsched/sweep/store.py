@@ -59,7 +59,21 @@ def _csv_text(rows, header) -> str:
 
 
 def write_tables(result: SweepResult, output_dir) -> None:
-    """Write ``runs.csv``, ``runs.json`` and ``summary.csv`` of ``result`` into ``output_dir``."""
+    """Write ``runs.csv``, ``runs.json`` and ``summary.csv`` of ``result`` into ``output_dir``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from fastsched.sweep.table import SweepResult, summarize
+    >>> rows = [{"policy": "a", "avg_jct": 5.0, "completed": 2, "jobs": 2, "error": None}]
+    >>> result = SweepResult(rows=rows, summary=summarize(rows, ["policy"]), columns=["policy"])
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "sweep"
+    >>> write_tables(result, out)
+    >>> sorted(p.name for p in out.iterdir())
+    ['runs.csv', 'runs.json', 'summary.csv']
+    >>> (out / "summary.csv").read_text().splitlines()[1].startswith("a,1,0,0,2,2,5.0,")
+    True
+    """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "runs.csv", _csv_text(result.rows, row_header(result.columns)))

@@ -30,7 +30,16 @@ def cell(v) -> str:
 
 
 def make_row(run: RunConfig, columns, out: dict) -> dict:
-    """Return the table row of ``run``: id, configuration columns, repetition, seed, figures, wall time, error."""
+    """Return the table row of ``run``: id, configuration columns, repetition, seed, figures, wall time, error.
+
+    Examples
+    --------
+    >>> from fastsched.sweep.spec import load_spec
+    >>> run = load_spec({"workloads": "builtin", "policy": ["tiresias"], "seed": 7}).runs()[0]
+    >>> row = make_row(run, ["workload", "policy"], {"avg_jct": 10.0, "wall_s": 0.5, "error": None})
+    >>> row["workload"], row["policy"], row["seed"], row["avg_jct"], row["makespan"], row["wall_s"]
+    ('builtin', 'tiresias', 1944921588, 10.0, None, 0.5)
+    """
     row = {"run_id": run.run_id}
     row.update({c: run.config.get(c) for c in columns})
     row["repetition"] = run.repetition
@@ -42,12 +51,26 @@ def make_row(run: RunConfig, columns, out: dict) -> dict:
 
 
 def row_header(columns) -> list:
-    """Columns of ``runs.csv``."""
+    """Columns of ``runs.csv``.
+
+    Examples
+    --------
+    >>> header = row_header(["workload", "policy"])
+    >>> header[:5], header[-2:]
+    (['run_id', 'workload', 'policy', 'repetition', 'seed'], ['wall_s', 'error'])
+    """
     return ["run_id", *columns, "repetition", "seed", *METRICS, "wall_s", "error"]
 
 
 def summary_header(columns) -> list:
-    """Columns of ``summary.csv``."""
+    """Columns of ``summary.csv``.
+
+    Examples
+    --------
+    >>> header = summary_header(["policy"])
+    >>> header[:6], "avg_jct_mean" in header, "avg_jct_std" in header
+    (['policy', 'runs', 'errors', 'incomplete_runs', 'completed', 'jobs'], True, True)
+    """
     stats = [f"{m}_{s}" for m in SUMMARY_METRICS for s in ("mean", "std")]
     return [*columns, "runs", "errors", "incomplete_runs", "completed", "jobs", *stats]
 

@@ -60,6 +60,27 @@ def evaluate_population(
     -------
     (obj, size)
         Host arrays, or device arrays with ``keep_on_device=True``.
+
+    Examples
+    --------
+    One row: job 0 on two GPUs of node 0, job 1 on one GPU of node 1, no base allocation. The
+    launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU twin gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched.policy._ga import fitness as cpu
+    >>> off = np.array([[0, 1, 2]])
+    >>> node, cnt = np.array([[0, 1]], dtype=np.int32), np.array([[2, 1]], dtype=np.int32)
+    >>> table = np.zeros((2, 3, 3))
+    >>> table[:, 1, 1], table[:, 1, 2] = 1.0, 1.5
+    >>> empty = np.zeros(0, dtype=np.int32)
+    >>> args = (off, node, cnt, table, np.ones(2), np.zeros(3, np.int64), empty, empty, 0.1, cpu.SUM, 1.0)
+    >>> obj, size = np.zeros(1), np.zeros(1, dtype=np.int64)
+    >>> cpu.evaluate_population(*args, obj, size)
+    >>> float(round(obj[0], 6)), int(size[0])
+    (2.25, 2)
+    >>> g_obj, g_size = evaluate_population(*args)  # doctest: +SKIP
+    >>> bool(np.allclose(g_obj, obj)), bool(np.array_equal(g_size, size))  # doctest: +SKIP
+    (True, True)
     """
     K = load("_fitness_kernels")
     consts = []

@@ -90,6 +90,23 @@ def elementwise(
     -------
     numpy.ndarray or device array
         float64[n].
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
+    >>> atomic, accum = np.array([128, 64, 32]), np.array([0, 0, 0])
+    >>> cpu = fn.evaluate(nodes, replicas, atomic, accum)  # the CPU path, for comparison
+    >>> cpu.round(2)
+    array([150.94, 299.15, 428.05])
+    >>> gpu = elementwise(*kp, nodes, replicas, atomic, accum)  # doctest: +SKIP
+    >>> bool(np.allclose(gpu, cpu))  # doctest: +SKIP
+    True
     """
     K = _kernels()
     n = int(np.shape(replicas)[0])
@@ -127,6 +144,26 @@ def checked_elementwise(
     streamed in chunks through reusable pinned buffers on two streams, so copies overlap
     kernels. Returns ``OK`` or the CPU's error code for the same input (``out`` then holds no
     valid result).
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
+    >>> atomic, accum = np.array([128, 64, 32]), np.array([0, 0, 0])
+    >>> cpu = fn.evaluate(nodes, replicas, atomic, accum)  # the CPU path, for comparison
+    >>> cpu.round(2)
+    array([150.94, 299.15, 428.05])
+    >>> from fastsched.goodput import _kernels as CPU
+    >>> out = np.empty(3)
+    >>> checked_elementwise(*kp, nodes, replicas, atomic, accum, True, out) == CPU.OK  # doctest: +SKIP
+    True
+    >>> bool(np.allclose(out, cpu))  # doctest: +SKIP
+    True
     """
     K = _kernels()
     cols = (nodes, replicas, atomic_bsz, accum_steps)
@@ -180,6 +217,22 @@ def optimize_keys(
     -------
     (goodput, atomic_bsz, accum_steps)
         Host arrays, or device arrays with ``keep_on_device=True``.
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
+    >>> goodput, atomic, accum = fn.optimize(nodes, replicas, 1280, (64, 256))  # the CPU path
+    >>> goodput.round(2), atomic, accum
+    (array([150.94, 299.15, 305.72]), array([128,  64,  64]), array([0, 0, 0]))
+    >>> gpu = optimize_keys(*kp, nodes > 1, replicas, 1280, 64, 256, False)  # doctest: +SKIP
+    >>> bool(np.allclose(gpu[0], goodput)), bool(np.array_equal(gpu[1], atomic))  # doctest: +SKIP
+    (True, True)
     """
     K = _kernels()
     n = int(np.shape(num_replicas)[0])
@@ -248,6 +301,26 @@ def fill_table(
 
     ``table`` float64[2, R] and ``filled`` bool[2, R] are updated in place (host arrays are
     copied to the device and back; pass device arrays to keep them resident).
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> from fastsched import SpeedupFunction
+    >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
+    >>> want = speedup.table(8)  # the CPU path: [single node, several nodes] x replicas 0..8
+    >>> want.shape, want[0, :5].round(3)
+    ((2, 9), array([0.   , 1.   , 1.728, 1.892, 1.982]))
+    >>> table, filled = np.zeros((2, 9)), np.zeros((2, 9), dtype=bool)
+    >>> multi, reps = np.meshgrid([0, 1], np.arange(1, 9), indexing="ij")
+    >>> fill_table(*kp, 1280, 64, 256, False, speedup.base_goodput, table, filled,
+    ...            multi.ravel(), reps.ravel())  # doctest: +SKIP
+    >>> bool(np.allclose(table, want)), bool(filled[:, 1:].all())  # doctest: +SKIP
+    (True, True)
     """
     K = _kernels()
     n = int(np.shape(want_rep)[0])
@@ -289,6 +362,23 @@ def speedup_tables(speedup_fns, max_replicas: int, *, keep_on_device=False, thre
         Largest replica count to tabulate.
     keep_on_device : bool
         Return the device array (e.g. to feed the fitness kernel without a copy).
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> from fastsched import SpeedupFunction
+    >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
+    >>> want = speedup.table(8)  # the CPU path: [single node, several nodes] x replicas 0..8
+    >>> want.shape, want[0, :5].round(3)
+    ((2, 9), array([0.   , 1.   , 1.728, 1.892, 1.982]))
+    >>> tables = speedup_tables([speedup, speedup], 8)  # doctest: +SKIP
+    >>> tables.shape, bool(np.allclose(tables[1], want))  # doctest: +SKIP
+    ((2, 2, 9), True)
     """
     rmax = int(max_replicas)
     if rmax < 0:

@@ -3,6 +3,8 @@
 Run: ``python benchmarks/sweep/bench_sweep.py [--policy optimus] [--workers 2]`` (needs the ``dask`` extra).
 Floor (issue 7): >= 1.7x the serial throughput with 2 worker processes on the 2-core machine.
 Cluster start-up and kernel warm-up are reported separately and excluded from the throughput.
+The sweep is ``benchmarks.harness.SWEEP_SPEC`` (asv times its serial run as ``sweep_serial_32``);
+only public API is used.
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.harness import SINGLE_THREAD_ENV, SWEEP_SPEC  # noqa: E402  (after the path is set)
 
 
 class _Stub:
@@ -19,7 +27,7 @@ class _Stub:
 
 
 def noop_simulate(**kwargs):
-    """A simulation that does nothing: measures the pure dask round trip of a sweep task."""
+    """Do nothing: a stand-in simulation that measures the pure dask round trip of a sweep task."""
     return _Stub()
 
 
@@ -34,16 +42,10 @@ def main(argv=None) -> int:
     from distributed import Client, LocalCluster
 
     from fastsched.sweep import run_serial, run_sweep
-    from fastsched.sweep.client import WORKER_ENV
-    from fastsched.sweep.warm import warm_plugin, warm_up
 
-    spec = {
-        "workloads": ["builtin"],
-        "policy": args.policy,
-        "interval": [10, 12, 15, 20, 25, 30, 40, 60],
-        "seeds": 4,
-    }
-    warm_up((args.policy,))
+    spec = dict(SWEEP_SPEC, policy=args.policy)
+    warm_spec = {"workloads": ["builtin"], "policy": args.policy, "seeds": args.workers}
+    run_serial(warm_spec)  # compile or load this process's kernels outside the timing
     t0 = time.perf_counter()
     serial = run_serial(spec)
     t_serial = time.perf_counter() - t0
@@ -57,13 +59,13 @@ def main(argv=None) -> int:
             processes=True,
             dashboard_address=":0",
             silence_logs=logging.ERROR,
-            env=dict(WORKER_ENV),
+            env=dict(SINGLE_THREAD_ENV),
         ) as cluster,
         Client(cluster) as client,
     ):
         t_start = time.perf_counter() - t0
         t0 = time.perf_counter()
-        client.register_plugin(warm_plugin([args.policy]))
+        run_sweep(warm_spec, client=client, progress=False)  # warms every worker's kernels
         t_warm = time.perf_counter() - t0
         t0 = time.perf_counter()
         dist = run_sweep(spec, client=client, progress=False, warm=False)

@@ -11,36 +11,38 @@ microbatches. Every phase is a numba kernel over arrays (:mod:`._edges`,
 
 Deviations from the reference (bugs B1-B14 of ``paddle-cases/README.md``)
 -------------------------------------------------------------------------
-B1  Memory is a liveness simulation: a non-persistable variable lives from its first
-    write (or the start, for feeds) to its last use and is then freed; persistable
-    variables are static. ``peak_mem`` is a real peak, not the reference's sum of the
-    variables its incomplete traversal happened to reach.
-B2  No bounded queues anywhere: any number of source nodes and microbatches works.
-B3  Communication ops moving a gradient (``@GRAD`` in the tensor name) or with the
-    backward role are backward.
-B4  ``@GRAD`` is matched as a substring of input names, as intended. (The loss-gradient
-    ``fill_constant``, role 257, stays forward, as in the reference: our pre-merge sums
-    equal the reference's.)
-B5  (harmless in the reference) nothing to change.
-B6  Branch merging requires every branch to have the branch point as its only
-    predecessor, one common successor and one phase (optimizer ops never merge); the
-    merged node is wired ``branch point -> node -> end`` and the end keeps its other
-    predecessors. Nothing is counted twice and no edge dangles. Linear merging also
-    requires the predecessor to be of the same phase, so merging conserves per-phase
-    sums.
-B7  Stage ``s`` of the pipeline uses the times of the ranks of stage ``s`` (the slowest
-    of them). Without a pipeline the runtime is the slowest rank's fwd + bwd + optim.
-B8  ``batch_size`` fills ``-1`` dimensions (``batch_size=None`` makes them an error).
-B9  Memory is in bytes from dtype sizes; ``mem_unit="elements"`` gives element counts.
-    Communication volume uses the dtype size too (the reference assumed 4 bytes).
-B10 Every variable of every slot is connected (``sum``/``concat``/``split`` keep edges).
-B11 Paddle 3.x collectives (``all_reduce``, ``all_gather``, ``reduce_scatter``,
-    ``broadcast``, ...) are communication ops; ``recv`` is costed from the tensor it
-    receives; a one-rank ring costs 0 instead of dividing by zero.
-B12 Call overhead is added once per original op and carried through merges.
-B13 The caller's program is never modified (no variable is added), every call starts
-    from scratch, and no result depends on hash order.
-B14 ``standalone_cost_data`` keys may be ``desc_id``, op id or op type.
+::
+
+    B1  Memory is a liveness simulation: a non-persistable variable lives from its first
+        write (or the start, for feeds) to its last use and is then freed; persistable
+        variables are static. ``peak_mem`` is a real peak, not the reference's sum of the
+        variables its incomplete traversal happened to reach.
+    B2  No bounded queues anywhere: any number of source nodes and microbatches works.
+    B3  Communication ops moving a gradient (``@GRAD`` in the tensor name) or with the
+        backward role are backward.
+    B4  ``@GRAD`` is matched as a substring of input names, as intended. (The loss-gradient
+        ``fill_constant``, role 257, stays forward, as in the reference: our pre-merge sums
+        equal the reference's.)
+    B5  (harmless in the reference) nothing to change.
+    B6  Branch merging requires every branch to have the branch point as its only
+        predecessor, one common successor and one phase (optimizer ops never merge); the
+        merged node is wired ``branch point -> node -> end`` and the end keeps its other
+        predecessors. Nothing is counted twice and no edge dangles. Linear merging also
+        requires the predecessor to be of the same phase, so merging conserves per-phase
+        sums.
+    B7  Stage ``s`` of the pipeline uses the times of the ranks of stage ``s`` (the slowest
+        of them). Without a pipeline the runtime is the slowest rank's fwd + bwd + optim.
+    B8  ``batch_size`` fills ``-1`` dimensions (``batch_size=None`` makes them an error).
+    B9  Memory is in bytes from dtype sizes; ``mem_unit="elements"`` gives element counts.
+        Communication volume uses the dtype size too (the reference assumed 4 bytes).
+    B10 Every variable of every slot is connected (``sum``/``concat``/``split`` keep edges).
+    B11 Paddle 3.x collectives (``all_reduce``, ``all_gather``, ``reduce_scatter``,
+        ``broadcast``, ...) are communication ops; ``recv`` is costed from the tensor it
+        receives; a one-rank ring costs 0 instead of dividing by zero.
+    B12 Call overhead is added once per original op and carried through merges.
+    B13 The caller's program is never modified (no variable is added), every call starts
+        from scratch, and no result depends on hash order.
+    B14 ``standalone_cost_data`` keys may be ``desc_id``, op id or op type.
 
 Other choices
 -------------

@@ -41,10 +41,24 @@ alpha_c, beta_c : compute time per micro-step is ``alpha_c + beta_c * atomic_bsz
 alpha_n, beta_n : inter-node all-reduce latency and per-replica retrogression.
 alpha_r, beta_r : intra-node all-reduce latency and per-replica retrogression.
 gamma : overlap between compute and communication, in [1, 10] (1 = none, 10 ~ perfect).
+
+Examples
+--------
+>>> from fastsched import PerfParams
+>>> perf = PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14)
+>>> perf.alpha_c + perf.beta_c * 64   # seconds per micro-step of 64 samples
+0.48452
 """
 
 GradParams = collections.namedtuple("GradParams", ["sqr", "var"])
-GradParams.__doc__ = """Gradient statistics: squared gradient norm ``sqr`` and variance ``var``."""
+GradParams.__doc__ = """Gradient statistics: squared gradient norm ``sqr`` and variance ``var``.
+
+Examples
+--------
+>>> from fastsched import GradParams
+>>> GradParams(sqr=0.00136, var=0.000502)
+GradParams(sqr=0.00136, var=0.000502)
+"""
 
 KernelParams = collections.namedtuple("KernelParams", ["perf", "grad_sqr", "grad_var", "init_bsz"])
 KernelParams.__doc__ = """A goodput model as the kernels take it (``GoodputFunction.kernel_params``).
@@ -142,6 +156,16 @@ class GoodputFunction:
     Notes
     -----
     Instances are immutable after construction and safe to share between threads.
+
+    Examples
+    --------
+    >>> from fastsched import GoodputFunction, GradParams, PerfParams
+    >>> perf = PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14)
+    >>> fn = GoodputFunction(perf, GradParams(sqr=0.00136, var=0.000502), init_batch_size=128)
+    >>> round(fn.evaluate(1, 4, 64, 0), 2)   # 1 node, 4 replicas of 64 samples, no accumulation
+    299.15
+    >>> fn.optimize(1, 4, max_batch_size=1280, atomic_bsz_range=(64, 256))[1:]   # best atomic_bsz, accum_steps
+    (64, 0)
     """
 
     __slots__ = (
@@ -294,13 +318,36 @@ class GoodputFunction:
             ``num_replicas * atomic_bsz * (accum_steps + 1)`` below ``init_batch_size``.
         TypeError
             On non-numeric input.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> round(fn.evaluate(1, 4, 64, 0), 2)
+        299.15
+        >>> np.round(fn.evaluate([1, 2], [4, 8], 64, [0, 1]), 2)   # arrays broadcast
+        array([299.15, 165.97])
+        >>> fn.evaluate(1, 4, 16, 0)   # 4 x 16 samples is below the initial batch size
+        Traceback (most recent call last):
+            ...
+        ValueError: total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be >= init_batch_size (128)
         """
         return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, True, backend)
 
     def throughput(self, num_nodes, num_replicas, atomic_bsz, accum_steps, backend="auto"):
-        """Samples processed per second, ignoring statistical efficiency.
+        """Return the samples processed per second, ignoring statistical efficiency.
 
         Same parameters and shape rules as :meth:`evaluate` (no batch-size floor).
+
+        Examples
+        --------
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> round(fn.throughput(1, 4, 64, 0), 2)
+        517.64
         """
         return self._elementwise(num_nodes, num_replicas, atomic_bsz, accum_steps, False, backend)
 
@@ -309,6 +356,16 @@ class GoodputFunction:
 
         1 at ``init_batch_size``, decreasing in the batch size (above 1 below the initial
         batch). A float for scalar input, else an array of the input's shape.
+
+        Examples
+        --------
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> fn.efficiency(128)
+        1.0
+        >>> fn.efficiency([64, 128, 256]).round(3)
+        array([1.575, 1.   , 0.578])
         """
         if _is_plain_scalar(batch_size):
             b = V.check_finite_scalar("batch_size", batch_size, low=0.0, low_open=True)
@@ -402,6 +459,20 @@ class GoodputFunction:
         goodput, atomic_bsz, accum_steps
             Python scalars for scalar input, else arrays of the broadcast shape
             (float64, int64, int64). Configurations with no valid batch size get goodput 0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> goodput, atomic_bsz, accum_steps = fn.optimize(
+        ...     2, 8, max_batch_size=1280, atomic_bsz_range=(64, 256), accumulation=True)
+        >>> round(goodput, 2), atomic_bsz, accum_steps
+        (305.72, 64, 0)
+        >>> goodput, atomic_bsz, _ = fn.optimize(np.array([1, 1, 2]), np.array([1, 4, 8]), 1280, (64, 256))
+        >>> atomic_bsz
+        array([128,  64,  64])
         """
         max_bsz, min_atomic, max_atomic = self._grid_bounds(max_batch_size, atomic_bsz_range)
         accumulation = bool(accumulation)

@@ -81,6 +81,19 @@ class SpeedupFunction:
     Notes
     -----
     ``speedup(0, 0) == 0``. Calls are thread-safe: concurrent fills write identical values.
+
+    Examples
+    --------
+    >>> from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction
+    >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+    ...                      GradParams(0.00136, 0.000502), 128)
+    >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
+    >>> float(speedup(1, 1)), round(float(speedup(2, 8)), 3)
+    (1.0, 2.025)
+    >>> speedup([1, 2, 4], [4, 8, 16]).round(3)
+    array([1.982, 2.025, 1.968])
+    >>> round(speedup.base_goodput, 2)   # goodput of one replica on one node
+    150.94
     """
 
     def __init__(
@@ -281,6 +294,15 @@ class SpeedupFunction:
         Returns a read-only float64 array ``T`` of shape ``(2, max_replicas + 1)`` (or wider):
         ``T[0, r]`` is the speedup of ``r`` replicas on one node, ``T[1, r]`` of ``r`` replicas
         spread over more than one node; ``T[:, 0] == 0``. Only for a fastsched goodput model.
+
+        Examples
+        --------
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> SpeedupFunction(fn, 1280, (64, 256)).table(4).round(3)
+        array([[0.   , 1.   , 1.728, 1.892, 1.982],
+               [0.   , 0.985, 1.703, 1.855, 1.935]])
         """
         if not self._fast:
             raise TypeError("table() needs a fastsched GoodputFunction; call the function instead")
@@ -302,6 +324,15 @@ class SpeedupFunction:
 
         Requires ``0 <= num_nodes <= num_replicas`` and ``num_nodes == 0`` exactly when
         ``num_replicas == 0``. Returns a float for scalar input, else an array.
+
+        Examples
+        --------
+        >>> from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction
+        >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+        ...                      GradParams(0.00136, 0.000502), 128)
+        >>> speedup = SpeedupFunction(fn, 1280, (64, 256))
+        >>> speedup([0, 1, 1], [0, 1, 4]).round(3)
+        array([0.   , 1.   , 1.982])
         """
         # NumPy arrays and Python numbers (the common calls) skip the device check entirely.
         if (

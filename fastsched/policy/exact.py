@@ -53,6 +53,18 @@ def exact_optimize(jobs, nodes, base_allocations, node_template, restart_penalty
     ------
     RuntimeError
         When HiGHS finds no feasible solution (it always exists: all-zero plus pinned jobs).
+
+    Examples
+    --------
+    >>> from fastsched import JobInfo, NodeInfo
+    >>> from fastsched.policy import exact_optimize, linear_speedup
+    >>> gpu = {"nvidia.com/gpu": 1, "pods": 1}
+    >>> jobs = {"a": JobInfo(gpu, linear_speedup, 0, 0, 4), "b": JobInfo(gpu, linear_speedup, 1, 0, 2)}
+    >>> nodes = {0: NodeInfo({"nvidia.com/gpu": 4, "pods": 32}, preemptible=False)}
+    >>> template = NodeInfo({"nvidia.com/gpu": 4, "pods": 32}, preemptible=True)
+    >>> allocations, objective, status = exact_optimize(jobs, nodes, {}, template)
+    >>> status, sum(len(replicas) for replicas in allocations.values())   # every GPU used
+    ('optimal', 4)
     """
     # scipy is imported here: ``import fastsched`` should not pay for scipy.optimize.
     import scipy.sparse as sp

@@ -22,7 +22,14 @@ _OVERCOMMITABLE = ("cpu", "memory", "ephemeral-storage")
 
 
 def linear_speedup(num_nodes, num_replicas):
-    """Speedup of a job without hints: linear in replicas (AdaptDL's ``lambda n, r: r``)."""
+    """Speedup of a job without hints: linear in replicas (AdaptDL's ``lambda n, r: r``).
+
+    Examples
+    --------
+    >>> from fastsched.policy import linear_speedup
+    >>> linear_speedup(2, 8)
+    8
+    """
     return num_replicas
 
 
@@ -58,6 +65,12 @@ def set_default_resources(pod_spec: dict, default_resources: dict | None = None)
 
     ``default_resources`` is ``{"requests": {...}, "limits": {...}}`` (AdaptDL reads it from
     its configuration; here it is an argument). Existing values win.
+
+    Examples
+    --------
+    >>> from fastsched.policy.hints import set_default_resources
+    >>> set_default_resources({"containers": [{}]}, {"limits": {"nvidia.com/gpu": 1}})
+    {'containers': [{'resources': {'limits': {'nvidia.com/gpu': 1}}}]}
     """
     pod_spec = copy.deepcopy(pod_spec)
     if default_resources:
@@ -72,7 +85,18 @@ def set_default_resources(pod_spec: dict, default_resources: dict | None = None)
 
 
 def get_pod_requests(pod_spec: dict) -> dict:
-    """Aggregate integer resource requests of all containers of a pod (plus ``pods: 1``)."""
+    """Aggregate integer resource requests of all containers of a pod (plus ``pods: 1``).
+
+    CPU is counted in millicores and memory in bytes; GPUs and other extended resources through
+    their limits.
+
+    Examples
+    --------
+    >>> from fastsched.policy.hints import get_pod_requests
+    >>> get_pod_requests({"containers": [{"resources": {
+    ...     "requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": 1}}}]})
+    {'pods': 1, 'cpu': 500, 'memory': 1073741824, 'nvidia.com/gpu': 1}
+    """
     requests_out = {"pods": 1}
     for container in pod_spec.get("containers", []):
         resources = container.get("resources")
@@ -125,6 +149,23 @@ def get_job_info(job: dict, default_resources: dict | None = None) -> JobInfo:
         raised to ``minReplicas``, and for a preemptible job with hints lowered so that
         ``maxBatchSize / max_replicas >= localBszBounds[0]``. Without ``perfParams`` and
         ``initBatchSize`` hints (or for a non-preemptible job) the speedup is linear.
+
+    Examples
+    --------
+    >>> from fastsched.policy import get_job_info
+    >>> pod = {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    >>> hints = {
+    ...     "perfParams": {"alpha_c": 0.121, "beta_c": 0.00568, "alpha_n": 0.0236, "beta_n": 0.00634,
+    ...                    "alpha_r": 0.0118, "beta_r": 0.00317, "gamma": 1.14},
+    ...     "gradParams": {"norm": 0.00136, "var": 0.000502},
+    ...     "initBatchSize": 128, "maxBatchSize": 1280, "localBszBounds": [64, 256],
+    ...     "maxProfiledReplicas": 2,
+    ... }
+    >>> job = {"metadata": {"creationTimestamp": "2024-01-01T00:00:00Z"},
+    ...        "spec": {"template": {"spec": pod}, "maxReplicas": 8}, "status": {"train": hints}}
+    >>> info = get_job_info(job)
+    >>> info.resources, info.max_replicas, type(info.speedup_fn).__name__
+    ({'pods': 1, 'nvidia.com/gpu': 1}, 4, 'SpeedupFunction')
     """
     spec = job["spec"]
     pod_spec = set_default_resources(spec["template"]["spec"], default_resources)

@@ -60,6 +60,18 @@ class JobInfo:
     ValueError, TypeError
         On negative amounts, ``max_replicas < 1``, ``min_replicas > max_replicas`` or a
         non-callable ``speedup_fn``.
+
+    Examples
+    --------
+    >>> from fastsched import JobInfo
+    >>> from fastsched.policy import linear_speedup
+    >>> JobInfo({"nvidia.com/gpu": 1, "pods": 1}, linear_speedup, creation_timestamp=0.0,
+    ...         min_replicas=0, max_replicas=4)
+    JobInfo(resources={'nvidia.com/gpu': 1, 'pods': 1}, min_replicas=0, max_replicas=4, preemptible=True, creation_timestamp=0.0)
+    >>> JobInfo({"nvidia.com/gpu": 1}, linear_speedup, 0.0, min_replicas=2, max_replicas=1)
+    Traceback (most recent call last):
+        ...
+    ValueError: JobInfo.max_replicas (1) must be >= min_replicas (2)
     """
 
     __slots__ = (
@@ -119,6 +131,12 @@ class NodeInfo:
         Resources available on the node for the policy's jobs, non-negative integers.
     preemptible : bool
         Preemptible (e.g. spot) nodes are used last.
+
+    Examples
+    --------
+    >>> from fastsched import NodeInfo
+    >>> NodeInfo({"nvidia.com/gpu": 4, "pods": 32}, preemptible=False)
+    NodeInfo(resources={'nvidia.com/gpu': 4, 'pods': 32}, preemptible=False)
     """
 
     __slots__ = ("resources", "preemptible")

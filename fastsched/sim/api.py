@@ -38,14 +38,11 @@ __all__ = ["simulate", "PRESETS"]
 #: (SIMULATOR.md 6.5): power mean p = -1 of ``S_j + 1e-3``, speedups re-based at the fair
 #: share, each job's own multiplicative restart factor ``max(age - 30 restarts, 0) / (age +
 #: 30)`` when its allocation changes, no autoscaling placeholders (the paper's cluster is
-#: fixed), interference avoidance, at most 16 nodes per job. Measured with the policy that
-#: reaches the per-round optimum (benchmarks/results/sim.md, "merged main"): workload-6
-#: 2490 s (paper 2446 s, +1.8 %), mean over workloads 1-8 2770 s (paper 2751 s, +0.7 %).
-#: Until that policy, a weaker search left this objective ~16 % long and the preset applied
-#: one GPU-weighted mean restart factor to all jobs instead (``restart_penalty=
-#: "osdi21-global"``, still an option; now -0.4 % on workload-6 and +0.3 % on the mean):
-#: a compensation the paper does not have, so it is no longer the default.
-#: ``osdi21-exact`` is kept as a name for the same configuration.
+#: fixed), interference avoidance, at most 16 nodes per job. The earlier default applied one
+#: GPU-weighted mean restart factor to all jobs instead (``restart_penalty="osdi21-global"``,
+#: still an option): a compensation for a weaker search that the paper does not have.
+#: ``osdi21-exact`` is kept as a name for the same configuration. How close the presets come
+#: to the paper's figures is measured, not promised here: ``benchmarks/results/sim.md``.
 PRESETS = {
     "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
     "osdi21": {

@@ -33,6 +33,7 @@ __all__ = [
     "SIA_RESTART_DELAYS",
     "SIA_SLOWDOWNS",
     "estimate_goodput",
+    "fixed_batch_config",
     "goodput_source",
     "GoodputSource",
     "load_hetero_applications",
@@ -272,6 +273,8 @@ def _slot_property(field):
 
     def set_(self, value):
         self._tstate.setdefault(self._slot_key(), _fresh_slot())[field] = value
+        if field == "profile":
+            self._obs_version += 1
 
     return property(get, set_)
 
@@ -349,6 +352,7 @@ class HeteroJob(Job):
         self.unaware = bool(unaware)
         self.gpu_type = None
         self._tstate: dict = {}
+        self._obs_version = 0
         self.category = category or "adaptive"
         self.migrate_delay = migrate_delay
         self.num_migrations = 0
@@ -406,6 +410,21 @@ class HeteroJob(Job):
         """True once the job has any observation."""
         return any(v["profile"] for v in self._tstate.values())
 
+    @property
+    def observation_version(self) -> tuple:
+        """A key that changes whenever any per-type profile gains an observation or a type is added.
+
+        Policies cache what depends only on the observations (fits, replica bounds) under it.
+        """
+        return (self._obs_version, len(self._tstate))
+
+    def observe(self, num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var):
+        """As :meth:`Job.observe`, counting new observations in :attr:`observation_version`."""
+        before = len(self.profile)
+        super().observe(num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var)
+        if len(self.profile) != before:
+            self._obs_version += 1
+
     def max_profiled_replicas_on(self, gpu_type) -> int:
         """Largest replica count observed on ``gpu_type`` (0 if never run there)."""
         with self._on(gpu_type):
@@ -423,10 +442,22 @@ class HeteroJob(Job):
 
     # -- mechanics -------------------------------------------------------------------------
     def update_local_bsz(self, placement):
-        """As :meth:`Job.update_local_bsz`, then cap the per-GPU batch at the type's memory limit."""
-        super().update_local_bsz(placement)
-        if self.gpu_type is None:
-            return
+        """As :meth:`Job.update_local_bsz`, then cap the per-GPU batch at the type's memory limit.
+
+        A fixed batch size (``target_batch_size``) is split into accumulation steps against
+        the placement's memory limit on the job's type, so the job keeps its batch size
+        (the study's simulator); capping the per-GPU batch alone would shrink it.
+        """
+        if self.gpu_type is None or self.target_batch_size is None or not any(placement):
+            super().update_local_bsz(placement)
+            if self.gpu_type is None:
+                return
+        else:
+            app = self.application
+            cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
+            self.atomic_bsz, self.accum_steps = fixed_batch_config(
+                app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
+            )
         cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
         if self.atomic_bsz > cap:
             self.atomic_bsz = cap
@@ -571,6 +602,35 @@ def goodput_source(job, gpu_type, fits=None):
     return None
 
 
+def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
+    """Per-GPU batch and accumulation steps of a fixed total ``batch_size`` on ``num_replicas`` GPUs.
+
+    The per-GPU share is split into ``accum + 1`` passes of at most ``max_local_bsz`` (the
+    placement's memory limit); a single GPU above the application's initial batch size always
+    accumulates at least once; the per-GPU batch never takes the total above the application's
+    maximum (the simulator's rules for a fixed batch size, :meth:`Job.update_local_bsz`).
+
+    Returns
+    -------
+    tuple of int
+        ``(atomic_bsz, accum_steps)``.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> fixed_batch_config(app, 2, 1024, 256)
+    (256, 1)
+    """
+    local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
+    accum = math.ceil(local_bsz / max_local_bsz - 1e-8) - 1
+    if num_replicas == 1 and batch_size > app.init_batch_size:
+        accum = max(1, accum)
+    atomic = math.ceil(local_bsz / (accum + 1) - 1e-8)
+    atomic = min(atomic, int(app.max_batch_size / (num_replicas * (accum + 1))))
+    return int(atomic), int(accum)
+
+
 def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> float:
     """Optimizer steps per second of ``app`` on ``placement`` at total ``batch_size`` (0 if unmeasurable).
 
@@ -587,13 +647,8 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     placement = tuple(int(p) for p in placement if p)
     num_replicas = sum(placement)
     hi = app.max_local_bsz if max_local_bsz is None else min(app.max_local_bsz, max_local_bsz)
-    local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
-    accum = math.ceil(local_bsz / hi - 1e-8) - 1
-    if num_replicas == 1 and batch_size > app.init_batch_size:
-        accum = max(1, accum)
-    atomic = math.ceil(local_bsz / (accum + 1) - 1e-8)
-    atomic = min(atomic, int(app.max_batch_size / (num_replicas * (accum + 1))), hi)
-    atomic = max(atomic, 1)
+    atomic, accum = fixed_batch_config(app, num_replicas, batch_size, hi)
+    atomic = max(min(atomic, hi), 1)
     try:
         step, sync = app.throughput(placement, atomic)
     except ValueError:

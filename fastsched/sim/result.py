@@ -29,6 +29,14 @@ class JobRecord:
         Epochs finished.
     gpu_seconds_by_type : dict of str -> float, optional
         GPU-seconds held per GPU type (typed clusters; ``None``: all on one type).
+
+    Examples
+    --------
+    >>> from fastsched.sim import JobRecord
+    >>> record = JobRecord("a", "cifar10", submission_time=60, completion_time=1260, num_restarts=1,
+    ...                    attained_service=4800.0, epochs=30)
+    >>> record.jct
+    1200.0
     """
 
     name: str
@@ -69,6 +77,18 @@ class SimulationResult:
         GPUs allocated, GPUs in the cluster and active jobs after each round's policy call.
     allocations : numpy.ndarray
         ``(rounds, jobs)`` int16 GPUs held by each job after each round.
+
+    Examples
+    --------
+    >>> from fastsched.sim import WorkloadJob, simulate
+    >>> jobs = [WorkloadJob("a", 0, "cifar10", 2, 256), WorkloadJob("b", 60, "ncf", 1, 256)]
+    >>> result = simulate(jobs, policy="tiresias", nodes=1, gpus=4)
+    >>> result.completed, len(result.jobs), result.policy
+    (2, 2, 'tiresias')
+    >>> result.allocations.shape == (result.times.size, len(jobs))
+    True
+    >>> result.summary()["completed"], "average JCT" in result.table()
+    (2, True)
     """
 
     jobs: list
@@ -160,7 +180,7 @@ class SimulationResult:
         return int(sum(j.num_restarts for j in self.jobs))
 
     def summary(self) -> dict:
-        """The headline figures as a JSON-ready dict.
+        """Return the headline figures as a JSON-ready dict.
 
         Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s; NaN when no job completed),
         ``jobs``, ``completed``, ``incomplete`` (:attr:`incomplete`), ``gpu_utilization``
@@ -198,7 +218,7 @@ class SimulationResult:
         return out
 
     def table(self) -> str:
-        """The summary as an aligned plain-text table.
+        """Return the summary as an aligned plain-text table.
 
         Examples
         --------

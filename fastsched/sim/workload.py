@@ -43,6 +43,13 @@ class WorkloadJob:
     category : str, optional
         ``adaptive``, ``scale-gpus`` or ``rigid`` (the Sia workloads' optional column);
         ``None`` when absent.
+
+    Examples
+    --------
+    >>> from fastsched.sim import WorkloadJob
+    >>> job = WorkloadJob(name="cifar10-0", time=157, application="cifar10", num_replicas=6, batch_size=2048)
+    >>> job.application, job.num_replicas
+    ('cifar10', 6)
     """
 
     name: str

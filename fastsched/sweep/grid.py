@@ -70,6 +70,25 @@ def evaluate_grid(
     ValueError, TypeError
         As the underlying model method, checked on the first chunk before the rest is sent;
         also for a bad ``chunk_size`` or only one of ``atomic_bsz`` / ``accum_steps``.
+
+    Examples
+    --------
+    ``client="serial"`` computes the chunks in this process (no dask needed); the answer is the
+    one of a single call:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction, GradParams, PerfParams
+    >>> from fastsched.sweep import evaluate_grid
+    >>> fn = GoodputFunction(PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14),
+    ...                      GradParams(0.00136, 0.000502), 128)
+    >>> nodes, replicas = np.meshgrid([1, 2], [2, 4, 8], indexing="ij")
+    >>> goodput, atomic_bsz, accum_steps = evaluate_grid(
+    ...     fn, nodes, replicas, max_batch_size=1280, atomic_bsz_range=(64, 256),
+    ...     client="serial", chunk_size=4)
+    >>> goodput.shape, bool(np.array_equal(goodput, fn.optimize(nodes, replicas, 1280, (64, 256))[0]))
+    ((2, 3), True)
+    >>> evaluate_grid(fn, [1, 1], [4, 8], atomic_bsz=64, accum_steps=0, client="serial").round(1)
+    array([299.1, 319.1])
     """
     from fastsched import _validate as V
     from fastsched.goodput import GoodputFunction

@@ -14,6 +14,19 @@ from __future__ import annotations
 from fastsched._jit import jit
 
 
+@jit(inline="always")
+def _relax(src, dst, c):
+    """``dst = min(dst, src + c)`` elementwise.
+
+    On two 1-D views indexed from 0 the loop has no negative-index wraparound and LLVM
+    vectorises it (about 10x faster than indexing the table rows with offsets).
+    """
+    for i in range(src.shape[0]):
+        v = src[i] + c
+        w = dst[i]
+        dst[i] = v if v < w else w
+
+
 @jit
 def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, chosen):
     """Fill ``chosen`` (bool per candidate) with an optimal assignment; return its cost.
@@ -49,13 +62,11 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, 
             st = strides[t]
             span = st * (capacity[t] + 1)
             shift = g * st
+            n = (capacity[t] + 1 - g) * st
+            if n <= 0 or g < 0:  # does not fit (a negative slice end would wrap around)
+                continue
             for outer in range(0, num_states, span):
-                a = outer
-                b = outer + (capacity[t] + 1 - g) * st
-                for s in range(a, b):  # contiguous: min of two arrays, vectorisable
-                    v = dp[s] + c
-                    w = new[s + shift]
-                    new[s + shift] = v if v < w else w
+                _relax(dp[outer : outer + n], new[outer + shift : outer + shift + n], c)
     dp = layers[num_jobs]
     best = 0
     for s in range(num_states):

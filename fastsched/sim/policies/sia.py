@@ -96,6 +96,8 @@ class SiaPolicy(SimPolicy):
         self.max_replicas_cap = int(max_replicas_cap)
         self.method = method
         self.configs: list[tuple[str, int, int]] = []
+        self._plans: dict = {}
+        self._plans_seen: set = set()
 
     def job_kwargs(self, wjob, app):
         category = getattr(wjob, "category", None)
@@ -175,6 +177,53 @@ class SiaPolicy(SimPolicy):
             vals = [v * scale for v in vals]
         return extra, vals
 
+    def _job_plan(self, job):
+        """What a job's goodput row needs besides its gradient statistics, cached per job.
+
+        ``None`` if the job has no usable fit; else ``(models, cols, multi, reps, ratio,
+        model)``: the distinct fits ``(perf, init batch, bounds)`` it draws on and, per
+        candidate configuration, its column, whether it spans nodes on the fit's type, its GPU
+        count, its bootstrap ratio and its fit's index in ``models``. Depends only on the
+        job's observations (:attr:`~fastsched.sim.hetero.HeteroJob.observation_version`), so
+        a round rebuilds only the plans of jobs that observed something new.
+        """
+        key = (job.observation_version, job.target_batch_size, job.target_num_replicas)
+        hit = self._plans.get(job.name)
+        if hit is not None and hit[0] is job and hit[1] == key:
+            return hit[2]
+        plan = None
+        if job.has_run():
+            max_r = self._max_replicas(job)
+            fits: dict = {}
+            models: dict = {}
+            fit_list, parts = [], []
+            for t in self.types:
+                src = goodput_source(job, t, fits)
+                if src is None:
+                    continue
+                m = models.get(src.gpu_type)
+                if m is None:
+                    m = models[src.gpu_type] = len(fit_list)
+                    fit_list.append((src.perf, src.init_batch_size, src.bounds))
+                # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
+                count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
+                if count:
+                    parts.append((m, t, src.gpu_type, count, src.ratio))
+            if parts:
+                sizes = [b[3] for b in parts]
+                plan = (
+                    fit_list,
+                    np.concatenate([self._type_cols[t][:k] for _, t, _, k, _ in parts]),
+                    np.concatenate([self._multi_from[(t, src)][:k] for _, t, src, k, _ in parts]),
+                    np.concatenate([self._type_gpus[t][:k] for _, t, _, k, _ in parts]),
+                    np.repeat(np.array([b[4] for b in parts], dtype=np.float64), sizes),
+                    np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
+                )
+        if len(self._plans) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' plans
+            self._plans = {k: v for k, v in self._plans.items() if k in self._plans_seen}
+        self._plans[job.name] = (job, key, plan)
+        return plan
+
     def _adaptive_rows(self, jobs) -> dict:
         """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.
 
@@ -182,40 +231,30 @@ class SiaPolicy(SimPolicy):
         """
         out = {}
         perf, sqr, var, init, bounds = [], [], [], [], []
-        blocks = []  # (job, model, target type, source type, configurations kept, ratio)
+        plans = []  # (job index, first model, plan)
         single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
+        self._plans_seen = {job.name for job in jobs}
         for j, job in enumerate(jobs):
-            if not job.has_run():
+            plan = self._job_plan(job)
+            if plan is None:
                 continue
-            max_r = self._max_replicas(job)
-            fits: dict = {}
-            models: dict = {}
-            for t in self.types:
-                src = goodput_source(job, t, fits)
-                if src is None:
-                    continue
-                m = models.get(src.gpu_type)
-                if m is None:
-                    m = models[src.gpu_type] = len(perf)
-                    perf.append(src.perf)
-                    sqr.append(src.grad_sqr)
-                    var.append(src.grad_var)
-                    init.append(src.init_batch_size)
-                    bounds.append(src.bounds)
-                # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
-                count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
-                if count:
-                    blocks.append((j, m, t, src.gpu_type, count, src.ratio))
-        if blocks:
-            cols = np.concatenate([self._type_cols[t][:k] for _, _, t, _, k, _ in blocks])
-            multi = np.concatenate([self._multi_from[(t, src)][:k] for _, _, t, src, k, _ in blocks])
-            sizes = np.array([b[4] for b in blocks])
-            model = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
-            ratio = np.repeat(np.array([b[5] for b in blocks]), sizes)
-            jobidx = np.repeat(np.array([b[0] for b in blocks], dtype=np.int64), sizes)
+            sq, va = job.grad_params
+            plans.append((j, len(perf), plan))
+            for p_, i_, b_ in plan[0]:
+                perf.append(p_)
+                sqr.append(float(sq))
+                var.append(float(va))
+                init.append(i_)
+                bounds.append(b_)
+        if plans:
+            cols = np.concatenate([pl[1] for _, _, pl in plans])
+            multi = np.concatenate([pl[2] for _, _, pl in plans])
+            reps = np.concatenate([pl[3] for _, _, pl in plans])
+            ratio = np.concatenate([pl[4] for _, _, pl in plans])
+            model = np.concatenate([pl[5] + base for _, base, pl in plans])
+            jobidx = np.repeat(np.array([j for j, _, _ in plans], dtype=np.int64), [pl[1].size for _, _, pl in plans])
             # A model is often asked the same (multi-node, GPUs) key for several types (the
             # bootstrap reuses one fit): evaluate each distinct key once.
-            reps = self._col_gpus[cols]
             span = 2 * (int(reps.max()) + 1)
             keys = model * span + multi * (span // 2) + reps
             uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)

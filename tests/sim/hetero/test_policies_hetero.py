@@ -137,3 +137,31 @@ def test_placement_keeps_unchanged_jobs_and_takes_whole_nodes():
     assert out["a"] in ([0, 0], [1, 1])
     used = np.bincount(sum(out.values(), []), minlength=2)
     assert used.tolist() == [2, 2]
+
+
+def test_sia_cached_rows_follow_new_observations(app):
+    # The policy caches each job's fits between rounds: after the job observes something new
+    # (a run on the other type, with more GPUs) its row must equal a fresh policy's.
+    pol = _sia()
+    job = HeteroJob("j", app, 0)
+    job.set_gpu_type("slow")
+    job.reallocate([1])
+    job.step(400)
+    before = pol._adaptive_rows([job])[0]
+    job.set_gpu_type("fast")
+    job.reallocate([2])
+    job.step(400)
+    after = pol._adaptive_rows([job])[0]
+    assert after == _sia()._adaptive_rows([job])[0]
+    assert after != before
+
+
+def test_fixed_batch_job_accumulates_against_the_placement_memory_limit(app):
+    # Per-GPU memory limit 4 at this placement (below the type's largest batch, 8): a fixed
+    # batch of 32 on 2 GPUs runs as 4 passes of 4 per GPU, keeping its batch size.
+    app.max_local_bsz_at = lambda gpu_type, placement: 4
+    job = HeteroJob("j", app, 0, target_num_replicas=2, target_batch_size=32)
+    job.set_gpu_type("slow")
+    job.reallocate([2])
+    assert (job.atomic_bsz, job.accum_steps) == (4, 3)
+    assert job.batch_size == 32

@@ -31,7 +31,7 @@ LOG = logging.getLogger(__name__)
 
 def _key(seed, a, b, c):
     # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
-    return np.uint64(G.stream_key(seed, a, b, c))
+    return np.uint64(G.stream_key(np.uint64(seed), a, b, c))
 
 
 __all__ = ["PolluxPolicy"]

@@ -67,8 +67,8 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     for gen in range(1, generations + 1):
         cur = a if where == 0 else b
         nxt = b if where == 0 else a
-        parents = tournament(rank, crowd, stream_key(seed, round_, gen, 0), count)
-        key = stream_key(seed, round_, gen, 1)
+        parents = tournament(rank, crowd, stream_key(seed, round_, gen, np.int64(0)), count)
+        key = stream_key(seed, round_, gen, np.int64(1))
         offspring(key, cur, parents, pm, A, cur, n, work)
         total = n + count
         keep, rank, crowd = survive_ranked(

@@ -62,7 +62,7 @@ def _base_fits(S, j, A):
         return False
     reps = 0
     for q in range(b0, b0 + kb):
-        n = A.base_node[q]
+        n = np.int64(A.base_node[q])
         if kb > 1 and S.owner[n]:
             return False
         if node_capacity(A.job_res, A.node_res, S.used, j, n, A.max_rep[j]) < A.base_cnt[q]:
@@ -117,7 +117,7 @@ def _best_move(S, j, A, limit, best1, tn, tc):
                 break
     if room >= lo:
         r = best1[j, room if room < mx else mx]
-        g = improves(fair_term(_value(A, j, 1, r), mode, p) - t0, mode, p)
+        g = improves(fair_term(_value(A, j, np.int64(1), r), mode, p) - t0, mode, p)
         if g > best:
             best = g
             bk = 1
@@ -131,7 +131,7 @@ def _best_move(S, j, A, limit, best1, tn, tc):
             multi_ok = False
     # One replica more or less on one of its nodes.
     for q in range(k0):
-        n = S.jn[j, q]
+        n = np.int64(S.jn[j, q])
         c = S.jc[j, q]
         if r0 + 1 <= mx and node_capacity(A.job_res, A.node_res, S.used, j, n, mx) >= c + 1:
             g = improves(fair_term(_value(A, j, k0, r0 + 1), mode, p) - t0, mode, p)
@@ -422,7 +422,7 @@ def _kick(S, A, st, limit, best1, tn, tc, chosen):
         j0 = rand_int(st, njobs)
         if S.jk[j0] == 0:
             continue
-        n0 = S.jn[j0, rand_int(st, S.jk[j0])]
+        n0 = np.int64(S.jn[j0, rand_int(st, S.jk[j0])])
         for j in range(njobs):
             if not A.pinned[j] and S.jk[j] > 0 and _entry(S, j, n0) >= 0:
                 _drop(S, j, A)

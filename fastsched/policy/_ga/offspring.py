@@ -100,7 +100,7 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
         h = src.hash[pa]
         pos = 0
         size = 0
-        next_mut = next_event(st, -1, pm)
+        next_mut = next_event(st, np.int64(-1), pm)
         for j in range(njobs):
             dst.off[row, j] = pos
             s = src.off[pa, j]
@@ -132,15 +132,15 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
             k = crossover_job(src.off, src.node, src.cnt, par, j, limit, tn, tc)
             if mutate:
                 k = mutate_job(st, j, tn, tc, k, limit, A, used)
-            k = repair_job(j, tn, tc, k, False, used, owner, A)
+            k = repair_job(j, tn, tc, k, np.bool_(False), used, owner, A)
             for a in range(k):
                 dst.node[row, pos + a] = tn[a]
                 dst.cnt[row, pos + a] = tc[a]
                 if tn[a] + 1 > size:
                     size = tn[a] + 1
             if not _entries_equal(src.node[pa], src.cnt[pa], s, ka, tn, tc, k):
-                acc += _term(tn, tc, 0, k, j, A) - _term(src.node[pa], src.cnt[pa], s, ka, j, A)
-                h += job_hash(j, tn, tc, 0, k) - job_hash(j, src.node[pa], src.cnt[pa], s, ka)
+                acc += _term(tn, tc, np.int64(0), k, j, A) - _term(src.node[pa], src.cnt[pa], s, ka, j, A)
+                h += job_hash(j, tn, tc, np.int64(0), k) - job_hash(j, src.node[pa], src.cnt[pa], s, ka)
             pos += k
         dst.off[row, njobs] = pos
         dst.acc[row] = acc

@@ -65,7 +65,7 @@ def repair_job(j, tn, tc, k, pinned, used, owner, A):
         m = 0
         for a in range(k):
             c = tc[a]
-            n = tn[a]
+            n = np.int64(tn[a])
             fits = True
             for r in range(job_res.shape[1]):
                 if used[n, r] + c * job_res[j, r] > node_res[n, r]:
@@ -113,7 +113,7 @@ def commit_row(dst, row, j, pos, tn, tc, k, size, A):
             size = tn[a] + 1
     changed = differs_from_base(tn, tc, 0, k, A.base_off, A.base_node, A.base_cnt, j)
     term = fair_term(job_value(A.table, j, k, reps, A.scale[j], changed, A.penalty[j]), A.mode, A.p)
-    return term, size, job_hash(j, tn, tc, 0, k)
+    return term, size, job_hash(j, tn, tc, np.int64(0), k)
 
 
 @jit
@@ -124,11 +124,11 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     num_nodes = A.node_res.shape[0]
     used = np.zeros(A.node_res.shape, dtype=np.int64)
     owner = np.zeros(num_nodes, dtype=np.bool_)
-    pos = 0
+    pos = np.int64(0)
     acc = 0.0
-    size = 0
+    size = np.int64(0)
     h = np.uint64(0)
-    next_mut = next_event(st, -1, pm)
+    next_mut = next_event(st, np.int64(-1), pm)
     for j in range(njobs):
         dst.off[row, j] = pos
         if A.pinned[j]:

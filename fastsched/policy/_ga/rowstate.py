@@ -93,7 +93,7 @@ def set_entries(S, j, tn, tc, k):
 def pack_row(S, A, dst, row):
     """Write the state into row ``row`` of ``dst`` and score it."""
     njobs = A.job_res.shape[0]
-    pos = 0
+    pos = np.int64(0)
     acc = 0.0
     size = 0
     h = np.uint64(0)
@@ -109,7 +109,7 @@ def pack_row(S, A, dst, row):
         # Exact value: a job's edits may have brought it back to its base allocation.
         S.val[j] = job_value(A.table, j, k, S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
         acc += fair_term(S.val[j], A.mode, A.p)
-        h += job_hash(j, S.jn[j], S.jc[j], 0, k)
+        h += job_hash(j, S.jn[j], S.jc[j], np.int64(0), k)
     dst.off[row, njobs] = pos
     dst.acc[row] = acc
     dst.obj[row] = fair_total(acc, njobs, A.mode, A.p)

@@ -64,7 +64,7 @@ def _candidate(S, j, A, limit):
                 return v - S.val[j], n, want
         return best, bn, bc
     if k == 1:
-        n0 = S.jn[j, 0]
+        n0 = np.int64(S.jn[j, 0])
         if node_capacity(A.job_res, A.node_res, S.used, j, n0, CAP_NONE) >= 1:
             best = job_value(A.table, j, 1, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
             bn = n0
@@ -82,7 +82,7 @@ def _candidate(S, j, A, limit):
         return best, bn, bc
     # Distributed: grow on one of its nodes, else take a free unowned node.
     for q in range(k):
-        if node_capacity(A.job_res, A.node_res, S.used, j, S.jn[j, q], CAP_NONE) >= 1:
+        if node_capacity(A.job_res, A.node_res, S.used, j, np.int64(S.jn[j, q]), CAP_NONE) >= 1:
             g = job_value(A.table, j, k, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
             return g, S.jn[j, q], 1
     if k + 1 <= S.jn.shape[1]:

@@ -78,7 +78,7 @@ def mutate_job(st, j, tn, tc, k, limit, A, used):
     reps = 0
     for q in range(k):
         reps += tc[q]
-    op = rand_int(st, 7)
+    op = rand_int(st, np.int64(7))
     if op == 0:
         return 0
     if op == 1:
@@ -97,7 +97,7 @@ def mutate_job(st, j, tn, tc, k, limit, A, used):
                 return 1
             return 0
         q = rand_int(st, k)
-        if node_capacity(A.job_res, A.node_res, used, j, tn[q], mx) > tc[q]:
+        if node_capacity(A.job_res, A.node_res, used, j, np.int64(tn[q]), mx) > tc[q]:
             tc[q] += 1
             return k
         op = 5  # no room where it is: spread instead
@@ -114,7 +114,7 @@ def mutate_job(st, j, tn, tc, k, limit, A, used):
         return k
     if op == 4:  # move whole to one node
         want = reps if reps >= lo else lo
-        n = _find_room(st, A, used, j, limit, 1)
+        n = _find_room(st, A, used, j, limit, np.int64(1))
         if n < 0:
             return k
         cap = node_capacity(A.job_res, A.node_res, used, j, n, mx)
@@ -122,7 +122,7 @@ def mutate_job(st, j, tn, tc, k, limit, A, used):
         tc[0] = want if want < cap else cap
         return 1
     if op == 5:  # spread one replica to a new node
-        n = _find_room(st, A, used, j, limit, 1)
+        n = _find_room(st, A, used, j, limit, np.int64(1))
         if n < 0 or k + 1 > tn.shape[0]:
             return k
         for q in range(k):

@@ -549,13 +549,19 @@ class PolluxPolicy:
         fixed = G.new_pop(rows, J, width)
         with parallel_region():
             self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
+        # Row layout: each size's first fit, followed by its greedy fill where there is one.
+        # Large problems: greedy fills of the smaller sizes cost more than the generations
+        # that find them; first fit marks those sizes.
+        ff_rows = []
+        r = 1
+        for L in limits:
+            ff_rows.append(r)
+            r += 2 if (L == N or small) else 1
+        G.first_fit_rows(A, np.array(limits, dtype=np.int64), fixed, np.array(ff_rows, dtype=np.int64))
         r = 1
         at_n = []  # seeds within the real nodes, to polish
         for L in limits:
-            G.first_fit_row(A, L, fixed, r)
             r += 1
-            # Large problems: greedy fills of the smaller sizes cost more than the generations
-            # that find them; first fit marks those sizes.
             if L == N or small:
                 G.greedy_fill(fixed, r - 1, L, A, scratch, fixed, r)
                 r += 1

@@ -193,7 +193,7 @@ def test_seed_fills_feasible(inst, limit):
     limit = min(limit, prob.num_nodes)
     width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
     pop = G.new_pop(2, prob.num_jobs, width)
-    G.first_fit_row(A, limit, pop, 0)
+    G.first_fit_rows(A, np.array([limit], dtype=np.int64), pop, np.zeros(1, dtype=np.int64))
     G.greedy_fill(pop, 0, limit, A, scratch, pop, 1)
     dbase = naive.base_dense(prob)
     for i in range(2):
@@ -205,6 +205,26 @@ def test_seed_fills_feasible(inst, limit):
         naive.to_dense(pop.off, pop.node, pop.cnt, 1, prob.num_nodes), prob.table, prob.scale, dbase, 0.1
     )
     assert abs(pop.obj[1] - o) <= 1e-9 * max(1.0, o)
+
+
+@FAST
+@given(instances(tabulated_fn=TAB), st.lists(st.integers(1, 8), min_size=1, max_size=4, unique=True))
+def test_first_fit_rows_one_pass_equals_each_limit(inst, limits):
+    # One pass at the largest limit must give, for every limit, the first fit run at that limit alone.
+    jobs, nodes, base, template = inst
+    prob = build_problem(jobs, nodes, base, template)
+    A = PolluxPolicy(seed=0)._arrays(prob)
+    limits = sorted({min(L, prob.num_nodes) for L in limits}, reverse=True)
+    width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
+    together = G.new_pop(len(limits), prob.num_jobs, width)
+    G.first_fit_rows(A, np.array(limits, dtype=np.int64), together, np.arange(len(limits), dtype=np.int64))
+    alone = G.new_pop(1, prob.num_jobs, width)
+    for i, L in enumerate(limits):
+        G.first_fit_rows(A, np.array([L], dtype=np.int64), alone, np.zeros(1, dtype=np.int64))
+        np.testing.assert_array_equal(together.off[i], alone.off[0])
+        n = alone.off[0, -1]
+        np.testing.assert_array_equal(together.node[i, :n], alone.node[0, :n])
+        np.testing.assert_array_equal(together.cnt[i, :n], alone.cnt[0, :n])
 
 
 def test_tournament_prefers_rank_then_crowding():

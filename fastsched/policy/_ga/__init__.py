@@ -26,7 +26,7 @@ from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
 from fastsched.policy._ga.repair import repair_parallel, repair_serial
 from fastsched.policy._ga.rng import stream_key
-from fastsched.policy._ga.seeding import first_fit_row, greedy_fill
+from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
 from fastsched.policy._ga.select import crowding_distance, nondominated_rank, survive, survive_ranked, tournament
 from fastsched.policy._ga.types import Arrays, Pop, Work, new_pop, new_work
 from fastsched.policy._ga.utility import cluster_utilities
@@ -48,7 +48,7 @@ __all__ = [
     "evolve_serial",
     "fair_term",
     "fair_total",
-    "first_fit_row",
+    "first_fit_rows",
     "gather",
     "greedy_fill",
     "job_value",

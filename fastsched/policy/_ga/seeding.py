@@ -9,13 +9,20 @@ from fastsched.policy._ga.fitness import job_value
 from fastsched.policy._ga.rowstate import pack_row, unpack_row
 from fastsched.policy._ga.variation import CAP_NONE, node_capacity
 
-__all__ = ["first_fit_row", "greedy_fill"]
+__all__ = ["first_fit_rows", "greedy_fill"]
 
 
 @jit
-def first_fit_row(A, limit, dst, row):
-    """Pinned jobs as given, then each job in order gets ``max(min_replicas, 1)`` replicas
-    on the first node below ``limit`` with room (the first-fit baseline). Unscored."""
+def first_fit_rows(A, limits, dst, rows):
+    """For each ``limits[i]``, into row ``rows[i]`` of ``dst``: pinned jobs as given, then
+    each job in order gets ``max(min_replicas, 1)`` replicas on the first node below the
+    limit with room (the first-fit baseline). Unscored. ``limits[0]`` is the largest.
+
+    One pass at ``limits[0]`` serves every limit: nodes below ``L`` see the same placements
+    with limit ``L`` as with any larger one (a job that finds no room below ``L`` goes to a
+    node at or above ``L``, which no later job below ``L`` sees), so the row for ``L`` is the
+    pass's row without the unpinned entries at nodes ``>= L``.
+    """
     njobs = A.job_res.shape[0]
     used = np.zeros(A.node_res.shape, dtype=np.int64)
     for j in range(njobs):
@@ -23,27 +30,37 @@ def first_fit_row(A, limit, dst, row):
             for q in range(A.base_off[j], A.base_off[j + 1]):
                 for r in range(A.job_res.shape[1]):
                     used[A.base_node[q], r] += A.base_cnt[q] * A.job_res[j, r]
-    pos = 0
+    at = np.full(njobs, -1, dtype=np.int64)
+    want = np.zeros(njobs, dtype=np.int64)
     for j in range(njobs):
-        dst.off[row, j] = pos
         if A.pinned[j]:
-            for q in range(A.base_off[j], A.base_off[j + 1]):
-                dst.node[row, pos] = A.base_node[q]
-                dst.cnt[row, pos] = A.base_cnt[q]
-                pos += 1
             continue
-        want = A.min_rep[j] if A.min_rep[j] > 1 else 1
-        if want > A.max_rep[j]:
+        w = A.min_rep[j] if A.min_rep[j] > 1 else 1
+        if w > A.max_rep[j]:
             continue
-        for n in range(limit):
-            if node_capacity(A.job_res, A.node_res, used, j, n, CAP_NONE) >= want:
-                dst.node[row, pos] = n
-                dst.cnt[row, pos] = want
-                pos += 1
+        for n in range(limits[0]):
+            if node_capacity(A.job_res, A.node_res, used, j, n, CAP_NONE) >= w:
+                at[j] = n
+                want[j] = w
                 for r in range(A.job_res.shape[1]):
-                    used[n, r] += want * A.job_res[j, r]
+                    used[n, r] += w * A.job_res[j, r]
                 break
-    dst.off[row, njobs] = pos
+    for i in range(limits.shape[0]):
+        limit = limits[i]
+        row = rows[i]
+        pos = 0
+        for j in range(njobs):
+            dst.off[row, j] = pos
+            if A.pinned[j]:
+                for q in range(A.base_off[j], A.base_off[j + 1]):
+                    dst.node[row, pos] = A.base_node[q]
+                    dst.cnt[row, pos] = A.base_cnt[q]
+                    pos += 1
+            elif 0 <= at[j] < limit:
+                dst.node[row, pos] = at[j]
+                dst.cnt[row, pos] = want[j]
+                pos += 1
+        dst.off[row, njobs] = pos
 
 
 @jit

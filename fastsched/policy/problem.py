@@ -40,8 +40,11 @@ class InvalidJobError(ValueError):
 
 
 def _key_order(key):
-    """Sort key for job/node keys of possibly mixed types: numbers (by value) before
-    everything else (grouped by type name, then by value), so ``1`` and ``"1"`` both sort."""
+    """Return a sort key for job/node keys of possibly mixed types.
+
+    Numbers (by value) come before everything else (grouped by type name, then by value),
+    so ``1`` and ``"1"`` both sort.
+    """
     if isinstance(key, numbers.Real) and not isinstance(key, bool):
         return (0, "", key)
     return (1, type(key).__name__, key)
@@ -49,8 +52,9 @@ def _key_order(key):
 
 @dataclass
 class Problem:
-    """Arrays of one round. ``J`` jobs, ``N`` real nodes, ``N2 = N + placeholders``, ``R``
-    resource types.
+    """Arrays of one round.
+
+    ``J`` jobs, ``N`` real nodes, ``N2 = N + placeholders``, ``R`` resource types.
 
     Attributes
     ----------
@@ -100,6 +104,7 @@ class Problem:
 
     @property
     def num_jobs(self) -> int:
+        """Number of jobs ``J``."""
         return len(self.job_keys)
 
     @property
@@ -109,6 +114,7 @@ class Problem:
 
     @property
     def base_width(self) -> int:
+        """Number of entries of the base allocation (``len(base_node)``)."""
         return int(self.base_node.shape[0])
 
 
@@ -258,8 +264,11 @@ def _check_job(k, job) -> None:
 
 
 def _check_base(jobs: dict, nodes: dict, base_allocations: dict) -> None:
-    """Base allocations: known nodes, within each job's ``max_replicas`` and, summed over the
-    jobs, within each node's resources."""
+    """Check the base allocations.
+
+    They must name known nodes, stay within each job's ``max_replicas`` and, summed over the
+    jobs, within each node's resources.
+    """
     used: dict = {}
     for k, alloc in base_allocations.items():
         if alloc is None:

@@ -14,8 +14,11 @@ __all__ = ["first_fit_row", "greedy_fill"]
 
 @jit
 def first_fit_row(A, limit, dst, row):
-    """Pinned jobs as given, then each job in order gets ``max(min_replicas, 1)`` replicas
-    on the first node below ``limit`` with room (the first-fit baseline). Unscored."""
+    """Build the first-fit baseline row (unscored).
+
+    Pinned jobs are placed as given, then each job in order gets ``max(min_replicas, 1)``
+    replicas on the first node below ``limit`` with room.
+    """
     njobs = A.job_res.shape[0]
     used = np.zeros(A.node_res.shape, dtype=np.int64)
     for j in range(njobs):
@@ -96,7 +99,7 @@ def _candidate(S, j, A, limit):
 
 @jit
 def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
-    """Starting from a repaired row, add replicas by best marginal gain until none helps.
+    """Add replicas to a repaired row by best marginal gain until none helps.
 
     Lazy greedy: stored gains are upper bounds (resources only get scarcer), so the best
     stored gain is recomputed before it is applied. Only nodes ``< limit`` are used for new

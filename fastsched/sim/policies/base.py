@@ -45,7 +45,7 @@ class SimPolicy:
         self.interval = interval
 
     def uses_requested_gpus(self, wjob) -> bool:
-        """True if the job runs on exactly its workload-requested GPU count under this policy."""
+        """Tell whether the job runs on exactly its workload-requested GPU count under this policy."""
         return False
 
     def job_kwargs(self, wjob, app) -> dict:

@@ -79,12 +79,15 @@ class TiresiasPolicy(SimPolicy):
         self._executed: dict = {}
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
 
     def uses_requested_gpus(self, wjob) -> bool:
+        """Tell whether the job runs on exactly its workload-requested GPU count (see :class:`SimPolicy`)."""
         return True
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         event_time = int(now)
         active = {job.name: job for job in jobs}
         q0, q1 = self._queues
@@ -165,6 +168,7 @@ class OptimusPolicy(SimPolicy):
         self._gpus_per_node = 4
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": wjob.batch_size}
 
     def _max_replicas(self, job):
@@ -174,7 +178,7 @@ class OptimusPolicy(SimPolicy):
         return job.target_batch_size // app.min_local_bsz
 
     def predict_step_time(self, job, num_replicas):
-        """True seconds per optimizer step at ``num_replicas`` packed GPUs (fixed batch)."""
+        """Return the true seconds per optimizer step at ``num_replicas`` packed GPUs (fixed batch)."""
         app = job.application
         g = self._gpus_per_node
         placement = (g,) * (num_replicas // g) + ((num_replicas % g,) if num_replicas % g else ())
@@ -189,6 +193,7 @@ class OptimusPolicy(SimPolicy):
         return step_time + (step_time - sync_time) * accum_steps
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         allocations = {job.name: allocations[job.name] for job in jobs if job.name in allocations}
         gpn = max(nodes.values()) if nodes else 4
         self._gpus_per_node = gpn

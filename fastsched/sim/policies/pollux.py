@@ -71,6 +71,7 @@ class RebasedSpeedup:
         return self._last[1]
 
     def __call__(self, num_nodes, num_replicas):
+        """Re-based speedup of ``num_replicas`` replicas on ``num_nodes`` nodes."""
         return self._fn(num_nodes, num_replicas) * self.factor
 
 
@@ -88,6 +89,7 @@ class LinearSpeedup:
         return np.stack([row, row])
 
     def __call__(self, num_nodes, num_replicas):
+        """Speedup ``num_replicas / divisor`` (``num_nodes`` is unused)."""
         return np.asarray(num_replicas, dtype=np.float64) / self.divisor
 
 
@@ -164,9 +166,11 @@ class PolluxSimPolicy(SimPolicy):
         self._rebased: dict = {}
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": app.fixed_batch_size}
 
     def desired_nodes(self):
+        """Cluster size the policy asks for (autoscaling), or ``None`` (see :class:`SimPolicy`)."""
         return self._desired
 
     def _max_replicas(self, job) -> int:
@@ -199,6 +203,7 @@ class PolluxSimPolicy(SimPolicy):
         return 1.0 - num / den if den else 0.0
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         research = self.variant == "osdi21"
         total_gpus = sum(nodes.values())
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1

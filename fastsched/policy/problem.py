@@ -77,6 +77,18 @@ class Problem:
     penalty : float64[J] or None
         Per-job restart penalties (``JobInfo.restart_penalty``), NaN where a job has none;
         ``None`` when no job has one (the policy's constant applies to all).
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 2}, lambda n, r: r, 1, 1, 2)}
+    >>> prob = build_problem(jobs, nodes, {"a": ["n0", "n0"]}, None)
+    >>> prob.job_keys, prob.node_keys, prob.num_jobs, prob.num_nodes
+    (['a', 'b'], ['n0', 'n1'], 2, 2)
+    >>> prob.max_rep.tolist(), prob.base_node.tolist(), prob.base_cnt.tolist()
+    ([4, 2], [0], [2])
     """
 
     job_keys: list
@@ -191,6 +203,15 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
     A fastsched SpeedupFunction (``is_tabulated``) is read from its ``[2, R]`` table (single
     vs multi node); ``K = 2`` unless some job has another callable, which is evaluated once per
     distinct function object over every ``(nodes, replicas)`` pair it can meet.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = speedup_tables([lambda n, r: r / n], ["job"], np.array([3]), num_nodes=2)
+    >>> t.shape
+    (1, 3, 4)
+    >>> t[0, 1].tolist(), t[0, 2].tolist()
+    ([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.5])
     """
     njobs = len(fns)
     rmax = int(max_reps.max()) if njobs else 0
@@ -474,6 +495,20 @@ def allocation_objective(prob: Problem, allocations: dict, restart_penalty: floa
     Uses the same table, scale and restart penalty as the genetic search (per-job penalties
     of ``prob.penalty`` where set); ``allocations`` maps job keys to lists of real node keys.
     Plain Python: for tests and reports.
+
+    Examples
+    --------
+    Job ``b`` starts on ``n1`` (it has no base allocation), so its term pays the restart penalty:
+
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 2}, lambda n, r: r, 1, 1, 2)}
+    >>> prob = build_problem(jobs, nodes, {"a": ["n0", "n0"]}, None)
+    >>> prob.scale.tolist()
+    [0.25, 0.5]
+    >>> round(allocation_objective(prob, {"a": ["n0", "n0"], "b": ["n1"]}, restart_penalty=0.1), 6)
+    0.95
     """
     pen = prob.penalties(restart_penalty)
     node_index = {k: i for i, k in enumerate(prob.node_keys)}

@@ -542,6 +542,18 @@ class GoodputSource(NamedTuple):
         The type whose fit is used (``None``: the merged fit of an unaware job).
     ratio : float
         Bootstrap factor (1 for the job's own fit on the asked type).
+
+    Examples
+    --------
+    A job that has only run on type ``a`` draws on its ``a`` fit for type ``b``:
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> job = HeteroJob("j", HeteroApplication({"a": app, "b": app}), 0)
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> src = goodput_source(job, "b")
+    >>> src.gpu_type, src.ratio
+    ('a', 1.0)
     """
 
     perf: tuple

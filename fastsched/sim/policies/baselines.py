@@ -67,6 +67,17 @@ class TiresiasPolicy(SimPolicy):
     ----------
     queue_threshold : float
         GPU-seconds of service before demotion (16 GPU-hours by default).
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.policies import make_policy
+    >>> app = builtin_applications()["cifar10"]
+    >>> jobs = [Job("a", app, 0, target_num_replicas=2, target_batch_size=128),
+    ...         Job("b", app, 0, target_num_replicas=4, target_batch_size=128)]
+    >>> make_policy("tiresias").optimize(0, jobs, {0: 4, 1: 4}, {})
+    {'a': [0, 0], 'b': [1, 1, 1, 1]}
     """
 
     name = "tiresias"
@@ -160,6 +171,17 @@ class OptimusPolicy(SimPolicy):
     the largest ``(step_time(r) - step_time(r + 1)) * remaining_iterations``, using the true
     trace step time of a packed placement. Jobs whose GPU count is unchanged keep their
     nodes; the rest are re-placed in ascending GPU-count order.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.policies import make_policy
+    >>> app = builtin_applications()["cifar10"]
+    >>> jobs = [Job("a", app, 0, target_batch_size=128), Job("b", app, 0, target_batch_size=128)]
+    >>> alloc = make_policy("optimus").optimize(0, jobs, {0: 4, 1: 4}, {})
+    >>> {name: len(nodes) for name, nodes in alloc.items()}
+    {'a': 4, 'b': 4}
     """
 
     name = "optimus"

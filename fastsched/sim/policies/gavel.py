@@ -134,6 +134,18 @@ class GavelPolicy(SimPolicy):
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 360)
     >>> pol.default_interval
     360
+
+    One round for two new jobs (rigid: the workload's GPU counts 2 and 1):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> app = builtin_applications()["cifar10"]
+    >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
+    >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
+    >>> jobs = make_hetero_jobs(wjobs, apps, pol, pol.cluster)
+    >>> pol.optimize(0, jobs, pol.cluster.nodes(), {})
+    {'a': [1, 1], 'b': [1]}
     """
 
     name = "gavel"

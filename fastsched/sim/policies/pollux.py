@@ -46,6 +46,18 @@ class RebasedSpeedup:
     """A SpeedupFunction divided by the job's goodput at the fair share instead of 1 replica.
 
     Exposes the table interface the policy reads (``is_tabulated``, ``table``).
+
+    Examples
+    --------
+    At the fair share (here 2 replicas on 1 node) the re-based speedup is 1:
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> job = Job("a", builtin_applications()["cifar10"], 0)
+    >>> job.reallocate([1]); job.step(300)
+    >>> fn = RebasedSpeedup(job.speedup_fn(), 1, 2)
+    >>> round(float(fn(1, 2)), 6), round(float(fn.table(4)[0, 2]), 6)
+    (1.0, 1.0)
     """
 
     is_tabulated = True
@@ -76,7 +88,14 @@ class RebasedSpeedup:
 
 
 class LinearSpeedup:
-    """Placeholder speedup ``r / divisor`` of a job that has not run yet (tabulated)."""
+    """Placeholder speedup ``r / divisor`` of a job that has not run yet (tabulated).
+
+    Examples
+    --------
+    >>> fn = LinearSpeedup(2.0)
+    >>> float(fn(1, 3)), fn.table(3)[0].tolist()
+    (1.5, [0.0, 0.5, 1.0, 1.5])
+    """
 
     is_tabulated = True
 
@@ -119,6 +138,13 @@ class PolluxSimPolicy(SimPolicy):
         space and the second objective change.
     **policy_options
         Passed to :class:`fastsched.policy.PolluxPolicy` (e.g. ``pop_size``, ``generations``).
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies import make_policy
+    >>> pol = make_policy("pollux", seed=0)
+    >>> pol.name, pol.variant, pol.heterogeneity_unaware, pol.desired_nodes()
+    ('pollux', 'default', True, None)
     """
 
     name = "pollux"

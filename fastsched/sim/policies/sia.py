@@ -82,6 +82,18 @@ class SiaPolicy(SimPolicy):
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
     >>> [(t, g) for t, _, g in pol.configs]
     [('aws', 1), ('aws', 2), ('aws', 4), ('rtx', 1), ('rtx', 2), ('rtx', 4), ('rtx', 8)]
+
+    One round for two new jobs (adaptive: Sia starts each on one GPU):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> app = builtin_applications()["cifar10"]
+    >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
+    >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
+    >>> jobs = make_hetero_jobs(wjobs, apps, pol, pol.cluster)
+    >>> pol.optimize(0, jobs, pol.cluster.nodes(), {})
+    {'a': [0], 'b': [0]}
     """
 
     name = "sia"

@@ -21,6 +21,7 @@ from fastsched._atomic import atomic_path
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.sim import preflight
+from fastsched.sim.api import PRESETS
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -121,8 +122,9 @@ def _clean(value):
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
     inputs = [args.workload] if args.workload else []
-    if args.traces and not args.cluster:
-        preflight.check_traces_dir(args.traces)  # per-GPU-type files without --cluster: refused
+    typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
+    if args.traces and not typed_cluster:
+        preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
     if args.output:
         preflight.check_output_path(args.output, inputs=inputs, force=args.force, what="--output")
     if args.plot:

@@ -523,8 +523,11 @@ class PolluxPolicy:
         kernel(_key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start))
 
     def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
-        """Base allocation, first fit and greedy fills at several cluster sizes, and the
-        local-search polish of each."""
+        """Build the seed rows.
+
+        Base allocation, first fit and greedy fills at several cluster sizes, and the
+        local-search polish of each.
+        """
         J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
         # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give
         # the Pareto front (and so the desired-size decision) realistic utilities. A warm

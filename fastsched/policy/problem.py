@@ -40,8 +40,11 @@ class InvalidJobError(ValueError):
 
 
 def _key_order(key):
-    """Sort key for job/node keys of possibly mixed types: numbers (by value) before
-    everything else (grouped by type name, then by value), so ``1`` and ``"1"`` both sort."""
+    """Return a sort key for job/node keys of possibly mixed types.
+
+    Numbers (by value) come before everything else (grouped by type name, then by value),
+    so ``1`` and ``"1"`` both sort.
+    """
     if isinstance(key, numbers.Real) and not isinstance(key, bool):
         return (0, "", key)
     return (1, type(key).__name__, key)
@@ -49,8 +52,9 @@ def _key_order(key):
 
 @dataclass
 class Problem:
-    """Arrays of one round. ``J`` jobs, ``N`` real nodes, ``N2 = N + placeholders``, ``R``
-    resource types.
+    """Arrays of one round.
+
+    ``J`` jobs, ``N`` real nodes, ``N2 = N + placeholders``, ``R`` resource types.
 
     Attributes
     ----------
@@ -73,6 +77,18 @@ class Problem:
     penalty : float64[J] or None
         Per-job restart penalties (``JobInfo.restart_penalty``), NaN where a job has none;
         ``None`` when no job has one (the policy's constant applies to all).
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 2}, lambda n, r: r, 1, 1, 2)}
+    >>> prob = build_problem(jobs, nodes, {"a": ["n0", "n0"]}, None)
+    >>> prob.job_keys, prob.node_keys, prob.num_jobs, prob.num_nodes
+    (['a', 'b'], ['n0', 'n1'], 2, 2)
+    >>> prob.max_rep.tolist(), prob.base_node.tolist(), prob.base_cnt.tolist()
+    ([4, 2], [0], [2])
     """
 
     job_keys: list
@@ -100,6 +116,7 @@ class Problem:
 
     @property
     def num_jobs(self) -> int:
+        """Number of jobs ``J``."""
         return len(self.job_keys)
 
     @property
@@ -109,6 +126,7 @@ class Problem:
 
     @property
     def base_width(self) -> int:
+        """Number of entries of the base allocation (``len(base_node)``)."""
         return int(self.base_node.shape[0])
 
 
@@ -185,6 +203,15 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
     A fastsched SpeedupFunction (``is_tabulated``) is read from its ``[2, R]`` table (single
     vs multi node); ``K = 2`` unless some job has another callable, which is evaluated once per
     distinct function object over every ``(nodes, replicas)`` pair it can meet.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = speedup_tables([lambda n, r: r / n], ["job"], np.array([3]), num_nodes=2)
+    >>> t.shape
+    (1, 3, 4)
+    >>> t[0, 1].tolist(), t[0, 2].tolist()
+    ([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.5])
     """
     njobs = len(fns)
     rmax = int(max_reps.max()) if njobs else 0
@@ -258,8 +285,11 @@ def _check_job(k, job) -> None:
 
 
 def _check_base(jobs: dict, nodes: dict, base_allocations: dict) -> None:
-    """Base allocations: known nodes, within each job's ``max_replicas`` and, summed over the
-    jobs, within each node's resources."""
+    """Check the base allocations.
+
+    They must name known nodes, stay within each job's ``max_replicas`` and, summed over the
+    jobs, within each node's resources.
+    """
     used: dict = {}
     for k, alloc in base_allocations.items():
         if alloc is None:
@@ -465,6 +495,20 @@ def allocation_objective(prob: Problem, allocations: dict, restart_penalty: floa
     Uses the same table, scale and restart penalty as the genetic search (per-job penalties
     of ``prob.penalty`` where set); ``allocations`` maps job keys to lists of real node keys.
     Plain Python: for tests and reports.
+
+    Examples
+    --------
+    Job ``b`` starts on ``n1`` (it has no base allocation), so its term pays the restart penalty:
+
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+    ...         "b": JobInfo({"gpu": 2}, lambda n, r: r, 1, 1, 2)}
+    >>> prob = build_problem(jobs, nodes, {"a": ["n0", "n0"]}, None)
+    >>> prob.scale.tolist()
+    [0.25, 0.5]
+    >>> round(allocation_objective(prob, {"a": ["n0", "n0"], "b": ["n1"]}, restart_penalty=0.1), 6)
+    0.95
     """
     pen = prob.penalties(restart_penalty)
     node_index = {k: i for i, k in enumerate(prob.node_keys)}

@@ -20,7 +20,10 @@ from pathlib import Path
 from fastsched._atomic import atomic_path
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
+from fastsched.cli import main as cli_main
 from fastsched.sim import preflight
+from fastsched.sim.api import PRESETS, simulate
+from fastsched.sim.policies import POLICY_NAMES
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -53,9 +56,6 @@ def parse_duration(text: str) -> int:
 
 def register(subparsers) -> None:
     """Add the ``simulate`` subcommand to an argparse subparsers object."""
-    from fastsched.sim.api import PRESETS
-    from fastsched.sim.policies import POLICY_NAMES
-
     p = subparsers.add_parser(
         "simulate",
         help="simulate a workload on a GPU cluster (default: builtin 16x4 Pollux run)",
@@ -121,8 +121,9 @@ def _clean(value):
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
     inputs = [args.workload] if args.workload else []
-    if args.traces and not args.cluster:
-        preflight.check_traces_dir(args.traces)  # per-GPU-type files without --cluster: refused
+    typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
+    if args.traces and not typed_cluster:
+        preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
     if args.output:
         preflight.check_output_path(args.output, inputs=inputs, force=args.force, what="--output")
     if args.plot:
@@ -143,8 +144,6 @@ def _save_plot(result, path) -> None:
 
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
-    from fastsched.sim.api import simulate
-
     _check_paths(args)
     bar = JobsBar(quiet=args.quiet, notice=True)
     try:
@@ -197,8 +196,6 @@ def run(args) -> int:
 
 def main(argv=None) -> int:
     """Run ``simulate`` alone (``python -m fastsched.sim._cli``), with the shared command's error handling."""
-    from fastsched.cli import main as cli_main
-
     return cli_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
 
 

@@ -69,7 +69,7 @@ SIA_OVERRIDES = {
 
 
 def one_gpu_throughput(app) -> float:
-    """Samples per second of one GPU at the application's largest per-GPU batch size.
+    """Return samples per second of one GPU at the application's largest per-GPU batch size.
 
     Examples
     --------
@@ -165,7 +165,7 @@ class HeteroApplication(Application):
         return self.base.completion_epoch(batch_size)
 
     def one_gpu_throughput(self, gpu_type) -> float:
-        """Samples per second of one GPU of ``gpu_type`` at its largest per-GPU batch size."""
+        """Return samples per second of one GPU of ``gpu_type`` at its largest per-GPU batch size."""
         return self._xput1[gpu_type]
 
     def throughput_ratio(self, gpu_type, other) -> float:
@@ -407,7 +407,7 @@ class HeteroJob(Job):
         return {k: v["profile"] for k, v in self._tstate.items() if k is not None and v["profile"]}
 
     def has_run(self) -> bool:
-        """True once the job has any observation."""
+        """Whether the job has any observation yet."""
         return any(v["profile"] for v in self._tstate.values())
 
     @property
@@ -542,6 +542,18 @@ class GoodputSource(NamedTuple):
         The type whose fit is used (``None``: the merged fit of an unaware job).
     ratio : float
         Bootstrap factor (1 for the job's own fit on the asked type).
+
+    Examples
+    --------
+    A job that has only run on type ``a`` draws on its ``a`` fit for type ``b``:
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> job = HeteroJob("j", HeteroApplication({"a": app, "b": app}), 0)
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> src = goodput_source(job, "b")
+    >>> src.gpu_type, src.ratio
+    ('a', 1.0)
     """
 
     perf: tuple

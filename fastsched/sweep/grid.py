@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched import _validate as V
+from fastsched.goodput import GoodputFunction
 from fastsched.sweep.client import client_for
 
 __all__ = ["evaluate_grid"]
@@ -90,9 +92,6 @@ def evaluate_grid(
     >>> evaluate_grid(fn, [1, 1], [4, 8], atomic_bsz=64, accum_steps=0, client="serial").round(1)
     array([299.1, 319.1])
     """
-    from fastsched import _validate as V
-    from fastsched.goodput import GoodputFunction
-
     if not isinstance(goodput_fn, GoodputFunction):
         raise TypeError(f"goodput_fn must be a GoodputFunction, got {type(goodput_fn).__name__}")
     chunk_size = V.check_int_scalar("chunk_size", chunk_size, low=1)

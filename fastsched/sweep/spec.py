@@ -35,8 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim.api import PRESETS
 from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, make_policy
 from fastsched.sim.preflight import check_traces_dir
+from fastsched.sim.workload import read_workload
 
 __all__ = ["SweepSpec", "RunConfig", "load_spec", "GRID_KEYS", "derive_seed", "config_key"]
 
@@ -264,9 +267,6 @@ def _check_int(key, v, low):
 
 
 def _check_values(key, values, base_dir, *, typed=False):
-    from fastsched.sim.api import PRESETS
-    from fastsched.sim.policies import POLICY_NAMES
-
     out = []
     for v in values:
         if key == "policy":
@@ -320,9 +320,6 @@ def _check_values(key, values, base_dir, *, typed=False):
 
 def _check_policy_options(grid) -> None:
     """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
-    from fastsched.sim.api import PRESETS
-    from fastsched.sim.policies import POLICY_OPTIONS, make_policy
-
     for preset in grid.get("preset", ["default"]):
         for policy in grid.get("policy", [None]):
             name = policy or PRESETS[preset]["policy"]
@@ -402,7 +399,6 @@ def _validate(raw: dict, base: Path) -> SweepSpec:
         raise ValueError("sweep spec: 'workloads' is required (CSV paths or \"builtin\")")
 
     workloads = _as_list("workloads", raw["workloads"])
-    from fastsched.sim.workload import read_workload
 
     for wl in workloads:
         if not isinstance(wl, str) or not wl:
@@ -435,8 +431,6 @@ def _validate(raw: dict, base: Path) -> SweepSpec:
     output = raw.get("output")
     if output is not None and not isinstance(output, str):
         _fail("output", f"must be a folder path, got {output!r}")
-
-    from fastsched.sim.api import PRESETS
 
     presets = raw.get("preset", [])
     presets = presets if isinstance(presets, list) else [presets]

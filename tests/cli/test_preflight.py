@@ -99,3 +99,27 @@ def test_per_gpu_type_traces_warn_in_the_api(shared_dir):
 
     with pytest.warns(UserWarning, match="per-GPU-type"):
         check_run(traces=shared_dir / "sia-traces" / "traces")
+
+
+def _typed_traces(tmp_path):
+    folder = tmp_path / "traces"
+    (folder / "bert").mkdir(parents=True)
+    for name in ("placements.csv", "placements-aws.csv", "placements-rtx.csv"):
+        (folder / "bert" / name).write_text("")
+    return folder
+
+
+def test_typed_traces_accepted_with_a_preset_that_names_a_cluster(tmp_path):
+    import argparse
+
+    from fastsched.sim import _cli
+
+    folder = _typed_traces(tmp_path)
+    base = dict(workload=None, traces=str(folder), output=None, plot=None, force=False)
+    # --preset sia brings its own typed cluster, so the per-type layout is what it needs
+    _cli._check_paths(argparse.Namespace(cluster=None, preset="sia", **base))
+    _cli._check_paths(argparse.Namespace(cluster="2xaws", preset=None, **base))
+    # no cluster at all (a one-type preset or none): refused, naming the types found
+    for preset in (None, "osdi21"):
+        with pytest.raises(ValueError, match="aws, rtx"):
+            _cli._check_paths(argparse.Namespace(cluster=None, preset=preset, **base))

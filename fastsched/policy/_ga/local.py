@@ -33,8 +33,10 @@ _EPS = 1e-12
 
 @jit
 def best_single_counts(A):
-    """``best[j, m]``: replica count in ``[lo_j, m]`` with the highest single-node speedup
-    (``lo_j = max(min_replicas, 1)``; 0 when ``m < lo_j``)."""
+    """Tabulate ``best[j, m]``, the replica count in ``[lo_j, m]`` with the highest single-node speedup.
+
+    ``lo_j = max(min_replicas, 1)``; the entry is 0 when ``m < lo_j``.
+    """
     njobs = A.table.shape[0]
     rmax = A.table.shape[2] - 1
     best = np.zeros((njobs, rmax + 1), dtype=np.int64)
@@ -73,9 +75,11 @@ def _base_fits(S, j, A):
 
 @leaf
 def _best_move(S, j, A, limit, best1, tn, tc):
-    """Best placement of job ``j`` (taken out of ``S``) into ``tn/tc``: returns (gain, k)
-    where gain is the change of the accumulated term (sign-adjusted) against its current
-    placement and ``k`` its entry count (``-1``: keep the current placement)."""
+    """Write the best placement of job ``j`` (taken out of ``S``) into ``tn/tc``.
+
+    Returns ``(gain, k)`` where gain is the change of the accumulated term (sign-adjusted)
+    against its current placement and ``k`` its entry count (``-1``: keep the current placement).
+    """
     mode = A.mode
     p = A.p
     mx = A.max_rep[j]
@@ -200,8 +204,10 @@ def _best_move(S, j, A, limit, best1, tn, tc):
 
 @leaf
 def _room_after(S, A, n, j, b, take, cap):
-    """Replicas of job ``j`` (at most ``cap``) that fit on node ``n`` once job ``b`` gives
-    up ``take`` replicas there."""
+    """Count the replicas of job ``j`` (at most ``cap``) that fit on node ``n``.
+
+    The count assumes job ``b`` has given up ``take`` replicas there.
+    """
     for r in range(A.job_res.shape[1]):
         need = A.job_res[j, r]
         if need > 0:
@@ -230,9 +236,11 @@ def _term_after(S, A, j, k, reps):
 
 @leaf
 def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
-    """Best move of replicas from a job ``b`` to job ``j`` on one node: ``b`` gives up
-    ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new node, or starts).
-    Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none)."""
+    """Find the best move of replicas from a job ``b`` to job ``j`` on one node.
+
+    ``b`` gives up ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new
+    node, or starts). Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none).
+    """
     mode = A.mode
     p = A.p
     mx = A.max_rep[j]
@@ -414,8 +422,11 @@ def _drop(S, j, A):
 
 @jit
 def _kick(S, A, st, limit, best1, tn, tc, chosen):
-    """Ruin and recreate: drop the jobs on the nodes of two random placed jobs and one more
-    random job, then put each back at its best placement (in random order)."""
+    """Ruin and recreate part of the row.
+
+    Drop the jobs on the nodes of two random placed jobs and one more random job, then put
+    each back at its best placement (in random order).
+    """
     njobs = A.job_res.shape[0]
     m = 0
     for _ in range(2):

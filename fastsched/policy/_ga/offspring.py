@@ -33,8 +33,10 @@ def _term(node, cnt, s, k, j, A):
 
 @leaf
 def _kept_as_parent(src, pa, pb, j, point, limit, used, owner, A):
-    """Whether job ``j`` of the child is ``pa``'s entries, unchanged and still feasible:
-    then repair would return them as they are and the score does not change."""
+    """Tell whether job ``j`` of the child is ``pa``'s entries, unchanged and still feasible.
+
+    Then repair would return them as they are and the score does not change.
+    """
     s = src.off[pa, j]
     ka = src.off[pa, j + 1] - s
     if j < point:
@@ -150,9 +152,11 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
 
 
 def offspring(key, src, parents, pm, A, dst, dst_start, work):
-    """Children ``c`` of parent pairs ``parents[c]`` into rows ``dst_start + c`` of ``dst``
-    (``src`` and ``dst`` may be the same buffer), over chunks of children; ``work`` is
-    :class:`~fastsched.policy._ga.types.Work` scratch with one slot per chunk."""
+    """Write children ``c`` of parent pairs ``parents[c]`` into rows ``dst_start + c`` of ``dst``.
+
+    ``src`` and ``dst`` may be the same buffer. Children are made over chunks; ``work`` is
+    :class:`~fastsched.policy._ga.types.Work` scratch with one slot per chunk.
+    """
     count = parents.shape[0]
     chunks = min(count, work.st.shape[0])
     for t in prange(chunks):

@@ -1,5 +1,8 @@
-"""Repair: make a job's entries feasible given the jobs placed before it, and rebuild whole
-rows (copy, optional mutation, repair, score) into a population buffer."""
+"""Repair job entries into feasible ones and rebuild whole rows into a population buffer.
+
+A job's entries are made feasible given the jobs placed before it; a row is rebuilt by
+copy, optional mutation, repair and score.
+"""
 
 from __future__ import annotations
 
@@ -118,8 +121,10 @@ def commit_row(dst, row, j, pos, tn, tc, k, size, A):
 
 @jit
 def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
-    """Rebuild row ``pa`` of ``src`` into row ``row`` of ``dst``, job by job: copy, optional
-    mutation (probability ``pm`` per job), repair, score."""
+    """Rebuild row ``pa`` of ``src`` into row ``row`` of ``dst``, job by job.
+
+    Each job is copied, optionally mutated (probability ``pm`` per job), repaired and scored.
+    """
     njobs = A.job_res.shape[0]
     num_nodes = A.node_res.shape[0]
     used = np.zeros(A.node_res.shape, dtype=np.int64)
@@ -155,9 +160,10 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
 
 
 def repair_population(key, src, rows, pm, A, scratch, dst, dst_start):
-    """Repair (and mutate each job with probability ``pm``) rows ``rows`` of ``src`` into
-    rows ``dst_start + i`` of ``dst``, scoring them (each row its own stream: any thread count
-    gives the same rows).
+    """Repair rows ``rows`` of ``src`` into rows ``dst_start + i`` of ``dst`` and score them.
+
+    Each job is first mutated with probability ``pm``. Each row draws from its own stream,
+    so any thread count gives the same rows.
 
     Compiled twice from this source: :data:`repair_serial` and :data:`repair_parallel`
     (numba threads over rows; compiled on first use, by large problems only).

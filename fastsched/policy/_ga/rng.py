@@ -16,9 +16,11 @@ from fastsched._jit import jit
 
 
 def variant(fn, name: str, **names):
-    """A copy of ``fn`` called ``name`` whose globals ``names`` are replaced: one source
-    compiled into several kernels (e.g. calling a serial or a parallel helper). The distinct
-    qualified name keeps numba's on-disk cache entries apart."""
+    """Copy ``fn`` as ``name`` with its globals ``names`` replaced.
+
+    One source is compiled into several kernels (e.g. calling a serial or a parallel
+    helper). The distinct qualified name keeps numba's on-disk cache entries apart.
+    """
     env = dict(fn.__globals__)
     env.update(names)
     out = types.FunctionType(fn.__code__, env, name, fn.__defaults__, fn.__closure__)
@@ -29,7 +31,7 @@ def variant(fn, name: str, **names):
 
 
 # Helpers called per job never allocate: compiled without the runtime, an array argument
-# costs no reference-count pair per call (~10 ns measured, which dominated small problems).
+# costs no reference-count pair per call (a per-call cost that dominated small problems).
 leaf = jit(_nrt=False)
 
 GOLD = np.uint64(0x9E3779B97F4A7C15)
@@ -85,8 +87,10 @@ def rand_int(st, n):
 
 @leaf
 def next_event(st, j, pm):
-    """Index of the next mutated job after ``j`` (geometric skip: one draw per mutation
-    instead of one per job)."""
+    """Return the index of the next mutated job after ``j``.
+
+    A geometric skip: one draw per mutation instead of one per job.
+    """
     if pm <= 0.0:
         return NEVER
     if pm >= 1.0:

@@ -1,6 +1,8 @@
-"""One row unpacked for in-place edits (greedy fills, local search): per job its sorted
-``(node, count)`` entries, replica total and value, the resources used on each node and
-which nodes a distributed job owns."""
+"""One row unpacked for in-place edits (greedy fills, local search).
+
+Per job it holds the sorted ``(node, count)`` entries, replica total and value; per node
+the resources used, and which nodes a distributed job owns.
+"""
 
 from __future__ import annotations
 

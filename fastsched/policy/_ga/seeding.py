@@ -14,9 +14,11 @@ __all__ = ["first_fit_rows", "greedy_fill"]
 
 @jit
 def first_fit_rows(A, limits, dst, rows):
-    """For each ``limits[i]``, into row ``rows[i]`` of ``dst``: pinned jobs as given, then
-    each job in order gets ``max(min_replicas, 1)`` replicas on the first node below the
-    limit with room (the first-fit baseline). Unscored. ``limits[0]`` is the largest.
+    """Build the first-fit baseline rows (unscored), one per cluster size.
+
+    For each ``limits[i]`` (``limits[0]`` the largest), row ``rows[i]`` of ``dst``: pinned
+    jobs are placed as given, then each job in order gets ``max(min_replicas, 1)`` replicas
+    on the first node below the limit with room.
 
     One pass at ``limits[0]`` serves every limit: nodes below ``L`` see the same placements
     with limit ``L`` as with any larger one (a job that finds no room below ``L`` goes to a
@@ -113,7 +115,7 @@ def _candidate(S, j, A, limit):
 
 @jit
 def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
-    """Starting from a repaired row, add replicas by best marginal gain until none helps.
+    """Add replicas to a repaired row by best marginal gain until none helps.
 
     Lazy greedy: stored gains are upper bounds (resources only get scarcer), so the best
     stored gain is recomputed before it is applied. Only nodes ``< limit`` are used for new

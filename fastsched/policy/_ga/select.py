@@ -1,5 +1,8 @@
-"""Selection of NSGA-II on two minimised objectives: non-dominated sort, crowding distance,
-survival (with duplicate removal and elitism) and binary tournaments."""
+"""Selection of NSGA-II on two minimised objectives.
+
+Non-dominated sort, crowding distance, survival (with duplicate removal and elitism) and
+binary tournaments.
+"""
 
 from __future__ import annotations
 
@@ -89,14 +92,14 @@ def crowding_distance(f1, f2, rank):
 
 @jit
 def survive(f1, f2, hashes, count, protect_size=-1.0):
-    """Indices of the ``count`` best points (see :func:`survive_ranked`)."""
+    """Return the indices of the ``count`` best points (see :func:`survive_ranked`)."""
     keep, _, _ = survive_ranked(f1, f2, hashes, count, protect_size)
     return keep
 
 
 @jit
 def survive_ranked(f1, f2, hashes, count, protect_size):
-    """Indices of the ``count`` best points: by front, then crowding distance (descending).
+    """Return the indices of the ``count`` best points: by front, then crowding distance (descending).
 
     Exact duplicates (same hash and objectives) after their first copy are ranked behind
     everything else so clones do not crowd out diversity (pymoo removes them). Returns the
@@ -165,8 +168,10 @@ def tournament(rank, crowd, key, count):
 
 @jit
 def front_hypervolume(f1, f2, rank, ref2):
-    """Area dominated by the rank-0 points (minimising ``f1 <= 0`` and ``f2``) up to the
-    reference point ``(0, ref2)``: the progress measure of the early stop."""
+    """Return the area dominated by the rank-0 points up to the reference point ``(0, ref2)``.
+
+    Both ``f1 <= 0`` and ``f2`` are minimised; the area is the progress measure of the early stop.
+    """
     n = 0
     for i in range(f1.shape[0]):
         if rank[i] == 0:

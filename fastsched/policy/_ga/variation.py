@@ -1,6 +1,8 @@
-"""Variation of the genetic search, per job on a scratch entry list ``tn/tc``: crossover
-(copy a parent's entries below the child's size limit), mutation (one random move) and the
-per-job hash that lets a child's hash be its parent's plus the changes."""
+"""Variation of the genetic search, per job on a scratch entry list ``tn/tc``.
+
+Crossover (copy a parent's entries below the child's size limit), mutation (one random
+move) and the per-job hash that lets a child's hash be its parent's plus the changes.
+"""
 
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ def _random_node(st, limit, num_nodes):
 
 @leaf
 def _find_room(st, A, used, j, limit, want):
-    """A random node with room for ``want`` replicas of job ``j`` (-1 after a few misses)."""
+    """Pick a random node with room for ``want`` replicas of job ``j`` (-1 after a few misses)."""
     num_nodes = A.node_res.shape[0]
     for _ in range(6):
         n = _random_node(st, limit, num_nodes)
@@ -141,8 +143,11 @@ def mutate_job(st, j, tn, tc, k, limit, A, used):
 
 @leaf
 def job_hash(j, tn, tc, start, k):
-    """Hash of one job's entries ``tn/tc[start:start+k]``; a row's hash is the (wrapping) sum
-    over its jobs, so a child's hash is its parent's plus the changes."""
+    """Hash one job's entries ``tn/tc[start:start+k]``.
+
+    A row's hash is the (wrapping) sum over its jobs, so a child's hash is its parent's plus
+    the changes.
+    """
     if k == 0:
         return np.uint64(0)
     # One multiply per entry, one avalanche per job: enough to tell rows apart.

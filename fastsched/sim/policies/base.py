@@ -30,6 +30,22 @@ class SimPolicy:
         gives none; ``None``: the preset's.
     cluster : ClusterSpec or None
         Set by :meth:`bind_cluster` before the first round.
+
+    Examples
+    --------
+    A policy overrides :meth:`optimize` (and whatever else it needs):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> class NodeZero(SimPolicy):
+    ...     name = "node0"
+    ...     def optimize(self, now, jobs, nodes, allocations):
+    ...         return {job.name: [0] for job in jobs}
+    >>> job = Job("a", builtin_applications()["cifar10"], 0)
+    >>> NodeZero().optimize(0, [job], {0: 4}, {})
+    {'a': [0]}
+    >>> NodeZero().desired_nodes() is None
+    True
     """
 
     name = "policy"
@@ -45,7 +61,7 @@ class SimPolicy:
         self.interval = interval
 
     def uses_requested_gpus(self, wjob) -> bool:
-        """True if the job runs on exactly its workload-requested GPU count under this policy."""
+        """Tell whether the job runs on exactly its workload-requested GPU count under this policy."""
         return False
 
     def job_kwargs(self, wjob, app) -> dict:

@@ -67,6 +67,17 @@ class TiresiasPolicy(SimPolicy):
     ----------
     queue_threshold : float
         GPU-seconds of service before demotion (16 GPU-hours by default).
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.policies import make_policy
+    >>> app = builtin_applications()["cifar10"]
+    >>> jobs = [Job("a", app, 0, target_num_replicas=2, target_batch_size=128),
+    ...         Job("b", app, 0, target_num_replicas=4, target_batch_size=128)]
+    >>> make_policy("tiresias").optimize(0, jobs, {0: 4, 1: 4}, {})
+    {'a': [0, 0], 'b': [1, 1, 1, 1]}
     """
 
     name = "tiresias"
@@ -79,12 +90,15 @@ class TiresiasPolicy(SimPolicy):
         self._executed: dict = {}
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
 
     def uses_requested_gpus(self, wjob) -> bool:
+        """Tell whether the job runs on exactly its workload-requested GPU count (see :class:`SimPolicy`)."""
         return True
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         event_time = int(now)
         active = {job.name: job for job in jobs}
         q0, q1 = self._queues
@@ -157,6 +171,17 @@ class OptimusPolicy(SimPolicy):
     the largest ``(step_time(r) - step_time(r + 1)) * remaining_iterations``, using the true
     trace step time of a packed placement. Jobs whose GPU count is unchanged keep their
     nodes; the rest are re-placed in ascending GPU-count order.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.policies import make_policy
+    >>> app = builtin_applications()["cifar10"]
+    >>> jobs = [Job("a", app, 0, target_batch_size=128), Job("b", app, 0, target_batch_size=128)]
+    >>> alloc = make_policy("optimus").optimize(0, jobs, {0: 4, 1: 4}, {})
+    >>> {name: len(nodes) for name, nodes in alloc.items()}
+    {'a': 4, 'b': 4}
     """
 
     name = "optimus"
@@ -165,6 +190,7 @@ class OptimusPolicy(SimPolicy):
         self._gpus_per_node = 4
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": wjob.batch_size}
 
     def _max_replicas(self, job):
@@ -174,7 +200,7 @@ class OptimusPolicy(SimPolicy):
         return job.target_batch_size // app.min_local_bsz
 
     def predict_step_time(self, job, num_replicas):
-        """True seconds per optimizer step at ``num_replicas`` packed GPUs (fixed batch)."""
+        """Return the true seconds per optimizer step at ``num_replicas`` packed GPUs (fixed batch)."""
         app = job.application
         g = self._gpus_per_node
         placement = (g,) * (num_replicas // g) + ((num_replicas % g,) if num_replicas % g else ())
@@ -189,6 +215,7 @@ class OptimusPolicy(SimPolicy):
         return step_time + (step_time - sync_time) * accum_steps
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         allocations = {job.name: allocations[job.name] for job in jobs if job.name in allocations}
         gpn = max(nodes.values()) if nodes else 4
         self._gpus_per_node = gpn

@@ -134,6 +134,18 @@ class GavelPolicy(SimPolicy):
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 360)
     >>> pol.default_interval
     360
+
+    One round for two new jobs (rigid: the workload's GPU counts 2 and 1):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> app = builtin_applications()["cifar10"]
+    >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
+    >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
+    >>> jobs = make_hetero_jobs(wjobs, apps, pol, pol.cluster)
+    >>> pol.optimize(0, jobs, pol.cluster.nodes(), {})
+    {'a': [1, 1], 'b': [1]}
     """
 
     name = "gavel"
@@ -148,15 +160,18 @@ class GavelPolicy(SimPolicy):
         self._type_time = None
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         # The workload's batch size as is (the study's final simulator no longer lowers it to
         # fit memory; per-GPU batches above a type's limit run with gradient accumulation).
         batch = app.fixed_batch_size if app.fixed_batch_size is not None else wjob.batch_size
         return {"target_num_replicas": wjob.num_replicas, "target_batch_size": int(batch)}
 
     def uses_requested_gpus(self, wjob) -> bool:
+        """Tell whether the job runs on exactly its workload-requested GPU count (see :class:`SimPolicy`)."""
         return True
 
     def bind_cluster(self, spec, interval):
+        """Receive the cluster and the round length (see :class:`SimPolicy`)."""
         super().bind_cluster(spec, interval)
         self.types = spec.types
         self.gpn = dict(spec.gpus_per_node_by_type)
@@ -164,7 +179,7 @@ class GavelPolicy(SimPolicy):
         self._type_time = np.zeros(len(self.types))
 
     def throughputs(self, job) -> np.ndarray:
-        """True steps per second of ``job`` on each type at its fixed GPU count and batch size."""
+        """Return the true steps per second of ``job`` on each type at its fixed GPU count and batch size."""
         happ = job.hetero_application
         n = int(job.target_num_replicas)
         out = np.zeros(len(self.types))
@@ -180,6 +195,7 @@ class GavelPolicy(SimPolicy):
         return out
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         if self._type_time is None:
             raise RuntimeError("GavelPolicy needs bind_cluster(spec, interval) before the first round")
         half = self.interval / 2

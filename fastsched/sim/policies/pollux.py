@@ -46,6 +46,18 @@ class RebasedSpeedup:
     """A SpeedupFunction divided by the job's goodput at the fair share instead of 1 replica.
 
     Exposes the table interface the policy reads (``is_tabulated``, ``table``).
+
+    Examples
+    --------
+    At the fair share (here 2 replicas on 1 node) the re-based speedup is 1:
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.job import Job
+    >>> job = Job("a", builtin_applications()["cifar10"], 0)
+    >>> job.reallocate([1]); job.step(300)
+    >>> fn = RebasedSpeedup(job.speedup_fn(), 1, 2)
+    >>> round(float(fn(1, 2)), 6), round(float(fn.table(4)[0, 2]), 6)
+    (1.0, 1.0)
     """
 
     is_tabulated = True
@@ -71,11 +83,19 @@ class RebasedSpeedup:
         return self._last[1]
 
     def __call__(self, num_nodes, num_replicas):
+        """Re-based speedup of ``num_replicas`` replicas on ``num_nodes`` nodes."""
         return self._fn(num_nodes, num_replicas) * self.factor
 
 
 class LinearSpeedup:
-    """Placeholder speedup ``r / divisor`` of a job that has not run yet (tabulated)."""
+    """Placeholder speedup ``r / divisor`` of a job that has not run yet (tabulated).
+
+    Examples
+    --------
+    >>> fn = LinearSpeedup(2.0)
+    >>> float(fn(1, 3)), fn.table(3)[0].tolist()
+    (1.5, [0.0, 0.5, 1.0, 1.5])
+    """
 
     is_tabulated = True
 
@@ -88,6 +108,7 @@ class LinearSpeedup:
         return np.stack([row, row])
 
     def __call__(self, num_nodes, num_replicas):
+        """Speedup ``num_replicas / divisor`` (``num_nodes`` is unused)."""
         return np.asarray(num_replicas, dtype=np.float64) / self.divisor
 
 
@@ -117,6 +138,13 @@ class PolluxSimPolicy(SimPolicy):
         space and the second objective change.
     **policy_options
         Passed to :class:`fastsched.policy.PolluxPolicy` (e.g. ``pop_size``, ``generations``).
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies import make_policy
+    >>> pol = make_policy("pollux", seed=0)
+    >>> pol.name, pol.variant, pol.heterogeneity_unaware, pol.desired_nodes()
+    ('pollux', 'default', True, None)
     """
 
     name = "pollux"
@@ -164,9 +192,11 @@ class PolluxSimPolicy(SimPolicy):
         self._rebased: dict = {}
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": app.fixed_batch_size}
 
     def desired_nodes(self):
+        """Cluster size the policy asks for (autoscaling), or ``None`` (see :class:`SimPolicy`)."""
         return self._desired
 
     def _max_replicas(self, job) -> int:
@@ -199,6 +229,7 @@ class PolluxSimPolicy(SimPolicy):
         return 1.0 - num / den if den else 0.0
 
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         research = self.variant == "osdi21"
         total_gpus = sum(nodes.values())
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1

@@ -82,6 +82,18 @@ class SiaPolicy(SimPolicy):
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
     >>> [(t, g) for t, _, g in pol.configs]
     [('aws', 1), ('aws', 2), ('aws', 4), ('rtx', 1), ('rtx', 2), ('rtx', 4), ('rtx', 8)]
+
+    One round for two new jobs (adaptive: Sia starts each on one GPU):
+
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> app = builtin_applications()["cifar10"]
+    >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
+    >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
+    >>> jobs = make_hetero_jobs(wjobs, apps, pol, pol.cluster)
+    >>> pol.optimize(0, jobs, pol.cluster.nodes(), {})
+    {'a': [0], 'b': [0]}
     """
 
     name = "sia"
@@ -100,6 +112,7 @@ class SiaPolicy(SimPolicy):
         self._plans_seen: set = set()
 
     def job_kwargs(self, wjob, app):
+        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         category = getattr(wjob, "category", None)
         if category == "rigid":
             return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
@@ -108,9 +121,11 @@ class SiaPolicy(SimPolicy):
         return {"target_batch_size": app.fixed_batch_size}
 
     def uses_requested_gpus(self, wjob) -> bool:
+        """Tell whether the job runs on exactly its workload-requested GPU count (see :class:`SimPolicy`)."""
         return getattr(wjob, "category", None) == "rigid"
 
     def bind_cluster(self, spec, interval):
+        """Receive the cluster and the round length (see :class:`SimPolicy`)."""
         super().bind_cluster(spec, interval)
         self.types = spec.types
         self.gpn = dict(spec.gpus_per_node_by_type)
@@ -178,7 +193,7 @@ class SiaPolicy(SimPolicy):
         return extra, vals
 
     def _job_plan(self, job):
-        """What a job's goodput row needs besides its gradient statistics, cached per job.
+        """Return what a job's goodput row needs besides its gradient statistics, cached per job.
 
         ``None`` if the job has no usable fit; else ``(models, cols, multi, reps, ratio,
         model)``: the distinct fits ``(perf, init batch, bounds)`` it draws on and, per
@@ -295,6 +310,7 @@ class SiaPolicy(SimPolicy):
 
     # -- one round -------------------------------------------------------------------------
     def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         if self.cluster is None:
             raise RuntimeError("SiaPolicy needs bind_cluster(spec, interval) before the first round")
         types = self.node_types

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 __all__ = ["CacheState", "cache_state", "compile_notice", "warmup", "COMPILE_ESTIMATE_S"]
 
-#: Rough compile time of a cold first run, by command, in seconds (a 2-core machine; a full
-#: ``fastsched simulate`` took 70 s cold against 3.5 s warm). Only ever shown as "about N s".
-COMPILE_ESTIMATE_S = {"simulate": 70, "sweep": 70, "warmup": 90}
+#: Rough compile time of a cold first run, by command, in seconds, on a small (2-core) machine;
+#: the measurements behind it are in benchmarks/results/cli.md. Only ever shown as "about N s".
+COMPILE_ESTIMATE_S = {"simulate": 40, "sweep": 40, "warmup": 60}
 
 # Packages whose kernels a simulation compiles; imported (not compiled) to look at their cache.
 _SIM_PACKAGES = ("fastsched.goodput", "fastsched.policy", "fastsched.sim")

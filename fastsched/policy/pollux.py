@@ -379,8 +379,9 @@ class PolluxPolicy:
         else:
             mode, p = (G.POWER_SHIFTED if self.power_shift else G.POWER), float(self.p)
         penalty = prob.penalties(self.restart_penalty)
-        # Always an array: one specialisation of every kernel.
-        penalty = np.ascontiguousarray(np.broadcast_to(np.asarray(penalty, dtype=np.float64), (prob.num_jobs,)))
+        # Always a fresh, writable float64[J] array: one specialisation of every kernel (a
+        # broadcast view is read-only, and numba types read-only arrays apart).
+        penalty = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (prob.num_jobs,)).copy()
         return G.Arrays(
             prob.job_res,
             prob.node_res,

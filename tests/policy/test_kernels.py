@@ -243,3 +243,21 @@ def test_random_streams_uniform():
     counts = np.bincount(parents.ravel(), minlength=10)
     assert counts.min() > 700 and counts.max() < 1300
     del st_
+
+
+def test_one_specialisation_whether_penalties_are_scalar_or_per_job():
+    """A scalar restart penalty and per-job penalties reach the kernels as the same array type."""
+    from fastsched.policy import JobInfo, NodeInfo
+
+    fn = make_speedup_fn()
+    nodes = {i: NodeInfo({"nvidia.com/gpu": 4}, preemptible=False) for i in range(2)}
+    template = NodeInfo({"nvidia.com/gpu": 4}, preemptible=True)
+    for penalty in (None, 0.2):
+        jobs = {
+            j: JobInfo(
+                {"nvidia.com/gpu": 1}, fn, creation_timestamp=j, min_replicas=0, max_replicas=4, restart_penalty=penalty
+            )
+            for j in range(3)
+        }
+        PolluxPolicy(seed=0, generations=3).optimize(jobs, nodes, {}, template)
+    assert len(G.evolve_serial.signatures) == 1, G.evolve_serial.signatures

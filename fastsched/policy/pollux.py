@@ -212,6 +212,16 @@ class PolluxPolicy:
         Returns ``[node] * max(min_replicas, 1)`` for the first node (non-preemptible first,
         then by key) that fits that many replicas on every resource type the job requests,
         else ``[]``. ``nodes`` should account for resources already in use.
+
+        Examples
+        --------
+        >>> from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+        >>> nodes = {"n0": NodeInfo({"gpu": 1}, False), "n1": NodeInfo({"gpu": 4}, False)}
+        >>> job = JobInfo({"gpu": 1}, lambda n, r: r, 0, 2, 4)
+        >>> PolluxPolicy(seed=0).allocate_job(job, nodes)
+        ['n1', 'n1']
+        >>> PolluxPolicy(seed=0).allocate_job(JobInfo({"gpu": 8}, lambda n, r: r, 0, 1, 1), nodes)
+        []
         """
         want = max(int(job_info.min_replicas), 1)
         for key in sort_nodes(nodes):
@@ -245,6 +255,19 @@ class PolluxPolicy:
             Job key → list of node keys (one per replica), every job listed.
         desired_nodes : int
             Cluster size whose utilisation falls in ``[min_util, max_util]``.
+
+        Examples
+        --------
+        >>> from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+        >>> speedup = lambda nodes, replicas: replicas ** 0.5
+        >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+        >>> jobs = {"a": JobInfo({"gpu": 1}, speedup, 0, 1, 4), "b": JobInfo({"gpu": 2}, speedup, 1, 1, 2)}
+        >>> policy = PolluxPolicy(seed=0, pop_size=8, generations=5)
+        >>> allocations, desired = policy.optimize(jobs, nodes, {"a": ["n0"]}, NodeInfo({"gpu": 4}, True))
+        >>> sorted(allocations), all(len(allocations[k]) >= 1 for k in jobs)
+        (['a', 'b'], True)
+        >>> isinstance(desired, int) and desired >= 1
+        True
         """
         with self._lock:
             return self._optimize(jobs, nodes, base_allocations, node_template)

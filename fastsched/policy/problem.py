@@ -109,7 +109,19 @@ class Problem:
     meta: dict = field(default_factory=dict)
 
     def penalties(self, default: float):
-        """Restart penalty argument of the kernels: ``default`` or a float64[J] array."""
+        """Restart penalty argument of the kernels: ``default`` or a float64[J] array.
+
+        Examples
+        --------
+        >>> from fastsched.policy import JobInfo, NodeInfo
+        >>> nodes = {"n0": NodeInfo({"gpu": 4}, False)}
+        >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
+        ...         "b": JobInfo({"gpu": 1}, lambda n, r: r, 1, 0, 4, restart_penalty=0.5)}
+        >>> build_problem(jobs, nodes, {}, None).penalties(0.1).tolist()
+        [0.1, 0.5]
+        >>> build_problem({"a": jobs["a"]}, nodes, {}, None).penalties(0.1)
+        0.1
+        """
         if self.penalty is None:
             return float(default)
         return np.ascontiguousarray(np.where(np.isnan(self.penalty), float(default), self.penalty))

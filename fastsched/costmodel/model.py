@@ -548,7 +548,15 @@ class CostModel:
         return self.settings.microbatch_num
 
     def parse_program(self, distributed_program) -> EncodedProgram:
-        """Encode the program (the seed's ``parse_program``); returns the encoding."""
+        """Encode the program (the seed's ``parse_program``); returns the encoding.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> enc = CostModel().parse_program(transformer_stack(1, ranks=2))
+        >>> enc.n_ranks, enc.ops_per_rank()
+        (2, [53, 53])
+        """
         enc = encode(distributed_program, standalone_cost_data=self.cost_data, pipeline_config=self.pp2rank)
         self.pp2rank = check_pipeline_config(self.pp2rank, enc.n_ranks)
         self.encoded = enc
@@ -556,7 +564,15 @@ class CostModel:
         return enc
 
     def init(self, distributed_program) -> CostModel:
-        """Encode the program (the seed's ``init``); returns ``self``."""
+        """Encode the program (the seed's ``init``); returns ``self``.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel()
+        >>> cm.init(transformer_stack(1)) is cm, cm.encoded.n_ops
+        (True, 53)
+        """
         self.parse_program(distributed_program)
         return self
 
@@ -572,18 +588,42 @@ class CostModel:
 
     # The reference's phases: building and merging are part of the kernels.
     def build_op_graph(self):
-        """No-op (kept name): the op graph is built by :meth:`init`."""
+        """No-op (kept name): the op graph is built by :meth:`init`.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.build_op_graph() is cm.encoded, cm.build_runtime_graph() is cm.merge_comm()
+        (True, True)
+        """
         return self.encoded
 
     build_runtime_graph = build_op_graph
     merge_comm = build_op_graph
 
     def eliminate_multi_edges(self, graph=None):
-        """No-op (kept name): edges are distinct by construction."""
+        """No-op (kept name): edges are distinct by construction.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.eliminate_multi_edges("graph")
+        'graph'
+        """
         return graph
 
     def merge(self) -> list:
-        """Merge every rank's graph; return the merges made per rank (series+parallel+serial)."""
+        """Merge every rank's graph; return the merges made per rank (series+parallel+serial).
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.merge()
+        [20, 20]
+        """
         enc, s = self._enc(), self.settings
         out = []
         times = rank_times(enc, s)  # validates; the merge below is for the statistics only
@@ -602,7 +642,15 @@ class CostModel:
         return out
 
     def parallel_merges(self) -> int:
-        """Count the branch (parallel) merges over all ranks."""
+        """Count the branch (parallel) merges over all ranks.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.parallel_merges()
+        0
+        """
         enc, s = self._enc(), self.settings
         n = 0
         for r in range(enc.n_ranks):
@@ -618,22 +666,56 @@ class CostModel:
         return int(n)
 
     def merge_linear(self):
-        """Seed name; linear and branch merging run together."""
+        """Seed name; linear and branch merging run together.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.merge_linear(), cm.merge_branch()
+        (40, 40)
+        """
         return sum(self.merge())
 
     merge_branch = merge_linear
 
     def get_runtime_cost(self):
-        """Per-rank ``(fwd, bwd, optim)`` lists after merging (same on every call, B13)."""
+        """Per-rank ``(fwd, bwd, optim)`` lists after merging (same on every call, B13).
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> fwd, bwd, optim = cm.get_runtime_cost()
+        >>> fwd, optim
+        ([0.140625, 0.140625], [0.0673828125, 0.0673828125])
+        """
         t = self._rank_times()[0]
         return t[:, 0].tolist(), t[:, 1].tolist(), t[:, 2].tolist()
 
     def premerge_times(self) -> list:
-        """Per rank ``(fwd, bwd, optim)`` sums of op cost + overhead before merging."""
+        """Per rank ``(fwd, bwd, optim)`` sums of op cost + overhead before merging.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.premerge_times()[0]
+        (0.140625, 0.1484375, 0.0673828125)
+        """
         return [tuple(x) for x in self._rank_times()[1].tolist()]
 
     def get_mem(self):
-        """Per-rank static and peak memory lists (liveness-based, freed on last use: B1)."""
+        """Per-rank static and peak memory lists (liveness-based, freed on last use: B1).
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> static, peak = cm.get_mem()
+        >>> static, peak
+        ([442372.0, 442372.0], [602116.0, 602116.0])
+        """
         t = self._rank_times()
         return t[2].tolist(), t[3].tolist()
 
@@ -650,6 +732,13 @@ class CostModel:
         """Pipeline time for ``microbatch_num`` microbatches (default: the model's).
 
         Without ``pipeline_config``: the slowest rank's ``fwd + bwd + optim``.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cm.get_pipeline_time(), cm.get_pipeline_time(4)
+        (0.9345703125, 1.5126953125)
         """
         if self.pp2rank is None:
             t = self._rank_times()[0]
@@ -660,14 +749,32 @@ class CostModel:
         return self._pipe(microbatch_num, False).total
 
     def get_pipeline_schedule(self, microbatch_num=None) -> PipelineSchedule:
-        """Return the schedule's events (for plotting); empty without a pipeline."""
+        """Return the schedule's events (for plotting); empty without a pipeline.
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> sched = cm.get_pipeline_schedule()
+        >>> sched.total, len(sched.stage), sched.stage.tolist()[:3]
+        (0.9345703125, 10, [0, 0, 1])
+        """
         if self.pp2rank is None:
             e = np.empty(0, np.int64)
             return PipelineSchedule(self.get_pipeline_time(microbatch_num), e, e, e, e.astype(float), e.astype(float))
         return self._pipe(microbatch_num, True)
 
     def get_cost(self) -> Cost:
-        """Estimate with the model's settings (callable repeatedly; pure)."""
+        """Estimate with the model's settings (callable repeatedly; pure).
+
+        Examples
+        --------
+        >>> from fastsched.costmodel.synthetic import transformer_stack
+        >>> cm = CostModel(microbatch_num=2, pipeline_config=[[0], [1]]).init(transformer_stack(1, ranks=2))
+        >>> cost = cm.get_cost()
+        >>> cost.runtime, cost.n_ops
+        (0.9345703125, (53, 53))
+        """
         s = self.settings
         return estimate(
             self._enc(),

@@ -75,7 +75,16 @@ class Case:
         return kw
 
     def model(self, **overrides) -> CostModel:
-        """Return an initialised :class:`CostModel` with the case's settings + overrides."""
+        """Return an initialised :class:`CostModel` with the case's settings + overrides.
+
+        Examples
+        --------
+        >>> c = Case("two", {"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+        ...          "outputs": [["Out", ["x"]]], "cost": 1.0}]}, microbatch_list=[1, 4])
+        >>> cm = c.model(opcall_overhead=0.5)
+        >>> cm.get_cost().runtime, cm.settings.opcall_overhead
+        (1.5, 0.5)
+        """
         kw = self._settings(overrides)
         cm = CostModel(**kw)
         if kw.get("standalone_cost_data") is None:
@@ -97,11 +106,26 @@ class Case:
         Returns
         -------
         Cost
+
+        Examples
+        --------
+        >>> c = Case("two", {"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+        ...          "outputs": [["Out", ["x"]]], "cost": 1.0}]}, microbatch_list=[1, 4])
+        >>> c.estimate().runtime, c.estimate(opcall_overhead=0.25).runtime
+        (1.0, 1.25)
         """
         return estimate(self.encoded, **self._settings(overrides))
 
     def pipeline_time_by_microbatch(self, microbatches=None, **overrides) -> dict:
-        """``{m: runtime}`` for each microbatch count (default: the file's list)."""
+        """``{m: runtime}`` for each microbatch count (default: the file's list).
+
+        Examples
+        --------
+        >>> c = Case("two", {"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu",
+        ...          "outputs": [["Out", ["x"]]], "cost": 1.0}]}, microbatch_list=[1, 4])
+        >>> c.pipeline_time_by_microbatch()
+        {1: 1.0, 4: 1.0}
+        """
         cm = self.model(**overrides)
         ms = self.microbatch_list if microbatches is None else microbatches
         return {int(m): cm.get_pipeline_time(m) for m in ms}

@@ -79,7 +79,14 @@ class Cluster:
         return self.memory_gib * 2.0**30
 
     def link(self, inter: bool) -> tuple:
-        """``(bytes per ms, latency ms)`` of the intra- or inter-node link."""
+        """``(bytes per ms, latency ms)`` of the intra- or inter-node link.
+
+        Examples
+        --------
+        >>> c = Cluster(intra_bandwidth=300.0, intra_latency_us=5.0)
+        >>> c.link(inter=False)  # bytes per ms, ms per message
+        (300000000.0, 0.005)
+        """
         if inter:
             return self.inter_bandwidth * 1e6, self.inter_latency_us * 1e-3
         return self.intra_bandwidth * 1e6, self.intra_latency_us * 1e-3
@@ -104,7 +111,14 @@ class Cluster:
         return cls(**d)
 
     def to_dict(self) -> dict:
-        """Plain-JSON form."""
+        """Plain-JSON form.
+
+        Examples
+        --------
+        >>> d = Cluster(gpus=16).to_dict()
+        >>> d["gpus"], d["gpus_per_node"], Cluster.from_dict(d) == Cluster(gpus=16)
+        (16, 8, True)
+        """
         return asdict(self)
 
 

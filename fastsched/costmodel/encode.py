@@ -104,7 +104,14 @@ class EncodedProgram(NamedTuple):
         return int(self.op_ptr[-1])
 
     def ops_per_rank(self) -> list:
-        """Op count of every rank."""
+        """Op count of every rank.
+
+        Examples
+        --------
+        >>> rank = {"vars": [{"name": "x"}], "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]]}]}
+        >>> encode([rank, {"vars": [], "ops": []}]).ops_per_rank()
+        [1, 0]
+        """
         return np.diff(self.op_ptr).tolist()
 
 

@@ -86,7 +86,16 @@ class Cost:
     pipeline: PipelineResult | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
-        """Plain-JSON form of every field."""
+        """Plain-JSON form of every field.
+
+        Examples
+        --------
+        >>> c = estimate_cost({"vars": [{"name": "x", "shape": [4]}],
+        ...                    "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]], "cost": 2.0}]})
+        >>> d = c.to_dict()
+        >>> d["runtime"], d["peak_mem"], d["n_ops"], "pipeline" in d
+        (2.0, [16.0], [1], False)
+        """
         d = {
             "runtime": self.runtime,
             "static_mem": list(self.static_mem),

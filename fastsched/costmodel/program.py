@@ -94,7 +94,13 @@ class Var:
         object.__setattr__(self, "persistable", bool(self.persistable))
 
     def to_dict(self) -> dict:
-        """Return the JSON form of this variable."""
+        """Return the JSON form of this variable.
+
+        Examples
+        --------
+        >>> Var("w", (4, 8), "float32", persistable=True).to_dict()
+        {'name': 'w', 'shape': [4, 8], 'dtype': 'float32', 'persistable': True}
+        """
         return {
             "name": self.name,
             "shape": list(self.shape),
@@ -186,15 +192,34 @@ class Op:
         object.__setattr__(self, "cost", c)
 
     def input_names(self) -> list:
-        """All input variable names, slot by slot."""
+        """All input variable names, slot by slot.
+
+        Examples
+        --------
+        >>> Op("add_0", "elementwise_add", inputs=(("X", ("a",)), ("Y", ("b",)))).input_names()
+        ['a', 'b']
+        """
         return [n for _, names in self.inputs for n in names]
 
     def output_names(self) -> list:
-        """All output variable names, slot by slot."""
+        """All output variable names, slot by slot.
+
+        Examples
+        --------
+        >>> Op("split_0", "split", outputs=(("Out", ("y0", "y1")),)).output_names()
+        ['y0', 'y1']
+        """
         return [n for _, names in self.outputs for n in names]
 
     def to_dict(self) -> dict:
-        """Return the JSON form of this op."""
+        """Return the JSON form of this op.
+
+        Examples
+        --------
+        >>> d = Op("relu_0", "relu", inputs=(("X", ("x",)),), cost=1.5).to_dict()
+        >>> d["id"], d["inputs"], d["outputs"], d["cost"]
+        ('relu_0', [['X', ['x']]], [], 1.5)
+        """
         return {
             "id": self.id,
             "desc_id": self.desc_id,
@@ -246,11 +271,24 @@ class Rank:
         object.__setattr__(self, "_index", index)
 
     def var_index(self) -> dict:
-        """Map each variable name to its position in :attr:`vars`."""
+        """Map each variable name to its position in :attr:`vars`.
+
+        Examples
+        --------
+        >>> Rank(vars=[Var("x", (4,)), Var("y", (4,))]).var_index()
+        {'x': 0, 'y': 1}
+        """
         return self._index
 
     def to_dict(self) -> dict:
-        """Return the JSON form of this rank."""
+        """Return the JSON form of this rank.
+
+        Examples
+        --------
+        >>> d = Rank(vars=[Var("x", (4,))], ops=[Op("relu_0", "relu")], rank=1).to_dict()
+        >>> d["rank"], d["stage"], [v["name"] for v in d["vars"]], [o["id"] for o in d["ops"]]
+        (1, None, ['x'], ['relu_0'])
+        """
         return {
             "rank": self.rank,
             "stage": self.stage,
@@ -357,7 +395,15 @@ class Program:
         return cls(ranks=tuple(ranks))
 
     def to_dict(self) -> dict:
-        """Return ``{"ranks": [...]}`` in the case JSON layout."""
+        """Return ``{"ranks": [...]}`` in the case JSON layout.
+
+        Examples
+        --------
+        >>> p = Program([Rank(vars=[Var("x", (4,))], ops=[Op("relu_0", "relu", cost=1.0)])])
+        >>> d = p.to_dict()
+        >>> list(d), d["ranks"][0]["ops"][0]["cost"]
+        (['ranks'], 1.0)
+        """
         return {"ranks": [r.to_dict() for r in self.ranks]}
 
     @classmethod
@@ -367,6 +413,16 @@ class Program:
             return cls.from_dict(json.load(fh))
 
     def save(self, path) -> None:
-        """Write the program as compact JSON (readable back by :meth:`load`)."""
+        """Write the program as compact JSON (readable back by :meth:`load`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> p = Program([Rank(vars=[Var("x", (4,))], ops=[Op("relu_0", "relu", cost=1.0)])])
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     p.save(os.path.join(tmp, "p.json"))
+        ...     Program.load(os.path.join(tmp, "p.json")) == p
+        True
+        """
         with open(Path(path), "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, separators=(",", ":"))

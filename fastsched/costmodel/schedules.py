@@ -97,7 +97,14 @@ class PipelineResult:
     p2p_time: tuple
 
     def to_dict(self) -> dict:
-        """Plain-JSON form."""
+        """Plain-JSON form.
+
+        Examples
+        --------
+        >>> d = pipeline_time([1.0, 1.0], [2.0, 2.0], [0.0, 0.0], 4, schedule="1f1b").to_dict()
+        >>> d["schedule"], d["stages"], d["total"], d["stage_busy"]
+        ('1f1b', 2, 15.0, [12.0, 12.0])
+        """
         return {
             "schedule": self.schedule,
             "microbatches": self.microbatches,

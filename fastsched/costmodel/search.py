@@ -110,7 +110,13 @@ class Transformer:
         return k * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h))
 
     def tuple(self) -> tuple:
-        """Kernel form ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` as floats."""
+        """Kernel form ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` as floats.
+
+        Examples
+        --------
+        >>> Transformer(layers=2, hidden=64, heads=4, seq=16, vocab=100, global_batch=8).tuple()
+        (2.0, 64.0, 4.0, 16.0, 100.0, 2.0)
+        """
         return tuple(float(x) for x in (self.layers, self.hidden, self.heads, self.seq, self.vocab, self.dtype_bytes))
 
     @classmethod
@@ -126,7 +132,14 @@ class Transformer:
         return cls(**d)
 
     def to_dict(self) -> dict:
-        """Plain-JSON form."""
+        """Plain-JSON form.
+
+        Examples
+        --------
+        >>> d = Transformer(layers=2, hidden=64, heads=4, seq=16, vocab=100, global_batch=8).to_dict()
+        >>> d["layers"], d["dtype_bytes"], Transformer.from_dict(d).hidden
+        (2, 2, 64)
+        """
         return asdict(self)
 
 
@@ -297,7 +310,16 @@ class SearchResult(NamedTuple):
         return self.configs.shape[0]
 
     def row(self, i: int) -> dict:
-        """Return configuration ``i`` as a plain dict (names instead of codes)."""
+        """Return configuration ``i`` as a plain dict (names instead of codes).
+
+        Examples
+        --------
+        >>> m = Transformer(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=8)
+        >>> r = search(m, Cluster(gpus=4, gpus_per_node=4))
+        >>> row = r.row(0)
+        >>> row["tp"] * row["pp"] * row["dp"] <= 4, row["time_ms"] == float(r.costs[0, 0]), row == r.best
+        (True, True, True)
+        """
         c = self.configs[i].tolist()
         d = dict(zip(_COLS, c, strict=True))
         d["schedule"] = SCHEDULE_NAMES[c[5]]
@@ -307,7 +329,16 @@ class SearchResult(NamedTuple):
         return d
 
     def rows(self, k=None) -> list:
-        """Return the first ``k`` configurations (all by default) as dicts."""
+        """Return the first ``k`` configurations (all by default) as dicts.
+
+        Examples
+        --------
+        >>> m = Transformer(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=8)
+        >>> r = search(m, Cluster(gpus=4, gpus_per_node=4))
+        >>> times = [row["time_ms"] for row in r.rows(3)]
+        >>> len(times) == min(3, len(r)), times == sorted(times), len(r.rows()) == len(r)
+        (True, True, True)
+        """
         n = len(self) if k is None else min(k, len(self))
         return [self.row(i) for i in range(n)]
 

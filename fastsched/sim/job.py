@@ -122,7 +122,16 @@ class Job:
         return self._perf_params
 
     def observe(self, num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var):
-        """Record what the job's agent measures; a new key triggers a refit (lazily)."""
+        """Record what the job's agent measures; a new key triggers a refit (lazily).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.observe(1, 1, 128, 0.1, 0.0, 1.0, 2.0)  # nodes, replicas, atomic bsz, times, grads
+        >>> job.profile, job.grad_params, job.max_profiled_replicas
+        ({(1, 1, 128): (0.1, 0.0)}, (1.0, 2.0), 1)
+        """
         self.grad_params = (grad_sqr, grad_var)
         key = (num_nodes, num_replicas, atomic_bsz)
         if key in self.profile:
@@ -135,6 +144,16 @@ class Job:
 
         Cached while the fitted parameters and gradient statistics are unchanged: the
         simulator asks at every epoch crossing, and building one validates its inputs.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.reallocate([2])
+        >>> job.step(60)
+        >>> fn = job.goodput_fn()
+        >>> type(fn).__name__, fn is job.goodput_fn()
+        ('GoodputFunction', True)
         """
         key = (self.perf_params, self.grad_params)
         cache = self._goodput_cache
@@ -146,6 +165,18 @@ class Job:
         """Return a SpeedupFunction of the fitted model, or ``None`` if the job never ran.
 
         Cached while the fitted parameters and gradient statistics are unchanged.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.speedup_fn() is None  # never ran
+        True
+        >>> job.reallocate([2])
+        >>> job.step(60)
+        >>> speedup = job.speedup_fn()
+        >>> float(speedup(1, 1)), 1.0 < float(speedup(1, 2)) < 2.0
+        (1.0, True)
         """
         if not self.profile:
             return None
@@ -163,7 +194,16 @@ class Job:
 
     # -- batch configuration ---------------------------------------------------------------
     def update_local_bsz(self, placement):
-        """Choose the atomic batch size and accumulation steps for ``placement``."""
+        """Choose the atomic batch size and accumulation steps for ``placement``.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0, target_batch_size=256)
+        >>> job.update_local_bsz((2,))
+        >>> job.atomic_bsz, job.accum_steps
+        (128, 0)
+        """
         app = self.application
         placement = tuple(filter(None, placement))
         num_nodes, num_replicas = len(placement), sum(placement)
@@ -210,6 +250,15 @@ class Job:
             Length of the interval.
         interference : float
             Slowdown in [0, 1) multiplying the true goodput by ``1 - interference``.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.reallocate([2])
+        >>> job.step(60)
+        >>> job.current_time, job.epoch, len(job.profile) > 0
+        (60, 1, True)
         """
         if not self.placement:
             self.current_time += seconds
@@ -261,6 +310,20 @@ class Job:
 
         A non-empty placement recomputes the batch configuration, starts the re-scale delay
         and counts a restart (the first allocation counts 0).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.reallocate([2])
+        >>> job.placement, job.batch_size, job.rescale_time, job.num_restarts
+        ((2,), 128, 30, 0)
+        >>> job.reallocate([2, 2])
+        >>> job.num_restarts
+        1
+        >>> job.reallocate([])
+        >>> job.placement, job.batch_size
+        ((), 0)
         """
         if placement:
             self.placement = tuple(placement)

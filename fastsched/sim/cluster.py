@@ -99,13 +99,35 @@ class Cluster:
             self.min_nodes = self.num_nodes = self.max_nodes = spec.num_nodes
 
     def nodes(self) -> dict:
-        """``{node id: GPUs}`` of the current cluster."""
+        """``{node id: GPUs}`` of the current cluster.
+
+        Examples
+        --------
+        >>> from fastsched.sim import Job
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.policies import make_policy
+        >>> jobs = [Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=2, target_batch_size=128)]
+        >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=2, gpus_per_node=4)
+        >>> cluster.nodes()
+        {0: 4, 1: 4}
+        """
         if self.spec is not None:
             return self.spec.nodes()
         return {i: self.gpus_per_node for i in range(self.num_nodes)}
 
     def all_complete(self) -> bool:
-        """Return True once every job has completed."""
+        """Return True once every job has completed.
+
+        Examples
+        --------
+        >>> from fastsched.sim import Job
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.policies import make_policy
+        >>> jobs = [Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=2, target_batch_size=128)]
+        >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=2, gpus_per_node=4)
+        >>> cluster.all_complete()
+        False
+        """
         return all(job.completion_time is not None for job in self.jobs)
 
     def _slowdowns(self):
@@ -125,7 +147,19 @@ class Cluster:
         return out
 
     def step(self, seconds):
-        """Run one scheduling round of ``seconds``."""
+        """Run one scheduling round of ``seconds``.
+
+        Examples
+        --------
+        >>> from fastsched.sim import Job
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.policies import make_policy
+        >>> jobs = [Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=2, target_batch_size=128)]
+        >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=2, gpus_per_node=4)
+        >>> cluster.step(60)
+        >>> cluster.rounds, cluster.current_time, cluster.used_gpus, jobs[0].placement
+        (1, 60, [2], (2,))
+        """
         slow = self._slowdowns()
         for job in self.jobs:
             job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)

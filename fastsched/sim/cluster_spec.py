@@ -120,11 +120,23 @@ class ClusterSpec:
         return len(self.types) == 1
 
     def nodes(self) -> dict[int, int]:
-        """``{node id: GPUs}``, the form policies receive."""
+        """``{node id: GPUs}``, the form policies receive.
+
+        Examples
+        --------
+        >>> ClusterSpec([("aws", 2, 4), ("rtx", 1, 8)]).nodes()
+        {0: 4, 1: 4, 2: 8}
+        """
         return dict(enumerate(self.node_gpus))
 
     def max_gpus_per_type(self) -> int:
-        """GPUs of the largest type (the most one job can get)."""
+        """GPUs of the largest type (the most one job can get).
+
+        Examples
+        --------
+        >>> ClusterSpec([("aws", 2, 4), ("rtx", 1, 4)]).max_gpus_per_type()
+        8
+        """
         return max(self.gpus_by_type.values())
 
     def __eq__(self, other) -> bool:

@@ -330,7 +330,22 @@ class TraceApplication(Application):
         return ((batch_size - lo) * hv + (hi - batch_size) * lv) / (hi - lo)
 
     def grad_stats(self, batch_size, epoch):
-        """Gradient ``(sqr, var)`` during ``epoch`` (0-based) at total ``batch_size``."""
+        r"""Gradient ``(sqr, var)`` during ``epoch`` (0-based) at total ``batch_size``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
+        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
+        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
+        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
+        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
+        >>> toy = TraceApplication(d, "toy")
+        >>> toy.grad_stats(4, 0), toy.grad_stats(8, 1), toy.grad_stats(6, 0)  # 6: interpolated
+        ((1.0, 1.0), (3.0, 6.0), (2.0, 3.0))
+        """
         key = (batch_size, epoch)
         out = self._memo_gs.get(key)
         if out is None:
@@ -339,7 +354,22 @@ class TraceApplication(Application):
         return out
 
     def progress(self, epoch):
-        """Progress needed to finish ``epoch`` epochs: the minimum over batch sizes."""
+        r"""Progress needed to finish ``epoch`` epochs: the minimum over batch sizes.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
+        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
+        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
+        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
+        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
+        >>> toy = TraceApplication(d, "toy")
+        >>> toy.progress(1), toy.progress(2)
+        (10.0, 18.0)
+        """
         out = self._memo_prog.get(epoch)
         if out is None:
             out = 0.0 if epoch == 0 else min(v["progress"][epoch - 1] for v in self._valid.values())
@@ -347,7 +377,22 @@ class TraceApplication(Application):
         return out
 
     def iteration(self, batch_size, epoch):
-        """Optimizer steps after finishing epoch ``epoch`` (row ``epoch``) at ``batch_size``."""
+        r"""Optimizer steps after finishing epoch ``epoch`` (row ``epoch``) at ``batch_size``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
+        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
+        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
+        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
+        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
+        >>> toy = TraceApplication(d, "toy")
+        >>> toy.iteration(4, 1), toy.iteration(8, 1)
+        (20.0, 12.0)
+        """
         key = (batch_size, epoch)
         out = self._memo_it.get(key)
         if out is None:
@@ -356,7 +401,22 @@ class TraceApplication(Application):
         return out
 
     def best_metric(self, batch_size, epoch):
-        """Best validation metric over epochs ``[0, epoch)``, interpolated in batch size."""
+        r"""Best validation metric over epochs ``[0, epoch)``, interpolated in batch size.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
+        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
+        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
+        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
+        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
+        >>> toy = TraceApplication(d, "toy")
+        >>> toy.best_metric(4, 0), toy.best_metric(4, 2), toy.best_metric(8, 2)
+        (None, 0.6, 0.65)
+        """
         if epoch == 0:
             return None
         lo, hi = self._bounds(batch_size)
@@ -369,7 +429,7 @@ class TraceApplication(Application):
 
     # -- throughput ------------------------------------------------------------------------
     def throughput(self, placement, local_bsz):
-        """Return the true ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
+        r"""Return the true ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
 
         Parameters
         ----------
@@ -382,6 +442,20 @@ class TraceApplication(Application):
         ------
         ValueError
             If the point lies outside the measured traces.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
+        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
+        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
+        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
+        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
+        >>> toy = TraceApplication(d, "toy")
+        >>> toy.throughput((1,), 4), toy.throughput((2,), 8), toy.throughput((1,), 6)
+        ((1.0, 0.0), (2.5, 0.5), (1.5, 0.0))
         """
         key = (tuple(placement), local_bsz)
         out = self._memo_tp.get(key)

@@ -141,31 +141,94 @@ class HeteroApplication(Application):
         self._cap_memo: dict = {}
 
     def throughput(self, placement, local_bsz):
-        """Throughput on the first GPU type (type-agnostic callers, e.g. Optimus's oracle)."""
+        """Throughput on the first GPU type (type-agnostic callers, e.g. Optimus's oracle).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.throughput((1,), 64) == app.throughput((1,), 64)
+        True
+        """
         return self.base.throughput(placement, local_bsz)
 
     def grad_stats(self, batch_size, epoch):
-        """Gradient statistics (hardware-independent)."""
+        """Gradient statistics (hardware-independent).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.grad_stats(128, 0) == app.grad_stats(128, 0)
+        True
+        """
         return self.base.grad_stats(batch_size, epoch)
 
     def progress(self, epoch):
-        """Progress needed to finish ``epoch`` epochs."""
+        """Progress needed to finish ``epoch`` epochs.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.progress(1) == app.progress(1)
+        True
+        """
         return self.base.progress(epoch)
 
     def iteration(self, batch_size, epoch):
-        """Optimizer steps after ``epoch`` epochs."""
+        """Optimizer steps after ``epoch`` epochs.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.iteration(128, 1) == app.iteration(128, 1)
+        True
+        """
         return self.base.iteration(batch_size, epoch)
 
     def best_metric(self, batch_size, epoch):
-        """Best validation metric before ``epoch``."""
+        """Best validation metric before ``epoch``.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.best_metric(128, 1) == app.best_metric(128, 1)
+        True
+        """
         return self.base.best_metric(batch_size, epoch)
 
     def completion_epoch(self, batch_size) -> int:
-        """Index of the last epoch."""
+        """Index of the last epoch.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.completion_epoch(128), app.max_epochs
+        (99, 100)
+        """
         return self.base.completion_epoch(batch_size)
 
     def one_gpu_throughput(self, gpu_type) -> float:
-        """Return samples per second of one GPU of ``gpu_type`` at its largest per-GPU batch size."""
+        """Return samples per second of one GPU of ``gpu_type`` at its largest per-GPU batch size.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.one_gpu_throughput("fast") > 0, h.one_gpu_throughput("fast") == h.one_gpu_throughput("slow")
+        (True, True)
+        """
         return self._xput1[gpu_type]
 
     def throughput_ratio(self, gpu_type, other) -> float:
@@ -178,6 +241,14 @@ class HeteroApplication(Application):
         The placement's own measurements if it was measured, else the largest batch among the
         measurements with at least as many nodes and GPUs; never above the largest measured
         with the same GPU count (Sia's memory rule). An int is one node of that many GPUs.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> h.max_local_bsz_at("fast", 1), h.max_local_bsz_at("fast", (2, 2)), app.max_local_bsz
+        (1024, 1024, 1024)
         """
         if isinstance(placement, (int, np.integer)):
             placement = (int(placement),)
@@ -381,7 +452,20 @@ class HeteroJob(Job):
         return self._happ
 
     def set_gpu_type(self, gpu_type):
-        """Move the job to ``gpu_type`` (call before :meth:`reallocate`); a change counts a migration."""
+        """Move the job to ``gpu_type`` (call before :meth:`reallocate`); a change counts a migration.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.gpu_type, job.application is h
+        (None, True)
+        >>> job.set_gpu_type("fast")
+        >>> job.gpu_type, job.application is app
+        ('fast', True)
+        """
         if gpu_type not in self._happ.apps:
             raise ValueError(f"job {self.name}: no profile of GPU type {gpu_type!r}; known: {list(self._happ.types)}")
         if gpu_type != self.gpu_type:
@@ -403,11 +487,37 @@ class HeteroJob(Job):
 
     # -- per-type queries ------------------------------------------------------------------
     def profiles_by_type(self) -> dict:
-        """``{GPU type: observed profile}`` of the types with observations (``merged`` if unaware)."""
+        """``{GPU type: observed profile}`` of the types with observations (``merged`` if unaware).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.observe(1, 1, 64, 0.1, 0.0, 1.0, 2.0)
+        >>> job.profiles_by_type()
+        {'fast': {(1, 1, 64): (0.1, 0.0)}}
+        """
         return {k: v["profile"] for k, v in self._tstate.items() if k is not None and v["profile"]}
 
     def has_run(self) -> bool:
-        """Whether the job has any observation yet."""
+        """Whether the job has any observation yet.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.has_run()
+        False
+        >>> job.set_gpu_type("fast")
+        >>> job.observe(1, 1, 64, 0.1, 0.0, 1.0, 2.0)
+        >>> job.has_run()
+        True
+        """
         return any(v["profile"] for v in self._tstate.values())
 
     @property
@@ -419,24 +529,75 @@ class HeteroJob(Job):
         return (self._obs_version, len(self._tstate))
 
     def observe(self, num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var):
-        """As :meth:`Job.observe`, counting new observations in :attr:`observation_version`."""
+        """As :meth:`Job.observe`, counting new observations in :attr:`observation_version`.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> before = job.observation_version
+        >>> job.observe(1, 1, 64, 0.1, 0.0, 1.0, 2.0)
+        >>> job.observation_version != before, job.max_profiled_replicas_on("fast")
+        (True, 1)
+        """
         before = len(self.profile)
         super().observe(num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var)
         if len(self.profile) != before:
             self._obs_version += 1
 
     def max_profiled_replicas_on(self, gpu_type) -> int:
-        """Largest replica count observed on ``gpu_type`` (0 if never run there)."""
+        """Largest replica count observed on ``gpu_type`` (0 if never run there).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.observe(1, 2, 64, 0.1, 0.0, 1.0, 2.0)
+        >>> job.max_profiled_replicas_on("fast"), job.max_profiled_replicas_on("slow")
+        (2, 0)
+        """
         with self._on(gpu_type):
             return self.max_profiled_replicas
 
     def perf_params_on(self, gpu_type):
-        """PerfParams fitted on ``gpu_type``'s observations (``None`` without any)."""
+        """PerfParams fitted on ``gpu_type``'s observations (``None`` without any).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.reallocate([2])
+        >>> job.step(600)
+        >>> type(job.perf_params_on("fast")).__name__, job.perf_params_on("slow")
+        ('PerfParams', None)
+        """
         with self._on(gpu_type):
             return self.perf_params if self.profile else None
 
     def speedup_fn_on(self, gpu_type):
-        """Speedup function on ``gpu_type`` from its own fit (``None`` if never run there)."""
+        """Speedup function on ``gpu_type`` from its own fit (``None`` if never run there).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.reallocate([2])
+        >>> job.step(600)
+        >>> type(job.speedup_fn_on("fast")).__name__, job.speedup_fn_on("slow")
+        ('SpeedupFunction', None)
+        """
         with self._on(gpu_type):
             return self.speedup_fn()
 
@@ -447,6 +608,17 @@ class HeteroJob(Job):
         A fixed batch size (``target_batch_size``) is split into accumulation steps against
         the placement's memory limit on the job's type, so the job keeps its batch size
         (the study's simulator); capping the per-GPU batch alone would shrink it.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0, target_batch_size=256)
+        >>> job.set_gpu_type("fast")
+        >>> job.update_local_bsz((2,))
+        >>> job.atomic_bsz, job.accum_steps
+        (128, 0)
         """
         if self.gpu_type is None or self.target_batch_size is None or not any(placement):
             super().update_local_bsz(placement)
@@ -463,14 +635,41 @@ class HeteroJob(Job):
             self.atomic_bsz = cap
 
     def reallocate(self, placement):
-        """As :meth:`Job.reallocate`; a move to another GPU type pauses ``migrate_delay`` seconds."""
+        """As :meth:`Job.reallocate`; a move to another GPU type pauses ``migrate_delay`` seconds.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.reallocate([2])
+        >>> job.set_gpu_type("slow")  # a migration: the next reallocation pauses migrate_delay
+        >>> job.reallocate([2])
+        >>> job.num_restarts, job.rescale_time == job.migrate_delay
+        (1, True)
+        """
         super().reallocate(placement)
         if placement and self._pending_migration:
             self.rescale_time = self.migrate_delay
         self._pending_migration = False
 
     def step(self, seconds, interference=0.0):
-        """As :meth:`Job.step` (goodput also divided by :attr:`slowdown`), counting GPU-seconds per type."""
+        """As :meth:`Job.step` (goodput also divided by :attr:`slowdown`), counting GPU-seconds per type.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> h = HeteroApplication({"slow": app, "fast": app})
+        >>> job = HeteroJob("j", h, 0)
+        >>> job.set_gpu_type("fast")
+        >>> job.reallocate([2])
+        >>> job.step(600)
+        >>> job.current_time, job.gpu_seconds_by_type
+        (600, {'fast': 1200})
+        """
         before = self.attained_service
         if self.slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
             interference = 1.0 - (1.0 - interference) / self.slowdown

@@ -181,7 +181,14 @@ class SweepSpec:
         return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
 
     def configs(self) -> list[dict]:
-        """Return the configurations (without seeds), workloads outermost, in a stable order."""
+        """Return the configurations (without seeds), workloads outermost, in a stable order.
+
+        Examples
+        --------
+        >>> spec = load_spec({"workloads": "builtin", "policy": ["tiresias", "optimus"], "interference": [0.0, 0.25]})
+        >>> [(c["policy"], c["interference"]) for c in spec.configs()]
+        [('tiresias', 0.0), ('tiresias', 0.25), ('optimus', 0.0), ('optimus', 0.25)]
+        """
         keys = list(self.grid)
         out = []
         for wl in self.workloads:
@@ -192,7 +199,14 @@ class SweepSpec:
         return out
 
     def runs(self) -> list[RunConfig]:
-        """Every run (configuration x repetition), in table order."""
+        """Every run (configuration x repetition), in table order.
+
+        Examples
+        --------
+        >>> spec = load_spec({"workloads": "builtin", "policy": ["tiresias"], "seeds": [3, 5]})
+        >>> [(run.repetition, run.seed, run.kwargs["policy"], run.kwargs["workload"]) for run in spec.runs()]
+        [(0, 3, 'tiresias', None), (1, 5, 'tiresias', None)]
+        """
         runs = []
         for cfg in self.configs():
             kwargs = {k: v for k, v in cfg.items() if k != "workload"}
@@ -210,7 +224,14 @@ class SweepSpec:
         return p if p.is_absolute() else self.base_dir / p
 
     def output_dir(self) -> Path | None:
-        """Return the spec's ``output`` folder, resolved, or ``None``."""
+        """Return the spec's ``output`` folder, resolved, or ``None``.
+
+        Examples
+        --------
+        >>> spec = load_spec({"workloads": "builtin", "output": "out"}, base_dir="/tmp/sweeps")
+        >>> spec.output_dir().as_posix()
+        '/tmp/sweeps/out'
+        """
         return None if self.output is None else self._resolve(self.output)
 
 

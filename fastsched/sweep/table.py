@@ -170,7 +170,16 @@ class SweepResult:
         return [r for r in self.rows if not r.get("error") and (r.get("completed") or 0) < (r.get("jobs") or 0)]
 
     def table(self) -> str:
-        """Render the summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short)."""
+        """Render the summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short).
+
+        Examples
+        --------
+        >>> rows = [{"policy": "a", "avg_jct": 4.0, "completed": 2, "jobs": 2},
+        ...         {"policy": "a", "avg_jct": 6.0, "completed": 2, "jobs": 2}]
+        >>> r = SweepResult(rows=rows, summary=summarize(rows, ["policy"]), columns=["policy"])
+        >>> print(r.table().splitlines()[2])
+        a       2     0    4/4   5 ±1     -        -         -
+        """
         head = [*self.columns, "runs", "err", "done", "avg_jct", "p99_jct", "makespan", "util"]
         lines = []
         for s in self.summary:

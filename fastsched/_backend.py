@@ -69,7 +69,18 @@ _DEFAULT_THRESHOLDS = {
 
 
 class CudaUnavailableError(RuntimeError):
-    """``backend="cuda"`` (or a device array) was given but no usable GPU (or simulator) is present."""
+    """``backend="cuda"`` (or a device array) was given but no usable GPU (or simulator) is present.
+
+    Examples
+    --------
+    >>> issubclass(CudaUnavailableError, RuntimeError)
+    True
+    >>> try:
+    ...     raise CudaUnavailableError("CUDA is unavailable: no driver")
+    ... except RuntimeError as err:
+    ...     print(type(err).__name__, "-", err)
+    CudaUnavailableError - CUDA is unavailable: no driver
+    """
 
 
 def _thresholds_from_env() -> dict:

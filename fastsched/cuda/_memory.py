@@ -96,7 +96,16 @@ def launch_shape(n: int, threads_per_block: int | None = None) -> tuple[int, int
 
 
 def to_device(x, stream=0):
-    """Device copy of a host array (counted); a device array is returned as is."""
+    """Device copy of a host array (counted); a device array is returned as is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsched.cuda import to_device, to_host
+    >>> d = to_device(np.arange(4.0))  # doctest: +SKIP
+    >>> to_host(d).tolist()  # doctest: +SKIP
+    [0.0, 1.0, 2.0, 3.0]
+    """
     cuda = cuda_api()
     if is_device_array(x):
         return x
@@ -106,7 +115,19 @@ def to_device(x, stream=0):
 
 
 def to_host(x, out=None):
-    """Host copy of a device array (counted) into ``out`` when given; host arrays pass through."""
+    """Host copy of a device array (counted) into ``out`` when given; host arrays pass through.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsched.cuda import to_host
+    >>> x = np.arange(3.0)
+    >>> to_host(x) is x  # a host array passes through, nothing copied
+    True
+    >>> out = np.zeros(3)
+    >>> to_host(x, out=out) is out, out.tolist()
+    (True, [0.0, 1.0, 2.0])
+    """
     if not is_device_array(x):
         if out is not None and out is not x:
             out[...] = x
@@ -173,7 +194,17 @@ class DeviceCache:
         self.misses = 0
 
     def get(self, key, host, version=None):
-        """Device copy of ``host`` cached under ``key`` (see the class docstring)."""
+        """Device copy of ``host`` cached under ``key`` (see the class docstring).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cache = DeviceCache(max_bytes=1 << 20)
+        >>> table = np.ones(8)
+        >>> a = cache.get("table", table, version=1)  # doctest: +SKIP
+        >>> cache.get("table", table, version=1) is a, cache.hits, cache.misses  # doctest: +SKIP
+        (True, 1, 1)
+        """
         arr = np.asarray(host)
         sig = (version, arr.shape, arr.dtype.str)
         with self._lock:
@@ -194,7 +225,15 @@ class DeviceCache:
         return d
 
     def clear(self) -> None:
-        """Drop every entry (frees the device memory once no caller holds the arrays)."""
+        """Drop every entry (frees the device memory once no caller holds the arrays).
+
+        Examples
+        --------
+        >>> cache = DeviceCache(max_bytes=1 << 20)
+        >>> cache.clear()
+        >>> len(cache), cache.hits, cache.misses
+        (0, 0, 0)
+        """
         with self._lock:
             self._entries.clear()
 
@@ -235,7 +274,16 @@ class StagingBuffers:
         self._dev: dict = {}
 
     def host(self, slot, dtype):
-        """Pinned host buffer ``slot`` of ``dtype`` (``chunk`` elements)."""
+        """Pinned host buffer ``slot`` of ``dtype`` (``chunk`` elements).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> bufs = StagingBuffers(chunk=1024)
+        >>> h = bufs.host(0, np.float64)  # doctest: +SKIP
+        >>> h.shape, bufs.host(0, np.float64) is h  # doctest: +SKIP
+        ((1024,), True)
+        """
         key = (slot, np.dtype(dtype).str)
         with self._lock:
             buf = self._host.get(key)
@@ -245,7 +293,16 @@ class StagingBuffers:
             return buf
 
     def device(self, slot, dtype):
-        """Device buffer ``slot`` of ``dtype`` (``chunk`` elements)."""
+        """Device buffer ``slot`` of ``dtype`` (``chunk`` elements).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> bufs = StagingBuffers(chunk=1024)
+        >>> d = bufs.device(0, np.float32)  # doctest: +SKIP
+        >>> d.shape, bufs.device(0, np.float32) is d  # doctest: +SKIP
+        ((1024,), True)
+        """
         key = (slot, np.dtype(dtype).str)
         with self._lock:
             buf = self._dev.get(key)

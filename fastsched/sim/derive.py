@@ -72,19 +72,9 @@ def derive_profile(app: TraceApplication) -> ModelApplication:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
-    >>> app.mkdir()
-    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
-    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
-    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
-    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
-    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
-    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
-    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
-    ... }
-    >>> for name, text in files.items():
-    ...     _ = (app / name).write_text(text)
+    >>> import tempfile
+    >>> from fastsched.sim.traces import write_example_application
+    >>> app = write_example_application(tempfile.mkdtemp())
     >>> from fastsched.sim.traces import load_application
     >>> profile = derive_profile(load_application(app))
     >>> type(profile).__name__, profile.name, profile.init_batch_size, profile.max_batch_size, profile.max_epochs

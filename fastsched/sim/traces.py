@@ -27,6 +27,7 @@ import numpy as np
 from fastsched.sim._interp import barycentric_transforms
 
 __all__ = [
+    "write_example_application",
     "Application",
     "TraceApplication",
     "PUBLISHED_OVERRIDES",
@@ -192,19 +193,8 @@ class TraceApplication(Application):
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
-    >>> app.mkdir()
-    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
-    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
-    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
-    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
-    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
-    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
-    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
-    ... }
-    >>> for name, text in files.items():
-    ...     _ = (app / name).write_text(text)
+    >>> import tempfile
+    >>> app = write_example_application(tempfile.mkdtemp())
     >>> toy = TraceApplication(app)
     >>> toy.name, toy.init_batch_size, toy.max_batch_size, toy.max_epochs
     ('toy', 4, 8, 3)
@@ -334,15 +324,8 @@ class TraceApplication(Application):
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
-        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
-        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
-        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
-        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
-        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
-        >>> toy = TraceApplication(d, "toy")
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.grad_stats(4, 0), toy.grad_stats(8, 1), toy.grad_stats(6, 0)  # 6: interpolated
         ((1.0, 1.0), (3.0, 6.0), (2.0, 3.0))
         """
@@ -358,15 +341,8 @@ class TraceApplication(Application):
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
-        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
-        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
-        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
-        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
-        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
-        >>> toy = TraceApplication(d, "toy")
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.progress(1), toy.progress(2)
         (10.0, 18.0)
         """
@@ -381,15 +357,8 @@ class TraceApplication(Application):
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
-        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
-        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
-        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
-        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
-        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
-        >>> toy = TraceApplication(d, "toy")
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.iteration(4, 1), toy.iteration(8, 1)
         (20.0, 12.0)
         """
@@ -405,15 +374,8 @@ class TraceApplication(Application):
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
-        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
-        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
-        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
-        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
-        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
-        >>> toy = TraceApplication(d, "toy")
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.best_metric(4, 0), toy.best_metric(4, 2), toy.best_metric(8, 2)
         (None, 0.6, 0.65)
         """
@@ -445,15 +407,8 @@ class TraceApplication(Application):
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> d = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (d / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
-        ...     "1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n2,8,2.5,0.5\n")
-        >>> _ = (d / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n4,8,4,4.0,3.0\n")
-        >>> v = "progress,iteration,metric,grad_sqr,grad_var\n"
-        >>> _ = (d / "validation-4.csv").write_text(v + "10,10,0.5,1,1\n20,20,0.6,1,2\n")
-        >>> _ = (d / "validation-8.csv").write_text(v + "12,6,0.4,3,5\n18,12,0.65,3,6\n")
-        >>> toy = TraceApplication(d, "toy")
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.throughput((1,), 4), toy.throughput((2,), 8), toy.throughput((1,), 6)
         ((1.0, 0.0), (2.5, 0.5), (1.5, 0.0))
         """
@@ -534,19 +489,8 @@ def load_application(trace_dir, *, published=True, **overrides) -> TraceApplicat
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> app = pathlib.Path(tempfile.mkdtemp()) / "toy"
-    >>> app.mkdir()
-    >>> files = {  # a two-node toy application: placements, scaling, two validated batch sizes
-    ...     "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
-    ...     "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
-    ...     "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
-    ...     "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
-    ...     "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
-    ...     "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
-    ... }
-    >>> for name, text in files.items():
-    ...     _ = (app / name).write_text(text)
+    >>> import tempfile
+    >>> app = write_example_application(tempfile.mkdtemp())
     >>> toy = load_application(app, max_epochs=2)
     >>> toy.name, toy.max_epochs
     ('toy', 2)
@@ -592,3 +536,48 @@ def default_traces_dir() -> Path | None:
     """``$FASTSCHED_TRACES`` if set, else ``None`` (the builtin profiles are used)."""
     env = os.environ.get("FASTSCHED_TRACES")
     return Path(env) if env else None
+
+
+# A made-up two-node application in the traces layout: the data behind the examples of this
+# module (and of fastsched.sim.derive), written once instead of in every docstring.
+_EXAMPLE_FILES = {
+    "placements.csv": "placement,local_bsz,step_time,sync_time\n1,4,1.0,0.0\n1,8,2.0,0.0\n2,4,1.5,0.5\n"
+    "2,8,2.5,0.5\n11,4,2.0,1.0\n11,8,3.0,1.0\n12,4,2.5,1.5\n12,8,3.5,1.5\n",
+    "scalability.csv": "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+    "4,8,4,4.0,3.0\n4,8,8,5.0,3.0\n4,4,4,3.0,2.0\n4,4,8,4.0,2.0\n",
+    "validation-4.csv": "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.6,1,2\n30,30,0.7,1,3\n",
+    "validation-8.csv": "progress,iteration,metric,grad_sqr,grad_var\n12,6,0.4,3,5\n18,12,0.65,3,6\n33,18,0.8,3,7\n",
+}
+
+
+def write_example_application(parent, name="toy") -> Path:
+    """Write a tiny made-up application in the traces layout and return its folder.
+
+    Two nodes, per-GPU batch sizes 4 and 8, three validated epochs: enough for
+    :class:`TraceApplication` and :func:`load_application` to work on, for examples and tests
+    that must not depend on the published traces.
+
+    Parameters
+    ----------
+    parent : str or path
+        Existing folder to create ``parent/name`` in.
+    name : str
+        The application's folder name (its name).
+
+    Returns
+    -------
+    pathlib.Path
+        ``parent/name``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> app = write_example_application(tempfile.mkdtemp())
+    >>> app.name, sorted(p.name for p in app.iterdir())
+    ('toy', ['placements.csv', 'scalability.csv', 'validation-4.csv', 'validation-8.csv'])
+    """
+    folder = Path(parent) / name
+    folder.mkdir()
+    for file, text in _EXAMPLE_FILES.items():
+        (folder / file).write_text(text)
+    return folder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -261,3 +262,35 @@ def test_one_specialisation_whether_penalties_are_scalar_or_per_job():
         }
         PolluxPolicy(seed=0, generations=3).optimize(jobs, nodes, {}, template)
     assert len(G.evolve_serial.signatures) == 1, G.evolve_serial.signatures
+
+
+def test_every_ga_kernel_compiles_once_per_round_and_helpers_refuse_python_calls():
+    """After a round, no kernel or link-only helper of the GA package has a second specialisation."""
+    import gc
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    from fastsched.policy import JobInfo, NodeInfo
+
+    fn = make_speedup_fn()
+    nodes = {i: NodeInfo({"nvidia.com/gpu": 4}, preemptible=False) for i in range(3)}
+    jobs = {
+        j: JobInfo({"nvidia.com/gpu": 1}, fn, creation_timestamp=j, min_replicas=0, max_replicas=8) for j in range(5)
+    }
+    PolluxPolicy(seed=0).optimize(jobs, nodes, {}, NodeInfo({"nvidia.com/gpu": 4}, preemptible=True))
+    ga = importlib.import_module("fastsched.policy._ga")
+    kernels = [
+        d
+        for d in gc.get_objects()
+        if isinstance(d, CPUDispatcher) and d.py_func.__module__.startswith(ga.__name__ + ".")
+    ]
+    assert len(kernels) > 20
+    multi = {d.py_func.__qualname__: d.signatures for d in kernels if len(d.signatures) > 1}
+    assert not multi, multi
+    # A helper has no machine code of its own: a Python call is refused, not a crash.
+    from fastsched.policy._ga.variation import node_capacity
+
+    assert node_capacity.signatures  # compiled (into its callers) during the round
+    with pytest.raises(TypeError, match="only other kernels"):
+        node_capacity(np.ones((1, 1), np.int64), np.ones((1, 1), np.int64), np.zeros((1, 1), np.int64), 0, 0, 1)

@@ -195,8 +195,8 @@ def _front_hypervolume(f1, f2, rank, ref2):
     return hv
 
 
-# The kernels above are linked into the kernels that call them (the generation loop); Python
-# callers get these compiled twins of the same source.
+# The ``_`` kernels above are link-only (see :mod:`.linkonly`): the generation loop and
+# :func:`survive` link them. Python callers get these compiled twins of the same source.
 nondominated_rank = jit(variant(_nondominated_rank.py_func, "nondominated_rank"))
 crowding_distance = jit(variant(_crowding_distance.py_func, "crowding_distance"))
 survive_ranked = jit(variant(_survive_ranked.py_func, "survive_ranked"))

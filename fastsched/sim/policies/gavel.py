@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linprog
+from scipy.sparse import csr_array
 
 from fastsched.sim.hetero import fixed_batch_throughput
-from fastsched.sim.policies._interior_lp import interior_point_lp
+from fastsched.sim.policies._interior_lp import job_type_lp
 from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
 
@@ -79,15 +80,20 @@ def max_sum_throughput(throughput, scale, capacity, method="interior") -> np.nda
     n = jobs.size
     if n == 0:
         return out
-    cols = np.arange(n)
-    a = np.zeros((num_jobs + num_types, n))
-    a[jobs, cols] = 1.0
-    a[num_jobs + types, cols] = np.asarray(scale, dtype=np.float64)[jobs]
-    b = np.concatenate([np.ones(num_jobs), np.asarray(capacity, dtype=np.float64)])
+    scale = np.asarray(scale, dtype=np.float64)
+    capacity = np.asarray(capacity, dtype=np.float64)
     tp = throughput[jobs, types]
     if method == "interior":
-        x = interior_point_lp(-tp, a, b).round(5)
+        x = job_type_lp(tp, jobs, types, scale[jobs], num_jobs, capacity).round(5)
     else:
+        a = csr_array(
+            (
+                np.concatenate([np.ones(n), scale[jobs]]),
+                (np.concatenate([jobs, num_jobs + types]), np.tile(np.arange(n), 2)),
+            ),
+            shape=(num_jobs + num_types, n),
+        )
+        b = np.concatenate([np.ones(num_jobs), capacity])
         res = linprog(-tp, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
         if res.x is None:  # pragma: no cover - x = 0 is always feasible
             raise RuntimeError(f"Gavel's linear program failed: {res.message}")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from fastsched.sim.policies._interior_lp import interior_point_lp
+from fastsched.sim.policies._interior_lp import interior_point_lp, job_type_lp
 from fastsched.sim.policies.gavel import max_sum_throughput
 
 
@@ -25,6 +25,27 @@ def test_same_optimum_as_highs_and_feasible(num_jobs, num_types, seed):
     assert (x >= 0).all() and (x.sum(axis=1) <= 1 + 1e-4).all()
     assert ((scale[:, None] * x).sum(axis=0) <= cap + 1e-4).all()
     assert (x[tp == 0] == 0).all()
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(1, 10), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_structured_solver_equals_the_generic_one(num_jobs, num_types, seed):
+    # The job x type solver (Schur complement) against the plain one on the explicit matrix.
+    rng = np.random.default_rng(seed)
+    keep = rng.random((num_jobs, num_types)) > 0.3
+    jobs, types = np.nonzero(keep)
+    n = jobs.size
+    if n == 0:
+        return
+    value = rng.uniform(0.1, 10.0, n)
+    weight = rng.integers(1, 5, n).astype(float)
+    cap = rng.integers(0, 9, num_types).astype(float)
+    a = np.zeros((num_jobs + num_types, n))
+    a[jobs, np.arange(n)] = 1.0
+    a[num_jobs + types, np.arange(n)] = weight
+    ref = interior_point_lp(-value, a, np.concatenate([np.ones(num_jobs), cap]))
+    x = job_type_lp(value, jobs, types, weight, num_jobs, cap)
+    np.testing.assert_allclose(x, ref, atol=1e-6)
 
 
 def test_generic_inequality_lp_matches_highs():
@@ -50,5 +71,9 @@ def test_bad_input():
         interior_point_lp(np.ones(2), np.ones((1, 2)), np.array([-1.0]))
     with pytest.raises(ValueError, match="shapes"):
         interior_point_lp(np.ones(3), np.ones((1, 2)), np.array([1.0]))
+    with pytest.raises(ValueError, match="non-negative"):
+        job_type_lp(np.ones(1), [0], [0], np.ones(1), 1, np.array([-1.0]))
+    with pytest.raises(ValueError, match="one entry per pair"):
+        job_type_lp(np.ones(2), [0], [0], np.ones(1), 1, np.array([1.0]))
     with pytest.raises(ValueError, match="method"):
         max_sum_throughput(np.ones((1, 1)), np.ones(1), np.ones(1), method="ecos")

@@ -77,3 +77,12 @@ def test_bad_input():
         job_type_lp(np.ones(2), [0], [0], np.ones(1), 1, np.array([1.0]))
     with pytest.raises(ValueError, match="method"):
         max_sum_throughput(np.ones((1, 1)), np.ones(1), np.ones(1), method="ecos")
+
+
+def test_equal_jobs_share_even_when_another_job_gets_nothing():
+    # Three equal 1-GPU jobs and a slow one on 2 GPUs: the slow job is left out of every
+    # optimum, the equal ones share the 2 GPUs (2/3 each). A tie-break that maximises the
+    # smallest share of all jobs cannot see this (that smallest share is 0 in every optimum).
+    tp = np.array([[3.0], [3.0], [3.0], [0.5]])
+    x = max_sum_throughput(tp, np.ones(4), np.array([2]))
+    np.testing.assert_allclose(x.ravel(), [2 / 3, 2 / 3, 2 / 3, 0.0], atol=1e-5)

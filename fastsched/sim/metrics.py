@@ -161,7 +161,7 @@ def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, held_gpus=No
     return np.where(gs > 0, out, np.inf)
 
 
-def compute_metrics(result) -> dict:
+def compute_metrics(result, ftf_method=None) -> dict:
     """Compute the metrics of :data:`METRIC_KEYS` for a :class:`~fastsched.sim.result.SimulationResult`.
 
     GPU-hours count every job (finished or not); JCT and fairness figures count completed
@@ -214,9 +214,18 @@ def compute_metrics(result) -> dict:
             a = alloc[:, idx].astype(np.float64)
             rounds = (a > 0).sum(axis=0)
             held = np.where(rounds > 0, a.sum(axis=0) / np.maximum(rounds, 1), np.inf)
-        ftf = finish_time_fairness(
-            [j.completion_time - j.submission_time for j in done], [j.attained_service for j in done], n, gpus, held
-        )
+        jcts = np.array([j.completion_time - j.submission_time for j in done], dtype=np.float64)
+        iso = getattr(result, "isolated_jct", None)
+        if ftf_method is None:
+            ftf_method = "isolated" if iso is not None else "gpu_seconds"
+        if ftf_method == "isolated":
+            if iso is None:
+                raise ValueError("ftf_method='isolated' needs result.isolated_jct (a result of simulate())")
+            ftf = jcts / np.asarray(iso, dtype=np.float64)[idx]
+        elif ftf_method == "gpu_seconds":
+            ftf = finish_time_fairness(jcts, [j.attained_service for j in done], n, gpus, held)
+        else:
+            raise ValueError(f"ftf_method must be 'isolated', 'gpu_seconds' or None, got {ftf_method!r}")
         out["ftf_worst"] = float(ftf.max())
         out["ftf_unfair_fraction"] = float(np.mean(ftf > FTF_UNFAIR_THRESHOLD))
     else:

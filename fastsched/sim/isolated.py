@@ -9,9 +9,9 @@ true goodput it could reach on at most ``k`` GPUs of one type:
 * configurations: ``r <= k`` GPUs packed on as few nodes as possible (full nodes, then the
   remainder), ``r`` within the application's limits (``max_replicas``, ``max_batch_size //
   min_local_bsz``); a fixed GPU count (rigid jobs, Gavel) allows that count only;
-* batch: a fixed total batch size if the job has one (``target_batch_size``), else the best of a
-  grid of total batch sizes between ``init_batch_size`` and ``max_batch_size`` (geometric, plus
-  ``r * min_local_bsz`` for each ``r``); a total batch is split into per-GPU batches and
+* batch: a fixed total batch size if the job has one (``target_batch_size``), else the best of
+  the candidates of :func:`batch_candidates` (a geometric grid between ``init_batch_size`` and
+  ``max_batch_size``, and the batches filling every GPU's memory); a total batch is split into per-GPU batches and
   accumulation steps by the simulator's own rule (:func:`~fastsched.sim.hetero.fixed_batch_config`)
   against the placement's memory limit on the type;
 * goodput: optimizer steps per second of that configuration (the true traces,
@@ -29,6 +29,7 @@ turns these times into the Sia study's isolated JCT on a fractional share (see i
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,10 +38,10 @@ from fastsched.goodput._formulas import efficiency
 from fastsched.sim.hetero import HeteroApplication, fixed_batch_throughput
 from fastsched.sim.metrics import job_contention
 
-__all__ = ["packed_placement", "training_seconds", "isolated_jcts", "result_isolated_jcts"]
+__all__ = ["packed_placement", "batch_candidates", "training_seconds", "isolated_jcts", "result_isolated_jcts"]
 
 #: Geometric grid points of total batch sizes tried for a job free to choose its batch size.
-BATCH_GRID_POINTS = 16
+BATCH_GRID_POINTS = 33
 
 _efficiency = getattr(efficiency, "py_func", efficiency)
 
@@ -63,25 +64,53 @@ def _epoch_work(app, last_epoch) -> np.ndarray:
     return np.diff(marks)
 
 
-def _gain_table(app, batch_sizes, num_epochs) -> np.ndarray:
-    """``(epochs, batches)`` statistical gain per optimizer step: progress a step makes."""
+def _gain_row(app, batch_size, num_epochs) -> np.ndarray:
+    """Statistical gain per optimizer step (progress a step makes) of ``batch_size`` in each epoch."""
     init = float(app.init_batch_size)
-    out = np.empty((num_epochs, len(batch_sizes)), dtype=np.float64)
+    out = np.empty(num_epochs, dtype=np.float64)
     for e in range(num_epochs):
-        for b, bsz in enumerate(batch_sizes):
-            sqr, var = app.grad_stats(bsz, e)
-            out[e, b] = _efficiency(float(sqr), float(var), init, float(bsz)) * float(bsz) / init
+        sqr, var = app.grad_stats(batch_size, e)
+        out[e] = _efficiency(float(sqr), float(var), init, float(batch_size)) * float(batch_size) / init
     return out
 
 
-def _batch_grid(app, max_replicas) -> list:
-    lo, hi = int(app.init_batch_size), int(app.max_batch_size)
-    grid = set(np.unique(np.round(np.geomspace(lo, hi, BATCH_GRID_POINTS))).astype(int).tolist())
-    grid.update(r * int(app.min_local_bsz) for r in range(1, max_replicas + 1))
+@functools.lru_cache(maxsize=256)
+def _geometric_grid(lo, hi, points) -> tuple:
+    return tuple(np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64)).tolist())
+
+
+def batch_candidates(app, num_replicas, max_local_bsz) -> list:
+    """Total batch sizes tried for a job free to choose its batch size on ``num_replicas`` GPUs.
+
+    The points of a geometric grid of :data:`BATCH_GRID_POINTS` between ``init_batch_size`` and
+    ``max_batch_size`` from ``lo = max(init_batch_size, num_replicas * min_local_bsz)`` up, ``lo``
+    itself, and the batches that fill every GPU
+    to ``max_local_bsz`` with ``0, 1, 2, ...`` accumulation steps (where step time per sample
+    is usually lowest; a grid alone misses them).
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> c = batch_candidates(app, 4, 256)
+    >>> c[0] == max(app.init_batch_size, 4 * app.min_local_bsz), c[-1] == app.max_batch_size, 1024 in c
+    (True, True, True)
+    """
+    lo, hi = max(int(app.init_batch_size), num_replicas * int(app.min_local_bsz)), int(app.max_batch_size)
+    if lo > hi:
+        return []
+    grid = set(
+        _geometric_grid(int(app.init_batch_size), hi, BATCH_GRID_POINTS)
+    )  # one grid for every GPU count: fewer gains
+    grid.add(lo)
+    full = num_replicas * int(max_local_bsz)
+    grid.update(range(full, hi + 1, full))
     return sorted(b for b in grid if lo <= b <= hi)
 
 
-def training_seconds(happ, gpu_type, gpus_per_node, max_gpus, *, batch_size=None, num_replicas=None) -> np.ndarray:
+def training_seconds(
+    happ, gpu_type, gpus_per_node, max_gpus, *, batch_size=None, num_replicas=None, gains=None
+) -> np.ndarray:
     """Seconds of training alone on at most ``k`` GPUs of one type, for ``k = 1 .. max_gpus``.
 
     Parameters
@@ -94,9 +123,12 @@ def training_seconds(happ, gpu_type, gpus_per_node, max_gpus, *, batch_size=None
     max_gpus : int
         Largest share asked for (at most the type's GPUs).
     batch_size : int, optional
-        Fixed total batch size (``None``: the best of a grid, per epoch).
+        Fixed total batch size (``None``: the best of :func:`batch_candidates`, per epoch).
     num_replicas : int, optional
         Fixed GPU count: entries below it are infinite, entries at or above it equal.
+    gains : dict, optional
+        Cache of statistical gain per epoch by total batch size, shared by calls for the same
+        application (the gradient statistics do not depend on the GPU type).
 
     Returns
     -------
@@ -114,30 +146,31 @@ def training_seconds(happ, gpu_type, gpus_per_node, max_gpus, *, batch_size=None
     hetero = isinstance(happ, HeteroApplication)
     app = happ.apps[gpu_type] if hetero else happ
     limit = int(max_gpus)
-    if happ.max_replicas is not None:
-        limit = min(limit, int(happ.max_replicas))
+    if app.max_replicas is not None:
+        limit = min(limit, int(app.max_replicas))
     if batch_size is None:
-        limit = min(limit, int(happ.max_batch_size) // int(happ.min_local_bsz))
+        limit = min(limit, int(app.max_batch_size) // int(app.min_local_bsz))
     candidates = (
         range(1, limit + 1) if num_replicas is None else [int(num_replicas)] if num_replicas <= max_gpus else []
     )
     last = int(happ.completion_epoch(happ.init_batch_size if batch_size is None else batch_size))
     work = _epoch_work(happ, last)
-    batches = [int(batch_size)] if batch_size is not None else _batch_grid(happ, max(limit, 1))
-    gain = _gain_table(happ, batches, work.shape[0])  # (epochs, batches)
+    gains = {} if gains is None else gains  # batch size -> gain per epoch
     best = np.zeros((int(max_gpus), work.shape[0]), dtype=np.float64)  # best goodput on exactly r GPUs
     for r in candidates:
         placement = packed_placement(r, gpus_per_node)
         cap = happ.max_local_bsz_at(gpu_type, placement) if hetero else None
-        steps = np.array(
-            [
-                fixed_batch_throughput(app, placement, b, cap)
-                if b >= r * int(happ.min_local_bsz) or batch_size
-                else 0.0
-                for b in batches
-            ]
-        )
-        best[r - 1] = (gain * steps).max(axis=1)
+        if batch_size is not None:
+            batches = [int(batch_size)]
+        else:
+            batches = batch_candidates(app, r, app.max_local_bsz if cap is None else min(cap, app.max_local_bsz))
+        for b in batches:
+            steps = fixed_batch_throughput(app, placement, b, cap)
+            if steps > 0.0:
+                gain = gains.get(b)
+                if gain is None:
+                    gain = gains[b] = _gain_row(happ, b, work.shape[0])
+                np.maximum(best[r - 1], gain * steps, out=best[r - 1])
     best = np.maximum.accumulate(best, axis=0)  # a share of k GPUs allows any r <= k
     with np.errstate(divide="ignore"):
         return (work / best).sum(axis=1)
@@ -206,6 +239,7 @@ def isolated_jcts(jobs, shares, gpus_by_type, gpus_per_node, interval) -> np.nda
     if np.any(~(shares > 0)):
         raise ValueError("shares must be positive")
     curves: dict = {}
+    gains: dict = {}
     out = np.empty(len(jobs), dtype=np.float64)
     for i, job in enumerate(jobs):
         happ = getattr(job, "hetero_application", None) or job.application
@@ -219,7 +253,13 @@ def isolated_jcts(jobs, shares, gpus_by_type, gpus_per_node, interval) -> np.nda
             curve = curves.get(key)
             if curve is None:
                 curve = curves[key] = training_seconds(
-                    happ, t, gpus_per_node[t], g, batch_size=job.target_batch_size, num_replicas=fixed_r
+                    happ,
+                    t,
+                    gpus_per_node[t],
+                    g,
+                    batch_size=job.target_batch_size,
+                    num_replicas=fixed_r,
+                    gains=gains.setdefault(id(happ), {}),
                 )
 
             jct = _share_jct(curve, v, fixed_r, job.rescale_delay, slow)

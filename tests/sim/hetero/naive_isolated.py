@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from fastsched.sim.hetero import fixed_batch_throughput
-from fastsched.sim.isolated import _batch_grid, packed_placement
+from fastsched.sim.isolated import batch_candidates, packed_placement
 from fastsched.sim.traces import Application
 
 
@@ -48,7 +48,6 @@ def training_seconds_ref(app, gpus_per_node, max_gpus, batch_size=None, num_repl
         limit = min(limit, app.max_replicas)
     if batch_size is None:
         limit = min(limit, app.max_batch_size // app.min_local_bsz)
-    batches = [batch_size] if batch_size is not None else _batch_grid(app, max(limit, 1))
     out = []
     for k in range(1, max_gpus + 1):
         total = 0.0
@@ -57,9 +56,8 @@ def training_seconds_ref(app, gpus_per_node, max_gpus, batch_size=None, num_repl
             for r in range(1, min(k, limit) + 1):
                 if num_replicas is not None and r != num_replicas:
                     continue
+                batches = [batch_size] if batch_size is not None else batch_candidates(app, r, app.max_local_bsz)
                 for b in batches:
-                    if batch_size is None and b < r * app.min_local_bsz:
-                        continue
                     sqr, var = app.grad_stats(b, e)
                     scale = b / app.init_batch_size
                     gain = (var + sqr) / (var / scale + sqr)

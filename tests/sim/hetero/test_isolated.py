@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fastsched.sim import WorkloadJob, simulate
 from fastsched.sim.hetero import HeteroApplication, HeteroJob
-from fastsched.sim.isolated import isolated_jcts, packed_placement, training_seconds
+from fastsched.sim.isolated import batch_candidates, isolated_jcts, packed_placement, training_seconds
 from fastsched.sim.job import Job
 from fastsched.sim.metrics import compute_metrics, job_contention
 
@@ -130,3 +130,16 @@ def test_training_seconds_matches_reference(app, gpn, max_gpus, fixed_bsz, fixed
     ref = training_seconds_ref(app, gpn, max_gpus, fixed_bsz, fixed_r)
     for g, w in zip(got.tolist(), ref, strict=True):
         assert (math.isinf(g) and math.isinf(w)) or g == pytest.approx(w, rel=1e-12)
+
+
+@settings(deadline=None, max_examples=40)
+@given(app=apps, r=st.integers(1, 8), cap=st.integers(1, 64))
+def test_batch_candidates_cover_the_range_and_full_memory(app, r, cap):
+    got = batch_candidates(app, r, cap)
+    lo, hi = max(app.init_batch_size, r * app.min_local_bsz), app.max_batch_size
+    if lo > hi:
+        assert got == []
+        return
+    assert got == sorted(set(got)) and got[0] == lo and all(lo <= b <= hi for b in got)
+    assert hi in got  # the grid's top
+    assert all(b in got for b in range(r * cap, hi + 1, r * cap) if b >= lo)

@@ -238,11 +238,18 @@ def isolated_jcts(jobs, shares, gpus_by_type, gpus_per_node, interval) -> np.nda
         raise ValueError(f"shares must have one entry per job ({len(jobs)}), got shape {shares.shape}")
     if np.any(~(shares > 0)):
         raise ValueError("shares must be positive")
+    apps = [getattr(job, "hetero_application", None) or job.application for job in jobs]
+    need: dict = {}  # per curve, the largest share asked of it (no more GPUs are evaluated)
+    for i, job in enumerate(jobs):
+        k = job.target_num_replicas or max(math.ceil(shares[i]), 1)
+        for t, g in gpus_by_type.items():
+            key = (id(apps[i]), t, job.target_batch_size, job.target_num_replicas)
+            need[key] = max(need.get(key, 0), min(int(k), int(g)))
     curves: dict = {}
     gains: dict = {}
     out = np.empty(len(jobs), dtype=np.float64)
     for i, job in enumerate(jobs):
-        happ = getattr(job, "hetero_application", None) or job.application
+        happ = apps[i]
         v = float(shares[i])
         fixed_r = job.target_num_replicas
         wait = _first_round(job.submission_time, interval) - job.submission_time
@@ -256,7 +263,7 @@ def isolated_jcts(jobs, shares, gpus_by_type, gpus_per_node, interval) -> np.nda
                     happ,
                     t,
                     gpus_per_node[t],
-                    g,
+                    need[key],
                     batch_size=job.target_batch_size,
                     num_replicas=fixed_r,
                     gains=gains.setdefault(id(happ), {}),

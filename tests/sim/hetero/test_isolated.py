@@ -143,3 +143,12 @@ def test_batch_candidates_cover_the_range_and_full_memory(app, r, cap):
     assert got == sorted(set(got)) and got[0] == lo and all(lo <= b <= hi for b in got)
     assert hi in got  # the grid's top
     assert all(b in got for b in range(r * cap, hi + 1, r * cap) if b >= lo)
+
+
+def test_a_job_s_isolated_jct_does_not_depend_on_the_others():
+    # Curves are evaluated up to the largest share asked of them: the prefix must not change.
+    app = LinearApp(sync=0.2, var=[1.0, 5.0, 20.0])
+    a, b = Job("a", app, 0), Job("b", app, 0)
+    alone = isolated_jcts([a], [2.5], {None: 8}, {None: 4}, 60)
+    both = isolated_jcts([a, b], [2.5, 7.0], {None: 8}, {None: 4}, 60)
+    assert both[0] == alone[0] and both[1] < both[0]

@@ -11,9 +11,10 @@ true goodput it could reach on at most ``k`` GPUs of one type:
   min_local_bsz``); a fixed GPU count (rigid jobs, Gavel) allows that count only;
 * batch: a fixed total batch size if the job has one (``target_batch_size``), else the best of
   the candidates of :func:`batch_candidates` (a geometric grid between ``init_batch_size`` and
-  ``max_batch_size``, and the batches filling every GPU's memory); a total batch is split into per-GPU batches and
-  accumulation steps by the simulator's own rule (:func:`~fastsched.sim.hetero.fixed_batch_config`)
-  against the placement's memory limit on the type;
+  ``max_batch_size``, and the batches filling every GPU's memory); a total batch is split into
+  per-GPU batches and accumulation steps by the simulator's own rule
+  (:func:`~fastsched.sim.hetero.fixed_batch_config`) against the placement's memory limit on
+  the type;
 * goodput: optimizer steps per second of that configuration (the true traces,
   :func:`~fastsched.sim.hetero.fixed_batch_throughput`) times the statistical gain of its batch in
   epoch ``e`` (``efficiency * B / init_batch_size``, :func:`fastsched.goodput._formulas.efficiency`
@@ -34,6 +35,7 @@ import math
 
 import numpy as np
 
+from fastsched import _validate as V
 from fastsched.goodput._formulas import efficiency
 from fastsched.sim.hetero import HeteroApplication, fixed_batch_throughput
 from fastsched.sim.metrics import job_contention
@@ -143,9 +145,11 @@ def training_seconds(
     >>> bool(np.all(np.diff(t) <= 0)), bool(t[3] < t[0] / 2)  # more GPUs never slower; cifar10 scales
     (True, True)
     """
+    gpus_per_node = V.check_int_scalar("gpus_per_node", gpus_per_node, low=1)
+    max_gpus = V.check_int_scalar("max_gpus", max_gpus, low=1)
     hetero = isinstance(happ, HeteroApplication)
     app = happ.apps[gpu_type] if hetero else happ
-    limit = int(max_gpus)
+    limit = max_gpus
     if app.max_replicas is not None:
         limit = min(limit, int(app.max_replicas))
     if batch_size is None:
@@ -236,8 +240,9 @@ def isolated_jcts(jobs, shares, gpus_by_type, gpus_per_node, interval) -> np.nda
     shares = np.asarray(shares, dtype=np.float64)
     if shares.shape != (len(jobs),):
         raise ValueError(f"shares must have one entry per job ({len(jobs)}), got shape {shares.shape}")
-    if np.any(~(shares > 0)):
-        raise ValueError("shares must be positive")
+    if np.any(~(shares > 0)) or np.any(~np.isfinite(shares)):
+        raise ValueError("shares must be positive and finite")
+    interval = V.check_int_scalar("interval", interval, low=1)
     apps = [getattr(job, "hetero_application", None) or job.application for job in jobs]
     need: dict = {}  # per curve, the largest share asked of it (no more GPUs are evaluated)
     for i, job in enumerate(jobs):

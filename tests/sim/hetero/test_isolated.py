@@ -152,3 +152,14 @@ def test_a_job_s_isolated_jct_does_not_depend_on_the_others():
     alone = isolated_jcts([a], [2.5], {None: 8}, {None: 4}, 60)
     both = isolated_jcts([a, b], [2.5, 7.0], {None: 8}, {None: 4}, 60)
     assert both[0] == alone[0] and both[1] < both[0]
+
+
+def test_bad_sizes_refused():
+    with pytest.raises(ValueError, match="gpus_per_node"):
+        training_seconds(LinearApp(), None, 0, 4)
+    with pytest.raises(ValueError, match="max_gpus"):
+        training_seconds(LinearApp(), None, 4, 0)
+    with pytest.raises(ValueError, match="interval"):
+        isolated_jcts([Job("a", LinearApp(), 0)], [1.0], {None: 4}, {None: 4}, 0)
+    with pytest.raises(ValueError, match="shares"):
+        isolated_jcts([Job("a", LinearApp(), 0)], [np.inf], {None: 4}, {None: 4}, 60)

@@ -26,10 +26,12 @@ epoch at the best true goodput any configuration within the share reaches (GPU c
 placement, batch size and accumulation; its true throughput and statistical-efficiency traces
 and its slowdown). It is the job's best run alone: it does not spend its first rounds on one GPU
 learning its scaling, nor restart, nor is it limited to the configurations a policy offers; so
-its figures are a little higher (less fair-looking) than a re-simulation's, and a job that ran
-alone scores a little above 1 under an adaptive policy (exactly 1, up to whole-second epoch
-crossings, when its configuration is fixed). Values below 1 are jobs that finished earlier than
-on their share alone (they used more than ``G / N`` GPUs).
+its time is shorter and its figures higher (less fair-looking) than a re-simulation's. A job
+alone on the cluster scores exactly 1 (up to whole-second epoch crossings) when its
+configuration is fixed; under an adaptive policy (Sia, Pollux) above 1 by its learning ramp
+(one GPU, then at most doubling per round, each step a restart): a few % for jobs of hours, up
+to 2-3 for jobs of minutes on fast GPUs, whose ramp is most of their run. Values below 1 are
+jobs that finished earlier than on their share alone (they used more than ``G / N`` GPUs).
 
 ``ftf_method="gpu_seconds"`` (the fallback for results without ``isolated_jct``, e.g. built by
 hand) estimates the isolated time from the job's own run instead: its GPU-seconds spread over

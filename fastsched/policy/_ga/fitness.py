@@ -117,7 +117,9 @@ def row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cn
     for j in range(njobs):
         s = off[i, j]
         e = off[i, j + 1]
-        reps = 0
+        # An int64 zero that is not a literal 0 (so ``job_value`` compiles once) and needs no
+        # numpy (the CUDA backend compiles this source too).
+        reps = s - s
         for q in range(s, e):
             reps += cnt[i, q]
             if node[i, q] + 1 > size:

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.costmodel._edges import op_edges_and_ranges
+from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
 from fastsched.costmodel.graph import BWD, FWD, OPTIM, comm_class, uses_ring
 from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _norm_dtype
 
@@ -60,6 +61,12 @@ class EncodedProgram(NamedTuple):
     stage : tuple               each rank's declared stage (or None)
     facts : frozenset           features that touch the reference's bugs (see
         :func:`fastsched.costmodel.deviations.deviations`)
+    packed_i, packed_f : int64[...], float64[...]  the arrays above packed into two
+        contiguous arrays (segments ``_estimate.INT_FIELDS`` / ``FLOAT_FIELDS``), so one
+        estimate is one kernel call with few arguments
+    cache : dict
+        Settings-dependent constants of :func:`fastsched.costmodel.estimate` (the
+        validated settings vector, never results), filled on first use
 
     Examples
     --------
@@ -92,6 +99,9 @@ class EncodedProgram(NamedTuple):
     var_names: tuple
     stage: tuple
     facts: frozenset = frozenset()
+    packed_i: np.ndarray | None = None
+    packed_f: np.ndarray | None = None
+    cache: dict | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -556,7 +566,7 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         np.cumsum([p[k].shape[0] for p in parts], out=out[1:])
         return out
 
-    return EncodedProgram(
+    enc = EncodedProgram(
         op_ptr=_frozen(ptr(0)),
         edge_ptr=_frozen(ptr(5)),
         var_ptr=_frozen(ptr(7)),
@@ -579,3 +589,18 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         stage=tuple(rl.stage for rl in lists),
         facts=frozenset(facts),
     )
+    return with_packed(enc)
+
+
+def with_packed(enc: EncodedProgram) -> EncodedProgram:
+    """Return ``enc`` with its packed arrays and an empty settings cache.
+
+    Examples
+    --------
+    >>> enc = encode({"vars": [{"name": "x"}], "ops": []})
+    >>> with_packed(enc._replace(packed_i=None)).packed_i.tolist() == enc.packed_i.tolist()
+    True
+    """
+    d = enc._asdict()
+    d["persistable"] = enc.persistable.astype(np.int64)
+    return enc._replace(packed_i=pack(d, INT_FIELDS, np.int64), packed_f=pack(d, FLOAT_FIELDS, np.float64), cache={})

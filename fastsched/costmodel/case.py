@@ -11,7 +11,7 @@ import json
 from functools import cached_property
 from pathlib import Path
 
-from fastsched.costmodel.encode import EncodedProgram, encode
+from fastsched.costmodel.encode import EncodedProgram, encode, gc_paused
 from fastsched.costmodel.model import Cost, CostModel, check_pipeline_config, estimate
 from fastsched.costmodel.program import Program
 
@@ -158,8 +158,10 @@ def load_case(path) -> Case:
     0.0
     """
     path = Path(path)
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    with gc_paused():  # parsing allocates many containers and no cycles (see encode)
+        data = json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a case file holds a JSON object")
     if data.get("ranks") is None:

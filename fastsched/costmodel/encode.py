@@ -464,7 +464,7 @@ def _comm_tensor(op_type, ins, outs):
 def _encode_rank(rl: _RankLists, table):
     n = len(rl.op_ids)
     nv = len(rl.var_names)
-    index = dict(zip(rl.var_names, range(nv)))
+    index = dict(zip(rl.var_names, range(nv), strict=True))
     if len(index) != nv:
         seen = set()
         for name in rl.var_names:

@@ -241,12 +241,12 @@ def _shape_arrays(shapes):
     dyn = dims == -1
     owner = np.repeat(np.arange(nv), lens)
     ndyn = np.bincount(owner[dyn], minlength=nv).astype(np.int64)
-    fixed = np.ones(nv, np.int64)
-    np.multiply.at(fixed, owner, np.where(dyn, 1, dims))
-    if dims.size and np.abs(dims).max() >= 1 << 20:
-        # products that could exceed int64: exact Python integers (rare)
+    fixed = np.ones(nv, np.float64)
+    np.multiply.at(fixed, owner, np.where(dyn, 1, dims).astype(np.float64))
+    if fixed.size and fixed.max() >= 2.0**53:
+        # a product float64 may have rounded on the way: exact Python integers (rare)
         return np.fromiter((math.prod(d for d in s if d != -1) for s in shapes), np.float64, nv), ndyn
-    return fixed.astype(np.float64), ndyn
+    return fixed, ndyn
 
 
 def _opt_ints(vals, none):

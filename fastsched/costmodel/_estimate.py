@@ -13,8 +13,8 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.costmodel._comm import comm_ms
-from fastsched.costmodel._memory import static_and_peak
-from fastsched.costmodel._merge import merge_fixed_point
+from fastsched.costmodel._memory import static_and_peak_into
+from fastsched.costmodel._merge import merge_into
 from fastsched.costmodel._pipeline import ZB_H1, simulate_ordered, simulate_seed
 
 __all__ = ["estimate_ranks", "estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
@@ -184,6 +184,22 @@ def estimate_ranks(
     peak = np.zeros(R, np.float64)
     nodes = np.zeros(R, np.int64)
     nv_all = var_fixed.shape[0]
+    # one allocation of each kind for all ranks (small graphs are dominated by allocations)
+    nmax = 0
+    mmax = 0
+    vmax = 0
+    for r in range(R):
+        nmax = max(nmax, op_ptr[r + 1] - op_ptr[r])
+        mmax = max(mmax, edge_ptr[r + 1] - edge_ptr[r])
+        vmax = max(vmax, var_ptr[r + 1] - var_ptr[r])
+    ws = np.empty(17 * nmax + 4 * mmax + 16 + nmax, np.int64)
+    label = ws[17 * nmax + 4 * mmax + 16 :]
+    fws = np.empty(4 * nmax + vmax + 2, np.float64)
+    c_all = fws[:nmax]
+    buf_all = fws[nmax : 2 * nmax]
+    ncost_all = fws[2 * nmax : 3 * nmax]
+    size_all = fws[3 * nmax : 3 * nmax + vmax]
+    delta_all = fws[3 * nmax + vmax :]
     elems = np.empty(nv_all, np.float64)
     for v in range(nv_all):
         e = var_fixed[v]
@@ -195,7 +211,7 @@ def estimate_ranks(
         n = op_ptr[r + 1] - o0
         v0 = var_ptr[r]
         nv = var_ptr[r + 1] - v0
-        c = np.empty(n, np.float64)
+        c = c_all[:n]
         ph = phase[o0 : o0 + n]
         for i in range(n):
             x = base_cost[o0 + i]
@@ -208,7 +224,7 @@ def estimate_ranks(
                 else:
                     x = comm_ms(k, nb, comm_ranks[o0 + i], bw_intra, lat_intra)
             c[i] = x + overhead
-        buf = np.empty(n, np.float64)
+        buf = buf_all[:n]
         for p in range(3):
             k = 0
             for i in range(n):
@@ -218,7 +234,8 @@ def estimate_ranks(
             pre[r, p] = pairwise_sum(buf, k)
         e0 = edge_ptr[r]
         e1 = edge_ptr[r + 1]
-        label, ncost, _, _, _ = merge_fixed_point(c, ph, edge_src[e0:e1], edge_dst[e0:e1], serial_first)
+        ncost = ncost_all[:n]
+        merge_into(c, ph, edge_src[e0:e1], edge_dst[e0:e1], serial_first, ws, ncost, label)
         cnt = 0
         for p in range(3):
             k = 0
@@ -229,10 +246,12 @@ def estimate_ranks(
             times[r, p] = pairwise_sum(buf, k)
             cnt += k
         nodes[r] = cnt
-        size = np.empty(nv, np.float64)
+        size = size_all[:nv]
         for v in range(nv):
             size[v] = elems[v0 + v] * var_dsize[v0 + v] if mem_bytes else elems[v0 + v]
-        st, pk = static_and_peak(first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n)
+        st, pk = static_and_peak_into(
+            first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n, delta_all
+        )
         static[r] = st
         peak[r] = pk
     return times, pre, static, peak, nodes

@@ -33,7 +33,7 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["merge_fixed_point"]
+__all__ = ["merge_fixed_point", "merge_into", "merge_workspace_size"]
 
 
 @jit
@@ -111,8 +111,25 @@ def _has_pred(ihead, inext, src, parent, y, p):
     return False
 
 
+def merge_workspace_size(n, m):
+    """int64 workspace :func:`merge_into` needs for ``n`` nodes and ``m`` edges."""
+    return 17 * n + 4 * m + 16
+
+
 @jit
 def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
+    """Merge an op graph (see :func:`merge_into`); allocates its own workspace."""
+    n = cost.shape[0]
+    m = edge_src.shape[0]
+    ws = np.empty(17 * n + 4 * m + 16, np.int64)
+    ncost = np.empty(n, np.float64)
+    label = np.empty(n, np.int64)
+    a, b, c = merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label)
+    return label, ncost, a, b, c
+
+
+@jit
+def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
     """Merge an op graph (deduplicated DAG edges) to the fixed point of rules 1-3.
 
     Parameters
@@ -125,27 +142,52 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
         effectively fire on most graphs: siblings are serialised before a branch can be
         recognised). Default order (False): rules 1-2 first.
 
+    ws : int64[>= 17 n + 4 m + 16]
+        Workspace (overwritten).
+    ncost : float64[n]
+        Output: cost of each merged node, at its label (other entries meaningless).
+    label : int64[n]
+        Output: merged node (its smallest member) of every original node.
+
     Returns
     -------
-    label : int64[n]
-        Merged node (its smallest member) of every original node.
-    node_cost : float64[n]
-        Cost of each merged node, at its label (other entries meaningless).
     n_series, n_parallel, n_serial : int
         How many merges of each rule were made.
     """
     n = cost.shape[0]
     m = edge_src.shape[0]
-    parent = np.arange(n)
-    ncost = cost.copy()
-    indeg = np.zeros(n, np.int64)
-    outdeg = np.zeros(n, np.int64)
-    ohead = np.full(n, -1, np.int64)
-    otail = np.full(n, -1, np.int64)
-    ihead = np.full(n, -1, np.int64)
-    itail = np.full(n, -1, np.int64)
-    onext = np.full(m, -1, np.int64)
-    inext = np.full(m, -1, np.int64)
+    # every int array is a slice of one workspace (a graph of a few ops is dominated by
+    # allocations otherwise); sizes add up to 17 n + 4 m + 16
+    o = 0
+    parent = ws[o : o + n]
+    o += n
+    for v in range(n):
+        parent[v] = v
+    ncost[:] = cost
+    indeg = ws[o : o + n]
+    indeg[:] = 0
+    o += n
+    outdeg = ws[o : o + n]
+    outdeg[:] = 0
+    o += n
+    ohead = ws[o : o + n]
+    ohead[:] = -1
+    o += n
+    otail = ws[o : o + n]
+    otail[:] = -1
+    o += n
+    ihead = ws[o : o + n]
+    ihead[:] = -1
+    o += n
+    itail = ws[o : o + n]
+    itail[:] = -1
+    o += n
+    onext = ws[o : o + m]
+    onext[:] = -1
+    o += m
+    inext = ws[o : o + m]
+    inext[:] = -1
+    o += m
     for e in range(m - 1, -1, -1):  # prepend backwards: lists keep edge order
         s = edge_src[e]
         d = edge_dst[e]
@@ -159,28 +201,36 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
             itail[d] = e
         outdeg[s] += 1
         indeg[d] += 1
-    mark = np.zeros(n, np.int64)
+    mark = ws[o : o + n]
+    mark[:] = 0
+    o += n
     stamp = 0
-    stack = np.empty(n, np.int64)
-    instack = np.zeros(n, np.bool_)
+    stack = ws[o : o + n]
+    o += n
+    instack = ws[o : o + n]  # 0/1 flags
+    instack[:] = 0
+    o += n
     sp = 0
     for v in range(n - 1, -1, -1):
         stack[sp] = v
         sp += 1
         instack[v] = True
     hcap = 3 * n + 2 * m + 16
-    heap = np.empty(hcap, np.int64)
+    heap = ws[o : o + hcap]
+    o += hcap
     hs = 0
     # the initial candidates are already sorted: consume them with a pointer, and keep the
     # heap for keys that become eligible later (the minimum of both is the next key)
-    init = np.empty(n, np.int64)
+    init = ws[o : o + n]
+    o += n
     ni = 0
     for v in range(n):
         if indeg[v] == 1:
             init[ni] = v
             ni += 1
     ip = 0
-    members = np.empty(n, np.int64)
+    members = ws[o : o + n]
+    o += n
     n_series = 0
     n_parallel = 0
     n_serial = 0
@@ -416,7 +466,6 @@ def merge_fixed_point(cost, phase, edge_src, edge_dst, serial_first):
                 stack[sp] = extra
                 sp += 1
                 instack[extra] = True
-    label = np.empty(n, np.int64)
     for v in range(n):
         label[v] = _find(parent, v)
-    return label, ncost, n_series, n_parallel, n_serial
+    return n_series, n_parallel, n_serial

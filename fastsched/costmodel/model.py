@@ -119,10 +119,10 @@ class Cost:
 
     @classmethod
     def _view(cls, out, prep):
-        c = object.__new__(cls)
-        object.__setattr__(c, "_out", out)
-        object.__setattr__(c, "_prep", prep)
-        object.__setattr__(c, "_vals", None)
+        c = _new(cls)
+        _set_out(c, out)
+        _set_prep(c, prep)
+        _set_vals(c, None)
         return c
 
     def __setattr__(self, name, value):
@@ -264,6 +264,13 @@ class Cost:
 
 def _cost_from_fields(*vals):
     return Cost(*vals)
+
+
+# slot setters (bypass Cost.__setattr__, which forbids mutation)
+_new = object.__new__
+_set_out = Cost._out.__set__
+_set_prep = Cost._prep.__set__
+_set_vals = Cost._vals.__set__
 
 
 def bandwidth_of(cluster) -> float:
@@ -424,7 +431,8 @@ _SCHED_KIND = {"seed": 0, "gpipe": GPIPE, "1f1b": ONE_F_ONE_B, "interleaved": IN
 _CACHE_MAX = 64
 
 
-def _packed(enc: EncodedProgram) -> EncodedProgram:
+def packed(enc: EncodedProgram) -> EncodedProgram:
+    """``enc`` itself when it carries its packed arrays, else a packed copy."""
     return enc if enc.packed_i is not None and enc.cache is not None else with_packed(enc)
 
 
@@ -494,7 +502,8 @@ def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_byte
     return prep
 
 
-def _run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
+def run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
+    """Run the one-call kernel with prepared constants; return its output array."""
     out = np.empty(prep.out_len)
     estimate_packed(enc.packed_i, enc.packed_f, prep.PP, prep.P, out)
     if out[0] != out[0]:  # NaN: a fixed-order schedule that cannot progress (a bug, never input)
@@ -512,8 +521,8 @@ def rank_times(enc: EncodedProgram, s: Settings):
     >>> rank_times(enc, Settings())[0].tolist()
     [[1.5, 0.0, 0.0]]
     """
-    enc = _packed(enc)
-    out = _run_packed(enc, _prepared(enc, s, None, None, 0.0))
+    enc = packed(enc)
+    out = run_packed(enc, _prepared(enc, s, None, None, 0.0))
     R = enc.n_ranks
     times = out[1 : 1 + 3 * R].reshape(R, 3)
     pre = out[1 + 3 * R : 1 + 6 * R].reshape(R, 3)
@@ -616,9 +625,9 @@ def estimate(
         schedule,
         virtual_stages,
     )
-    enc = _packed(enc)
+    enc = packed(enc)
     prep = _prepared(enc, s, pipeline_config, activation_bytes, p2p_bytes)
-    return Cost._view(_run_packed(enc, prep), prep)
+    return Cost._view(run_packed(enc, prep), prep)
 
 
 def estimate_cost(

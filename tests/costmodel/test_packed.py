@@ -137,3 +137,22 @@ def test_each_call_runs_and_mutating_the_config_is_seen():
     with pytest.raises(ValueError, match="pipeline_config"):
         pp[:] = [[0, 5]]
         estimate(enc, pipeline_config=pp)
+
+
+def test_case_fast_path_follows_changed_settings():
+    from fastsched.costmodel import Case
+
+    ranks = [_rank(r, 3, [1.0, 2.0, 3.0], [0, 1, 1]) for r in range(2)]
+    case = Case("c", ranks, pipeline_config=[[0], [1]], microbatch_num=2)
+    a = case.estimate()
+    case.microbatch_num = 8
+    b = case.estimate()
+    assert b.runtime > a.runtime and b == estimate(case.encoded, pipeline_config=[[0], [1]], microbatch_num=8)
+    case.pipeline_config[:] = [[0, 1]]
+    assert case.estimate().pipeline.stages == 1
+    case.encoded = encode(ranks[:1])
+    case.pipeline_config = None
+    assert case.estimate().n_ops == (3,)
+    case.microbatch_num = 2.5
+    with pytest.raises(ValueError, match="microbatch_num"):
+        case.estimate()

@@ -276,7 +276,7 @@ def estimate_packed(I, F, PP, P, out):
         [runtime, times[R, 3], premerge[R, 3], static[R], peak[R], nodes[R],
          bubble, busy[S], peak_inflight[S], p2p_time[S], peak_activation_bytes[S]]
 
-    ``runtime`` is NaN when the fixed-order schedule deadlocked (never on valid input).
+    Returns 0, or 1 when a fixed-order schedule deadlocked (never on valid input).
     Without a pipeline the runtime is the slowest rank's ``fwd + bwd + optim`` and the
     pipeline block is absent.
     """
@@ -332,7 +332,7 @@ def estimate_packed(I, F, PP, P, out):
             if r == 0 or t > top:
                 top = t
         out[0] = top
-        return
+        return 0
     S = PP[0]
     sf = np.zeros(S, np.float64)
     sb = np.zeros(S, np.float64)
@@ -369,8 +369,7 @@ def estimate_packed(I, F, PP, P, out):
             kind, sf, bb, w, so, m, v, p2p, False
         )
         if dead:
-            out[0] = np.nan
-            return
+            return 1
     fb = busy - so
     bubble = 0.0
     if span > 0:
@@ -383,6 +382,7 @@ def estimate_packed(I, F, PP, P, out):
         out[k + S + s] = inflight[s]
         out[k + 2 * S + s] = n_p2p[s] * p2p
         out[k + 3 * S + s] = inflight[s] * act[s] / v
+    return 0
 
 
 def pack(arrays, fields, dtype):

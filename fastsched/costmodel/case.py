@@ -120,7 +120,8 @@ class Case:
         # the file's settings: the prepared constants are reused while the settings (values
         # and types) and the pipeline config (by identity and value) are unchanged; the
         # kernel itself runs on every call
-        key = tuple((type(v), v) for v in (self.microbatch_num, self.batch_size, self.opcall_overhead))
+        m, b, o = self.microbatch_num, self.batch_size, self.opcall_overhead
+        key = (type(m), m, type(b), b, type(o), o)
         fast = self._fast
         if fast is not None and fast[0] == key and fast[1] is self.pipeline_config and fast[2] is self.encoded:
             prep = fast[3]

@@ -505,8 +505,8 @@ def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_byte
 def run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
     """Run the one-call kernel with prepared constants; return its output array."""
     out = np.empty(prep.out_len)
-    estimate_packed(enc.packed_i, enc.packed_f, prep.PP, prep.P, out)
-    if out[0] != out[0]:  # NaN: a fixed-order schedule that cannot progress (a bug, never input)
+    if estimate_packed(enc.packed_i, enc.packed_f, prep.PP, prep.P, out):
+        # a fixed-order schedule that cannot progress: a bug, never user input
         raise RuntimeError(f"schedule {prep.schedule!r} deadlocked")
     return out
 

@@ -21,7 +21,7 @@ import math
 import numbers
 import re
 from collections.abc import Mapping, Sequence
-from itertools import chain, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import itemgetter, not_
 from typing import NamedTuple
 
@@ -657,14 +657,14 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         return _frozen(np.concatenate(xs) if xs else np.empty(0, np.int64))
 
     def cat(k, dtype):
+        if len(parts) == 1:  # the arrays are the encoder's own: no copy
+            return parts[0][k].astype(dtype, copy=False)
         if not parts:
             return np.empty(0, dtype)
         return np.concatenate([p[k] for p in parts]).astype(dtype, copy=False)
 
     def ptr(k):
-        out = np.zeros(len(parts) + 1, np.int64)
-        np.cumsum([p[k].shape[0] for p in parts], out=out[1:])
-        return out
+        return np.array([0, *accumulate(p[k].shape[0] for p in parts)], np.int64)
 
     enc = EncodedProgram(
         op_ptr=_frozen(ptr(0)),

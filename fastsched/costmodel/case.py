@@ -173,11 +173,15 @@ def load_case(path) -> Case:
     ...     load_case(p).estimate().runtime
     0.0
     """
-    path = Path(path)
+    # parsing and encoding allocate many containers and no cycles: the cyclic collector is
+    # paused for both (once; it would otherwise rescan the young parsed data, see encode)
+    with gc_paused():
+        return _load_case(Path(path))
+
+
+def _load_case(path: Path) -> Case:
     with open(path, "rb") as fh:
-        raw = fh.read()
-    with gc_paused():  # parsing allocates many containers and no cycles (see encode)
-        data = json.loads(raw)
+        data = json.loads(fh.read())
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a case file holds a JSON object")
     if data.get("ranks") is None:

@@ -630,9 +630,11 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     parts = [_encode_rank(rl, _cost_table(standalone_cost_data, rank2pp.get(i))) for i, rl in enumerate(lists)]
     # ring sizes: how many ranks use each ring id
     ring_ranks: dict = {}
+    has_comm = [bool(p[1].any()) for p in parts]
     for i, p in enumerate(parts):
-        for rid in np.unique(p[4][p[4] >= 0]).tolist():
-            ring_ranks.setdefault(rid, set()).add(i)
+        if has_comm[i]:
+            for rid in np.unique(p[4][p[4] >= 0]).tolist():
+                ring_ranks.setdefault(rid, set()).add(i)
     comm_ranks, comm_lo, comm_hi = [], [], []
     facts = set()
     for i, p in enumerate(parts):
@@ -640,7 +642,12 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         facts |= p[14]
         cr = np.full(ring.shape[0], 2, np.int64)
         lo = np.full(ring.shape[0], i, np.int64)
-        hi = np.full(ring.shape[0], i, np.int64)
+        hi = lo.copy()
+        if not has_comm[i]:  # no communication op: nothing below applies
+            comm_ranks.append(cr)
+            comm_lo.append(lo)
+            comm_hi.append(hi)
+            continue
         for j in np.flatnonzero(ring >= 0).tolist():
             members = ring_ranks[int(ring[j])]
             cr[j] = len(members)

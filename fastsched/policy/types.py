@@ -131,21 +131,37 @@ class NodeInfo:
         Resources available on the node for the policy's jobs, non-negative integers.
     preemptible : bool
         Preemptible (e.g. spot) nodes are used last.
+    gpu_type : str, optional
+        The node's GPU type (e.g. ``"aws"``, ``"rtx"``, ``"dgx-ext"`` in the Sia traces), for
+        heterogeneity-aware callers. Keyword only; ``None`` (default) is an untyped node as in
+        AdaptDL, and the policy treats typed and untyped nodes alike.
 
     Examples
     --------
     >>> from fastsched import NodeInfo
     >>> NodeInfo({"nvidia.com/gpu": 4, "pods": 32}, preemptible=False)
     NodeInfo(resources={'nvidia.com/gpu': 4, 'pods': 32}, preemptible=False)
+    >>> node = NodeInfo({"nvidia.com/gpu": 8}, False, gpu_type="rtx")
+    >>> node.gpu_type, node
+    ('rtx', NodeInfo(resources={'nvidia.com/gpu': 8}, preemptible=False, gpu_type='rtx'))
+    >>> NodeInfo({"nvidia.com/gpu": 8}, False).gpu_type is None
+    True
     """
 
-    __slots__ = ("resources", "preemptible")
+    __slots__ = ("resources", "preemptible", "gpu_type")
 
-    def __init__(self, resources, preemptible):
+    def __init__(self, resources, preemptible, *, gpu_type=None):
         self.resources = _check_resources("NodeInfo", resources)
         if not isinstance(preemptible, (bool, numbers.Integral)):
             raise TypeError(f"NodeInfo.preemptible must be a bool, got {type(preemptible).__name__}")
         self.preemptible = bool(preemptible)
+        if gpu_type is not None:
+            if not isinstance(gpu_type, str):
+                raise TypeError(f"NodeInfo.gpu_type must be a str or None, got {type(gpu_type).__name__}")
+            if not gpu_type:
+                raise ValueError("NodeInfo.gpu_type must be a non-empty name (or None for an untyped node)")
+        self.gpu_type = gpu_type
 
     def __repr__(self) -> str:
-        return f"NodeInfo(resources={self.resources!r}, preemptible={self.preemptible})"
+        typed = "" if self.gpu_type is None else f", gpu_type={self.gpu_type!r}"
+        return f"NodeInfo(resources={self.resources!r}, preemptible={self.preemptible}{typed})"

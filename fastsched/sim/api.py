@@ -309,6 +309,7 @@ def simulate(
             cap_replicas=cap_replicas,
             restart_delays=SIA_RESTART_DELAYS if study else None,
             slowdowns=SIA_SLOWDOWNS if study else None,
+            restart_on_move=not study,  # the study restarts a job only on a new shape, type or resume
         )
     else:
         jobs = [Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application])) for w in wjobs]

@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from fastsched.policy.types import NodeInfo
+
 __all__ = ["GPU_TYPES", "NodeGroup", "ClusterSpec", "parse_cluster", "homogeneous_cluster"]
 
 #: GPUs per node of the GPU types of the Sia traces (file suffixes of ``placements-<type>.csv``).
@@ -128,6 +130,20 @@ class ClusterSpec:
         {0: 4, 1: 4, 2: 8}
         """
         return dict(enumerate(self.node_gpus))
+
+    def node_infos(self, resource="nvidia.com/gpu") -> dict:
+        """``{node id: NodeInfo}`` for the policy API, each node carrying its GPU type.
+
+        Examples
+        --------
+        >>> infos = ClusterSpec([("aws", 1, 4), ("rtx", 1, 8)]).node_infos()
+        >>> infos[1]
+        NodeInfo(resources={'nvidia.com/gpu': 8}, preemptible=False, gpu_type='rtx')
+        """
+        return {
+            i: NodeInfo({resource: g}, preemptible=False, gpu_type=t)
+            for i, (g, t) in enumerate(zip(self.node_gpus, self.node_types, strict=True))
+        }
 
     def max_gpus_per_type(self) -> int:
         """GPUs of the largest type (the most one job can get).

@@ -376,6 +376,11 @@ class HeteroJob(Job):
     slowdown : float
         The true goodput is divided by this (>= 1; the Sia study's calibration to real runs,
         :data:`SIA_SLOWDOWNS`); observed step times are not affected.
+    restart_on_move : bool
+        ``True`` (default, as :class:`~fastsched.sim.job.Job`): any change of nodes restarts
+        the job. ``False`` (the Sia study's simulator): moving to other nodes of the same type
+        with the same GPUs per node keeps it running; a new shape, a new type or resuming after
+        a suspension restarts it.
     **kwargs
         As for :class:`~fastsched.sim.job.Job` (``target_num_replicas``,
         ``target_batch_size``, ``rescale_delay``).
@@ -410,6 +415,7 @@ class HeteroJob(Job):
         migrate_delay=MIGRATE_DELAY,
         rescale_delay=RESCALE_DELAY,
         slowdown=1.0,
+        restart_on_move=True,
         **kwargs,
     ):
         if not isinstance(application, HeteroApplication):
@@ -419,6 +425,7 @@ class HeteroJob(Job):
         if not (isinstance(slowdown, (int, float)) and slowdown >= 1.0):
             raise ValueError(f"job {name}: slowdown must be a number >= 1, got {slowdown!r}")
         self.slowdown = float(slowdown)
+        self.restart_on_move = bool(restart_on_move)
         self._happ = application
         self.unaware = bool(unaware)
         self.gpu_type = None
@@ -649,7 +656,23 @@ class HeteroJob(Job):
         >>> job.reallocate([2])
         >>> job.num_restarts, job.rescale_time == job.migrate_delay
         (1, True)
+
+        Without ``restart_on_move`` a move to other nodes of the same shape does not restart:
+
+        >>> job = HeteroJob("k", h, 0, restart_on_move=False)
+        >>> job.set_gpu_type("fast")
+        >>> job.reallocate([2])
+        >>> job.reallocate([2])
+        >>> job.num_restarts
+        0
         """
+        if (
+            not self.restart_on_move
+            and placement
+            and not self._pending_migration
+            and tuple(placement) == tuple(self.placement)
+        ):
+            return
         super().reallocate(placement)
         if placement and self._pending_migration:
             self.rescale_time = self.migrate_delay
@@ -909,13 +932,16 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     return load_hetero_applications(traces, types, sorted(set(app_names)))
 
 
-def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_delays=None, slowdowns=None) -> list:
+def make_hetero_jobs(
+    wjobs, apps, policy, spec, cap_replicas=False, restart_delays=None, slowdowns=None, restart_on_move=True
+) -> list:
     """:class:`HeteroJob` objects for workload rows under ``policy`` on ``spec``.
 
     ``restart_delays`` (e.g. :data:`SIA_RESTART_DELAYS`, the ``sia`` presets') gives each
     application's pause after any reallocation; applications not listed pause 30 s within a
     type and :data:`MIGRATE_DELAY` across types. ``slowdowns`` (e.g. :data:`SIA_SLOWDOWNS`)
-    divides each application's true goodput (default: none).
+    divides each application's true goodput (default: none). ``restart_on_move=False`` (the
+    Sia study's simulator) lets a job move to other nodes of the same shape without a restart.
 
     Raises
     ------
@@ -957,6 +983,7 @@ def make_hetero_jobs(wjobs, apps, policy, spec, cap_replicas=False, restart_dela
         delay = (restart_delays or {}).get(w.application)
         delays = {} if delay is None else {"rescale_delay": delay, "migrate_delay": delay}
         delays["slowdown"] = (slowdowns or {}).get(w.application, 1.0)
+        delays["restart_on_move"] = restart_on_move
         jobs.append(
             HeteroJob(
                 w.name,

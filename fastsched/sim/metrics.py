@@ -14,6 +14,20 @@ All times in seconds, GPU-hours in hours. Definitions (each function documents i
   ``ftf = JCT * s / GPU-seconds``: 1 for a job that ran from submission to end without
   waiting, within its share; waiting, or running above a share it would not have had alone
   (``s < held``), moves the figure accordingly.
+
+Finish-time fairness is an approximation. The exact figure needs each job's JCT when run
+alone on ``G / N`` GPUs, i.e. one more simulation per job: the Sia study runs the job alone
+under the same policy on each GPU type at ``floor(G / N)`` and ``ceil(G / N)`` GPUs,
+interpolates linearly between the two JCTs (``JCT / (G / N)`` below one GPU; Gavel's rigid jobs
+run at their requested count and are scaled by ``requested / (G / N)`` above the share), and
+averages the types weighted by their GPU counts. Here the isolated time is estimated from the
+job's own run instead: GPU-seconds over the share, i.e. as if its speedup were linear within
+the share and its GPU-seconds the same alone. The biases mostly point one way, towards
+figures lower (fairer-looking) than the exact ones: restarts and waits for a restart count in
+the GPU-seconds although a job alone would restart less; a job held above its share is
+credited with linear speedup, while sublinear scaling makes its isolated run on fewer GPUs
+more efficient per GPU; a job held below its share is measured against the GPUs it held,
+not against the larger share it could have used alone.
 """
 
 from __future__ import annotations

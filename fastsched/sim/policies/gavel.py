@@ -5,7 +5,9 @@ Jobs keep the GPU count and batch size of the workload. Each round (360 s in the
 1. throughput ``T[j, t]``: true optimizer steps per second of job ``j`` on its GPU count
    packed on type ``t`` (0 where it does not fit);
 2. allocation ``X`` from the linear program ``max sum T * X`` subject to ``sum_t X[j, t] <= 1``
-   and ``sum_j n_j X[j, t] <= GPUs of t``, ``X >= 0`` (HiGHS);
+   and ``sum_j n_j X[j, t] <= GPUs of t``, ``X >= 0``, solved like Gavel's implementation by an
+   interior-point method (its optimum in the interior of the optimal face: equal jobs share
+   time evenly, so they take turns) and rounded to 5 decimals;
 3. priorities ``X[j, t] / (time j ran on t / time spent on t by all jobs)``, each job
    starting with half a round on every type;
 4. walk the (job, type) pairs by decreasing priority (then allocation), giving a job its GPUs
@@ -20,16 +22,17 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import csr_array, vstack
+from scipy.sparse import csr_array
 
 from fastsched.sim.hetero import fixed_batch_throughput
+from fastsched.sim.policies._interior_lp import job_type_lp
 from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["GavelPolicy", "max_sum_throughput", "gavel_priorities"]
 
 
-def max_sum_throughput(throughput, scale, capacity) -> np.ndarray:
+def max_sum_throughput(throughput, scale, capacity, method="interior") -> np.ndarray:
     """Gavel's time-sharing allocation maximising the sum of throughputs.
 
     Parameters
@@ -40,6 +43,10 @@ def max_sum_throughput(throughput, scale, capacity) -> np.ndarray:
         GPUs each job needs.
     capacity : numpy.ndarray, shape (T,)
         GPUs per type.
+    method : {"interior", "simplex"}
+        ``"interior"`` (Gavel's implementation, an interior-point solver): among several
+        optima the one in the interior of the optimal face, so equal jobs share time evenly;
+        rounded to 5 decimals as the implementation does. ``"simplex"``: a vertex (HiGHS).
 
     Returns
     -------
@@ -53,58 +60,46 @@ def max_sum_throughput(throughput, scale, capacity) -> np.ndarray:
 
     >>> import numpy as np
     >>> x = max_sum_throughput(np.array([[1.0, 3.0], [1.0, 2.0]]), np.array([1, 1]), np.array([1, 1]))
-    >>> np.round(x, 6).tolist()
+    >>> x.tolist()
     [[0.0, 1.0], [1.0, 0.0]]
+
+    Three equal jobs, two GPUs: the interior optimum shares evenly, a vertex does not.
+
+    >>> max_sum_throughput(np.ones((3, 1)), np.ones(3), np.array([2])).tolist()
+    [[0.66667], [0.66667], [0.66667]]
+    >>> sorted(max_sum_throughput(np.ones((3, 1)), np.ones(3), np.array([2]), method="simplex").ravel().tolist())
+    [0.0, 1.0, 1.0]
     """
+    if method not in ("interior", "simplex"):
+        raise ValueError(f"method must be 'interior' or 'simplex', got {method!r}")
     throughput = np.asarray(throughput, dtype=np.float64)
     num_jobs, num_types = throughput.shape
-    if num_jobs == 0:
-        return np.zeros((0, num_types))
-    n = num_jobs * num_types
-    jobs = np.repeat(np.arange(num_jobs), num_types)
-    types = np.tile(np.arange(num_types), num_jobs)
-    a_job = csr_array((np.ones(n), (jobs, np.arange(n))), shape=(num_jobs, n))
-    a_cap = csr_array((np.asarray(scale, dtype=np.float64)[jobs], (types, np.arange(n))), shape=(num_types, n))
-    a = vstack([a_job, a_cap]).tocsr()
-    b = np.concatenate([np.ones(num_jobs), np.asarray(capacity, dtype=np.float64)])
-    tp = throughput.reshape(-1)
-    ub = (tp > 0).astype(np.float64)
-    bounds = np.stack([np.zeros(n), ub], axis=1)
-    res = linprog(-tp, A_ub=a, b_ub=b, bounds=bounds, method="highs")
-    if res.x is None:  # pragma: no cover - x = 0 is always feasible
-        raise RuntimeError(f"Gavel's linear program failed: {res.message}")
-    best = -res.fun
-    runnable = np.flatnonzero((throughput > 0).any(axis=1))
-    if best > 0 and runnable.size > 1:
-        # Among the optimal allocations, the most even one (largest smallest time share of a
-        # runnable job): a simplex vertex would starve one of several equal jobs, where
-        # Gavel's interior-point solver splits the time between them.
-        m = runnable.size
-        a_min = csr_array(
+    out = np.zeros((num_jobs, num_types))
+    # Entries with no throughput stay 0: only the others are variables.
+    jobs, types = np.nonzero(throughput > 0)
+    n = jobs.size
+    if n == 0:
+        return out
+    scale = np.asarray(scale, dtype=np.float64)
+    capacity = np.asarray(capacity, dtype=np.float64)
+    tp = throughput[jobs, types]
+    if method == "interior":
+        x = job_type_lp(tp, jobs, types, scale[jobs], num_jobs, capacity).round(5)
+    else:
+        a = csr_array(
             (
-                -np.ones(runnable.size * num_types),
-                (
-                    np.repeat(np.arange(m), num_types),
-                    (runnable[:, None] * num_types + np.arange(num_types)).reshape(-1),
-                ),
+                np.concatenate([np.ones(n), scale[jobs]]),
+                (np.concatenate([jobs, num_jobs + types]), np.tile(np.arange(n), 2)),
             ),
-            shape=(m, n),
+            shape=(num_jobs + num_types, n),
         )
-        a2 = vstack(
-            [
-                csr_array(np.hstack([a.toarray(), np.zeros((a.shape[0], 1))])),
-                csr_array(np.hstack([-tp[None, :], [[0.0]]])),
-                csr_array(np.hstack([a_min.toarray(), np.ones((m, 1))])),
-            ]
-        ).tocsr()
-        b2 = np.concatenate([b, [-best * (1 - 1e-9)], np.zeros(m)])
-        c2 = np.zeros(n + 1)
-        c2[-1] = -1.0
-        res2 = linprog(c2, A_ub=a2, b_ub=b2, bounds=np.vstack([bounds, [[0.0, 1.0]]]), method="highs")
-        if res2.x is not None:
-            res = res2
-            res.x = res2.x[:n]
-    return np.clip(res.x.reshape(num_jobs, num_types), 0.0, 1.0) + 0.0  # no -0.0
+        b = np.concatenate([np.ones(num_jobs), capacity])
+        res = linprog(-tp, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
+        if res.x is None:  # pragma: no cover - x = 0 is always feasible
+            raise RuntimeError(f"Gavel's linear program failed: {res.message}")
+        x = res.x
+    out[jobs, types] = np.clip(x, 0.0, 1.0)
+    return out + 0.0  # no -0.0
 
 
 def gavel_priorities(allocation, job_time, type_time) -> np.ndarray:
@@ -126,6 +121,14 @@ def gavel_priorities(allocation, job_time, type_time) -> np.ndarray:
 
 class GavelPolicy(SimPolicy):
     """Gavel's heterogeneity-aware max-sum-throughput policy (see the module docstring).
+
+    Parameters
+    ----------
+    placement : {"sequential", "packed"}
+        Worker assignment: the study's sequential one (a job may straddle nodes) or packed.
+    lp_method : {"interior", "simplex"}
+        Optimum of the allocation LP taken (see :func:`max_sum_throughput`): the interior one
+        of Gavel's implementation, or a simplex vertex (for comparison).
 
     Examples
     --------
@@ -152,10 +155,13 @@ class GavelPolicy(SimPolicy):
     needs_gpu_types = True
     default_interval = 360
 
-    def __init__(self, placement="sequential"):
+    def __init__(self, placement="sequential", lp_method="interior"):
         if placement not in ("sequential", "packed"):
             raise ValueError(f"placement must be 'sequential' or 'packed', got {placement!r}")
+        if lp_method not in ("interior", "simplex"):
+            raise ValueError(f"lp_method must be 'interior' or 'simplex', got {lp_method!r}")
         self.placement = placement
+        self.lp_method = lp_method
         self._job_time: dict = {}
         self._type_time = None
 
@@ -207,7 +213,7 @@ class GavelPolicy(SimPolicy):
                 self._type_time += half
         tput = np.array([self._tput(job) for job in jobs]).reshape(len(jobs), len(self.types))
         scale = np.array([job.target_num_replicas for job in jobs], dtype=np.int64)
-        x = max_sum_throughput(tput, scale, self.capacity)
+        x = max_sum_throughput(tput, scale, self.capacity, self.lp_method)
         jt = np.array([self._job_time[job.name] for job in jobs]).reshape(len(jobs), len(self.types))
         prio = gavel_priorities(x, jt, self._type_time)
         # (priority, allocation) descending; ties keep (type, job) order.

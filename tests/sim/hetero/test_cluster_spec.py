@@ -73,3 +73,11 @@ def test_missing_file_and_conflicting_group_sizes(tmp_path):
         parse_cluster(tmp_path / "nope.json")
     with pytest.raises(ValueError, match="appears with 4 and 8 GPUs per node"):
         ClusterSpec([("aws", 1, 4), ("aws", 1, 8)])
+
+
+def test_node_infos_carry_gpu_types():
+    spec = parse_cluster("2xaws,1xdgx-ext")
+    infos = spec.node_infos()
+    assert [infos[i].gpu_type for i in sorted(infos)] == ["aws", "aws", "dgx-ext"]
+    assert {i: n.resources["nvidia.com/gpu"] for i, n in infos.items()} == spec.nodes()
+    assert not any(n.preemptible for n in infos.values())

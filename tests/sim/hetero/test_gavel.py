@@ -20,7 +20,7 @@ def test_lp_prefers_the_larger_sum():
 
 def test_lp_time_shares_equal_jobs_evenly():
     x = max_sum_throughput(np.ones((3, 1)), np.ones(3), np.array([2]))
-    np.testing.assert_allclose(x, [[2 / 3]] * 3, atol=1e-6)
+    np.testing.assert_allclose(x, [[2 / 3]] * 3, atol=1e-5)  # rounded to 5 decimals, as Gavel does
 
 
 def test_lp_never_uses_a_type_a_job_cannot_run_on():

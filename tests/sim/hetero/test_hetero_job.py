@@ -128,3 +128,28 @@ def test_sia_preset_uses_the_study_job_model(two_type_traces):
     assert (job.slowdown, job.rescale_delay, job.migrate_delay) == (1.8, 50, 50)
     plain = make_hetero_jobs(wl, apps, pol, spec)[0]
     assert (plain.slowdown, plain.rescale_delay) == (1.0, 30)
+
+
+def test_restart_only_on_a_new_shape_type_or_resume(app):
+    # The Sia study's simulator: same-shape moves within a type keep running.
+    job = HeteroJob("j", app, 0, restart_on_move=False)
+    job.set_gpu_type("slow")
+    job.reallocate([1, 1])
+    assert job.num_restarts == 0
+    job.step(100)  # the start-up delay is over
+    job.reallocate([1, 1])  # other nodes, same GPUs per node
+    assert (job.num_restarts, job.rescale_time) == (0, 0)
+    job.reallocate([2])  # a new shape
+    assert job.num_restarts == 1
+    job.reallocate([])  # suspended ...
+    job.reallocate([2])  # ... and resumed
+    assert job.num_restarts == 2
+    job.set_gpu_type("fast")  # same shape, other type
+    job.reallocate([2])
+    assert job.num_restarts == 3
+    # Default: every reallocation restarts, as the homogeneous Job does.
+    plain = HeteroJob("p", app, 0)
+    plain.set_gpu_type("slow")
+    plain.reallocate([1, 1])
+    plain.reallocate([1, 1])
+    assert plain.num_restarts == 1

@@ -25,6 +25,7 @@ from fastsched.sim.hetero import (
     make_hetero_jobs,
     resolve_hetero_applications,
 )
+from fastsched.sim.isolated import result_isolated_jcts
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.result import JobRecord, SimulationResult
@@ -378,6 +379,7 @@ def simulate(
             active_jobs=np.array(cluster.active, dtype=np.int64),
             allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
         )
+        result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
         if log is not None:
             log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
     return result

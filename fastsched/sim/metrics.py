@@ -7,27 +7,38 @@ All times in seconds, GPU-hours in hours. Definitions (each function documents i
 * GPU-hours per job (all jobs), also split by GPU type (the split sums to the total);
 * restarts per job;
 * contention: jobs waiting or running after each round's scheduling, mean and max over rounds;
-* finish-time fairness: a job's JCT over the time it would need on an equal ``1/N`` share of
-  the cluster, ``N`` being the mean contention while it was in the system. The share time is
-  its GPU-seconds spread over ``s = min(G / N, held)`` GPUs, ``held`` being the mean GPUs it
-  held over the rounds it held any (a job is not assumed to use more than it did), so
-  ``ftf = JCT * s / GPU-seconds``: 1 for a job that ran from submission to end without
-  waiting, within its share; waiting, or running above a share it would not have had alone
-  (``s < held``), moves the figure accordingly.
+* finish-time fairness: a job's JCT over its JCT alone on an equal ``1/N`` share of the
+  cluster, ``N`` being its mean contention (jobs waiting or running per round, over the rounds
+  it was in the system) and ``G`` the cluster's GPUs (all types): the worst over completed
+  jobs, and the fraction above :data:`FTF_UNFAIR_THRESHOLD`.
 
-Finish-time fairness is an approximation. The exact figure needs each job's JCT when run
-alone on ``G / N`` GPUs, i.e. one more simulation per job: the Sia study runs the job alone
-under the same policy on each GPU type at ``floor(G / N)`` and ``ceil(G / N)`` GPUs,
-interpolates linearly between the two JCTs (``JCT / (G / N)`` below one GPU; Gavel's rigid jobs
-run at their requested count and are scaled by ``requested / (G / N)`` above the share), and
-averages the types weighted by their GPU counts. Here the isolated time is estimated from the
-job's own run instead: GPU-seconds over the share, i.e. as if its speedup were linear within
-the share and its GPU-seconds the same alone. The biases mostly point one way, towards
-figures lower (fairer-looking) than the exact ones: restarts and waits for a restart count in
-the GPU-seconds although a job alone would restart less; a job held above its share is
-credited with linear speedup, while sublinear scaling makes its isolated run on fewer GPUs
-more efficient per GPU; a job held below its share is measured against the GPUs it held,
-not against the larger share it could have used alone.
+The isolated JCT (``ftf_method="isolated"``, the default for results of
+:func:`~fastsched.sim.simulate`, which stores it as ``SimulationResult.isolated_jct``) follows
+the Sia study's definition (its artifact's ``ftf_simulator.py``): per GPU type, the job alone on
+``floor(G / N)`` and ``ceil(G / N)`` GPUs of that type (at most the type's GPUs), interpolated
+linearly in between; below one GPU the one-GPU time divided by ``G / N``; a job with a fixed GPU
+count ``n`` (Gavel, rigid jobs) on ``n`` GPUs, times ``n / (G / N)`` when ``n`` is above the
+share; the types averaged weighted by their GPU counts. Where the study re-simulates each job
+alone under the same policy (about six single-job simulations per job), the time alone here
+is computed from the simulator's true model of the job (:mod:`fastsched.sim.isolated`): it
+starts at the first round after its submission, pauses its start delay once, then trains each
+epoch at the best true goodput any configuration within the share reaches (GPU count, packed
+placement, batch size and accumulation; its true throughput and statistical-efficiency traces
+and its slowdown). It is the job's best run alone: it does not spend its first rounds on one GPU
+learning its scaling, nor restart, nor is it limited to the configurations a policy offers; so
+its time is shorter and its figures higher (less fair-looking) than a re-simulation's. A job
+alone on the cluster scores exactly 1 (up to whole-second epoch crossings) when its
+configuration is fixed; under an adaptive policy (Sia, Pollux) above 1 by its learning ramp
+(one GPU, then at most doubling per round, each step a restart): a few % for jobs of hours, up
+to 2-3 for jobs of minutes on fast GPUs, whose ramp is most of their run. Values below 1 are
+jobs that finished earlier than on their share alone (they used more than ``G / N`` GPUs).
+
+``ftf_method="gpu_seconds"`` (the fallback for results without ``isolated_jct``, e.g. built by
+hand) estimates the isolated time from the job's own run instead: its GPU-seconds spread over
+``s = min(G / N, held)`` GPUs (``held``: the mean GPUs it held over the rounds it held any), so
+``ftf = JCT * s / GPU-seconds``. It leans low (fairer-looking): restarts count in the
+GPU-seconds, speedup within the share is taken as linear, and a job held below its share is
+measured against what it held.
 """
 
 from __future__ import annotations
@@ -161,11 +172,25 @@ def finish_time_fairness(jcts, gpu_seconds, contention, total_gpus, held_gpus=No
     return np.where(gs > 0, out, np.inf)
 
 
-def compute_metrics(result) -> dict:
+def compute_metrics(result, ftf_method=None) -> dict:
     """Compute the metrics of :data:`METRIC_KEYS` for a :class:`~fastsched.sim.result.SimulationResult`.
 
     GPU-hours count every job (finished or not); JCT and fairness figures count completed
     jobs; the cluster size for fairness is the mean GPUs available over the rounds.
+
+    Parameters
+    ----------
+    result : SimulationResult
+    ftf_method : {None, "isolated", "gpu_seconds"}
+        Denominator of finish-time fairness (see the module docstring): ``"isolated"`` reads
+        ``result.isolated_jct`` (stored by :func:`~fastsched.sim.simulate`); ``"gpu_seconds"``
+        estimates it from each job's GPU-seconds; ``None`` (default): ``"isolated"`` when the
+        result has ``isolated_jct``, else ``"gpu_seconds"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``ftf_method``, or ``"isolated"`` on a result without ``isolated_jct``.
 
     Examples
     --------
@@ -182,6 +207,16 @@ def compute_metrics(result) -> dict:
     ({'gpu': 0.1}, 2.0)
     >>> round(m["ftf_worst"], 6), m["ftf_unfair_fraction"]  # b: 120 s * min(4 / (5/3), 2 held) / 240 GPU-s
     (1.0, 0.0)
+
+    With each job's JCT alone (``isolated_jct``, as :func:`~fastsched.sim.simulate` stores it):
+    a at 120 s over 100 s alone, b at 120 s over 120 s.
+
+    >>> r.isolated_jct = np.array([100.0, 120.0])
+    >>> m = compute_metrics(r)
+    >>> m["ftf_worst"], m["ftf_unfair_fraction"]
+    (1.2, 0.5)
+    >>> compute_metrics(r, ftf_method="gpu_seconds")["ftf_worst"] == 1.0
+    True
     """
     jobs = result.jobs
     done = [j for j in jobs if j.completion_time is not None]
@@ -214,9 +249,18 @@ def compute_metrics(result) -> dict:
             a = alloc[:, idx].astype(np.float64)
             rounds = (a > 0).sum(axis=0)
             held = np.where(rounds > 0, a.sum(axis=0) / np.maximum(rounds, 1), np.inf)
-        ftf = finish_time_fairness(
-            [j.completion_time - j.submission_time for j in done], [j.attained_service for j in done], n, gpus, held
-        )
+        jcts = np.array([j.completion_time - j.submission_time for j in done], dtype=np.float64)
+        iso = getattr(result, "isolated_jct", None)
+        if ftf_method is None:
+            ftf_method = "isolated" if iso is not None else "gpu_seconds"
+        if ftf_method == "isolated":
+            if iso is None:
+                raise ValueError("ftf_method='isolated' needs result.isolated_jct (a result of simulate())")
+            ftf = jcts / np.asarray(iso, dtype=np.float64)[idx]
+        elif ftf_method == "gpu_seconds":
+            ftf = finish_time_fairness(jcts, [j.attained_service for j in done], n, gpus, held)
+        else:
+            raise ValueError(f"ftf_method must be 'isolated', 'gpu_seconds' or None, got {ftf_method!r}")
         out["ftf_worst"] = float(ftf.max())
         out["ftf_unfair_fraction"] = float(np.mean(ftf > FTF_UNFAIR_THRESHOLD))
     else:

@@ -77,6 +77,10 @@ class SimulationResult:
         GPUs allocated, GPUs in the cluster and active jobs after each round's policy call.
     allocations : numpy.ndarray
         ``(rounds, jobs)`` int16 GPUs held by each job after each round.
+    isolated_jct : numpy.ndarray, optional
+        Per job, its JCT alone on an equal share of the cluster (NaN if not completed; see
+        :mod:`fastsched.sim.isolated`), the denominator of finish-time fairness; ``None``:
+        finish-time fairness falls back to the GPU-seconds estimate (:mod:`fastsched.sim.metrics`).
 
     Examples
     --------
@@ -101,6 +105,7 @@ class SimulationResult:
     total_gpus: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     active_jobs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     allocations: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int16))
+    isolated_jct: np.ndarray | None = None
 
     # -- figures ---------------------------------------------------------------------------
     @property

@@ -11,13 +11,16 @@ merge + memory + pipeline; Paddle ``get_cost``, its ``Queue(1024)`` made unbound
 deadlocks on cases with >= 1024 source nodes). Paddle reads the case through duck-typed program
 objects that expose exactly what its cost model touches. fastsched's first call (numba cache
 load or compile) is excluded.
-Without ``--ref-python`` only fastsched is measured.
+Without ``--ref-python`` only fastsched is measured. ``--baseline DIR`` runs a second fastsched
+source tree (an older commit unpacked with ``git archive``) in the same alternation, for
+before/after figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -113,8 +116,8 @@ print(json.dumps({"init_s": inits, "get_cost_s": costs, "runtime": c.runtime}))
 """
 
 
-def _run(argv, env=None):
-    out = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+def _run(argv, env=None, cwd=ROOT):
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -128,6 +131,12 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--repeats", type=int, default=20, help="fastsched warm calls per round")
     ap.add_argument("--ref-repeats", type=int, default=1, help="Paddle calls per round")
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        metavar="DIR",
+        help="also run fastsched from this source tree (e.g. an older commit's, via git archive), alternating",
+    )
     args = ap.parse_args(argv)
     if args.ref_python is None:
         print("no --ref-python given: measuring fastsched only (skipping the Paddle side)")
@@ -135,16 +144,32 @@ def main(argv=None) -> int:
         if not Path(case).is_file():
             print(f"{case}: not found, skipped")
             continue
-        load, est, init, cost = [], [], [], []
+        load, est, init, cost, bload, best = [], [], [], [], [], []
         rt_ours = rt_ref = None
+        ref = args.ref_python  # None for the rest of this case once Paddle fails on it
         n = 1
         for _ in range(args.rounds):
             o = _run([sys.executable, "-c", OURS, case, str(args.repeats)])
             load.extend(o["load_s"])
             est.extend(o["estimate_s"])
             rt_ours, n = o["runtime"], max(o["n_ops"], 1)
-            if args.ref_python:
-                r = _run([args.ref_python, "-c", REF, case, str(args.ref_repeats)])
+            if args.baseline:
+                base = Path(args.baseline).resolve()  # its directory first on sys.path (python -c)
+                ob = _run([sys.executable, "-c", OURS, str(Path(case).resolve()), str(args.repeats)], cwd=base)
+                bload.extend(ob["load_s"])
+                best.extend(ob["estimate_s"])
+            if ref:
+                # the cases were generated under a fixed hash seed; the reference's branch merge
+                # depends on dict order (B6) and can fail (KeyError 'merged_N') under another one
+                with open(case, encoding="utf-8") as fh:
+                    seed = str(json.load(fh).get("pythonhashseed", "0"))
+                env = dict(os.environ, PYTHONHASHSEED=seed)
+                try:
+                    r = _run([ref, "-c", REF, case, str(args.ref_repeats)], env=env)
+                except RuntimeError as e:
+                    print(f"  Paddle failed on {Path(case).stem}: {str(e).strip().splitlines()[-1]}")
+                    ref = None
+                    continue
                 init.extend(r["init_s"])
                 cost.extend(r["get_cost_s"])
                 rt_ref = r["runtime"]
@@ -153,10 +178,16 @@ def main(argv=None) -> int:
         print(f"  fastsched load_case (JSON + encode): {ml * 1e3:9.3f} ms  ({ml / n * 1e6:.2f} us/op)")
         print(f"  fastsched estimate (encoded):        {me * 1e6:9.1f} us  ({me / n * 1e6:.3f} us/op)")
         print(f"  fastsched runtime estimate: {rt_ours!r}")
+        if bload:
+            bl, be = statistics.median(bload), statistics.median(best)
+            print(f"  baseline load_case:                  {bl * 1e3:9.3f} ms  ({bl / n * 1e6:.2f} us/op)")
+            print(f"  baseline estimate:                   {be * 1e6:9.1f} us  ({be / n * 1e6:.3f} us/op)")
         if init:
             mi, mc = statistics.median(init), statistics.median(cost)
             print(f"  Paddle init:     {mi * 1e3:9.3f} ms   ratio {mi / ml:8.1f}x")
             print(f"  Paddle get_cost: {mc * 1e3:9.3f} ms   ratio {mc / me:8.1f}x")
+            if bload:
+                print(f"  baseline ratios: init {mi / bl:8.1f}x   get_cost {mc / be:8.1f}x")
             print(f"  Paddle runtime estimate:    {rt_ref!r}")
     return 0
 

@@ -74,8 +74,8 @@ Layers
 :class:`EncodedProgram` once; :func:`estimate` runs kernels only and returns an immutable
 :class:`Cost`; :class:`CostModel` is an adapter with Paddle's method names.
 :mod:`.schedules` prices pipeline schedules (seed, GPipe, 1F1B, interleaved, ZB-H1) and
-:func:`search` ranks parallel configurations of a :class:`Transformer` on a
-:class:`Cluster`.
+:func:`search` ranks parallel configurations of a :class:`Transformer` (or of a program
+with per-op costs, :class:`ProgramModel`) on a :class:`Cluster`.
 """
 
 from fastsched.costmodel.case import Case, load_case
@@ -90,6 +90,7 @@ from fastsched.costmodel.model import (
     estimate_cost,
 )
 from fastsched.costmodel.program import Op, Program, Rank, Var
+from fastsched.costmodel.program_search import ProgramModel
 from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
 from fastsched.costmodel.search import SearchResult, Transformer, search
 from fastsched.costmodel.synthetic import transformer_stack
@@ -114,6 +115,7 @@ __all__ = [
     "Op",
     "PipelineSchedule",
     "Program",
+    "ProgramModel",
     "Rank",
     "Var",
     "estimate_cost",

@@ -13,10 +13,54 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.costmodel._comm import comm_ms
-from fastsched.costmodel._memory import static_and_peak
-from fastsched.costmodel._merge import merge_fixed_point
+from fastsched.costmodel._memory import static_and_peak_into
+from fastsched.costmodel._merge import WORKSPACE_MAX_OPS, merge_into
+from fastsched.costmodel._pipeline import ZB_H1, simulate_ordered, simulate_seed
 
-__all__ = ["estimate_ranks", "pairwise_sum"]
+__all__ = ["estimate_ranks", "estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
+
+#: Segments of the packed int64 array (after a header of ``len + 1`` offsets), in order.
+INT_FIELDS = (
+    "op_ptr",
+    "edge_ptr",
+    "var_ptr",
+    "phase",
+    "comm",
+    "comm_var",
+    "comm_ranks",
+    "comm_lo",
+    "comm_hi",
+    "edge_src",
+    "edge_dst",
+    "var_ndyn",
+    "persistable",
+    "first_use",
+    "last_use",
+)
+#: Segments of the packed float64 array (same header layout, offsets stored as floats).
+FLOAT_FIELDS = ("base_cost", "var_fixed", "var_dsize")
+#: Slots of the settings vector ``P`` of :func:`estimate_packed` (activation bytes follow, per stage).
+PARAMS = (
+    "batch",
+    "bw_intra",
+    "lat_intra",
+    "bw_inter",
+    "lat_inter",
+    "gpus_per_node",
+    "overhead",
+    "comm_model",
+    "mem_bytes",
+    "serial_first",
+    "microbatch_num",
+    "schedule_kind",
+    "virtual_stages",
+    "p2p_ms",
+    "wgrad_fraction",
+    "act_given",
+)
+_NI = len(INT_FIELDS)
+_NF = len(FLOAT_FIELDS)
+_NP = len(PARAMS)
 
 
 @jit
@@ -140,6 +184,23 @@ def estimate_ranks(
     peak = np.zeros(R, np.float64)
     nodes = np.zeros(R, np.int64)
     nv_all = var_fixed.shape[0]
+    # one allocation of each kind for all ranks (small graphs are dominated by allocations)
+    nmax = 0
+    mmax = 0
+    vmax = 0
+    for r in range(R):
+        nmax = max(nmax, op_ptr[r + 1] - op_ptr[r])
+        mmax = max(mmax, edge_ptr[r + 1] - edge_ptr[r])
+        vmax = max(vmax, var_ptr[r + 1] - var_ptr[r])
+    label = np.empty(nmax, np.int64)
+    ws = np.empty(17 * nmax + 4 * mmax + 16 if nmax <= WORKSPACE_MAX_OPS else 0, np.int64)
+    # separate arrays, allocated once per call (one contiguous block was 3x slower on a
+    # 1e6-op chain)
+    c_all = np.empty(nmax, np.float64)
+    buf_all = np.empty(nmax, np.float64)
+    ncost_all = np.empty(nmax, np.float64)
+    size_all = np.empty(vmax, np.float64)
+    delta_all = np.empty(nmax + 2, np.float64)
     elems = np.empty(nv_all, np.float64)
     for v in range(nv_all):
         e = var_fixed[v]
@@ -151,7 +212,7 @@ def estimate_ranks(
         n = op_ptr[r + 1] - o0
         v0 = var_ptr[r]
         nv = var_ptr[r + 1] - v0
-        c = np.empty(n, np.float64)
+        c = c_all[:n]
         ph = phase[o0 : o0 + n]
         for i in range(n):
             x = base_cost[o0 + i]
@@ -164,7 +225,7 @@ def estimate_ranks(
                 else:
                     x = comm_ms(k, nb, comm_ranks[o0 + i], bw_intra, lat_intra)
             c[i] = x + overhead
-        buf = np.empty(n, np.float64)
+        buf = buf_all[:n]
         for p in range(3):
             k = 0
             for i in range(n):
@@ -174,7 +235,8 @@ def estimate_ranks(
             pre[r, p] = pairwise_sum(buf, k)
         e0 = edge_ptr[r]
         e1 = edge_ptr[r + 1]
-        label, ncost, _, _, _ = merge_fixed_point(c, ph, edge_src[e0:e1], edge_dst[e0:e1], serial_first)
+        ncost = ncost_all[:n]
+        merge_into(c, ph, edge_src[e0:e1], edge_dst[e0:e1], serial_first, ws, ncost, label)
         cnt = 0
         for p in range(3):
             k = 0
@@ -185,10 +247,162 @@ def estimate_ranks(
             times[r, p] = pairwise_sum(buf, k)
             cnt += k
         nodes[r] = cnt
-        size = np.empty(nv, np.float64)
+        size = size_all[:nv]
         for v in range(nv):
             size[v] = elems[v0 + v] * var_dsize[v0 + v] if mem_bytes else elems[v0 + v]
-        st, pk = static_and_peak(first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n)
+        st, pk = static_and_peak_into(
+            first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n, delta_all
+        )
         static[r] = st
         peak[r] = pk
     return times, pre, static, peak, nodes
+
+
+@jit
+def _seg(a, k):
+    # segment k of a packed array whose header holds the segment offsets
+    return a[int(a[k]) : int(a[k + 1])]
+
+
+@jit
+def estimate_packed(I, F, PP, P, out):
+    """One call for a whole estimate: ranks, stages, pipeline schedule; results into ``out``.
+
+    ``I`` and ``F`` are an encoded program packed by ``encode`` (segments
+    :data:`INT_FIELDS`, :data:`FLOAT_FIELDS`); ``PP`` is ``[S, stage_ptr[0..S], ranks...]``
+    (empty without a pipeline); ``P`` holds the settings (:data:`PARAMS`, then one
+    activation size per stage when ``act_given``). ``out`` (float64, length
+    ``2 + 9 R + 4 S``) receives::
+
+        [runtime, times[R, 3], premerge[R, 3], static[R], peak[R], nodes[R],
+         bubble, busy[S], peak_inflight[S], p2p_time[S], peak_activation_bytes[S]]
+
+    Returns 0, or 1 when a fixed-order schedule deadlocked (never on valid input).
+    Without a pipeline the runtime is the slowest rank's ``fwd + bwd + optim`` and the
+    pipeline block is absent.
+    """
+    times, pre, static, peak, nodes = estimate_ranks(
+        _seg(I, 0),
+        _seg(I, 1),
+        _seg(I, 2),
+        _seg(I, 3),
+        _seg(I, 4),
+        _seg(F, 0),
+        _seg(I, 5),
+        _seg(I, 6),
+        _seg(I, 7),
+        _seg(I, 8),
+        _seg(I, 9),
+        _seg(I, 10),
+        _seg(F, 1),
+        _seg(I, 11),
+        _seg(F, 2),
+        _seg(I, 12),
+        _seg(I, 13),
+        _seg(I, 14),
+        P[0],
+        P[1],
+        P[2],
+        P[3],
+        P[4],
+        np.int64(P[5]),
+        P[6],
+        P[7] != 0.0,
+        P[8] != 0.0,
+        P[9] != 0.0,
+    )
+    R = static.shape[0]
+    k = 1
+    for r in range(R):
+        for p in range(3):
+            out[k] = times[r, p]
+            k += 1
+    for r in range(R):
+        for p in range(3):
+            out[k] = pre[r, p]
+            k += 1
+    for r in range(R):
+        out[k + r] = static[r]
+        out[k + R + r] = peak[r]
+        out[k + 2 * R + r] = nodes[r]
+    k += 3 * R
+    if PP.shape[0] == 0:
+        top = 0.0
+        for r in range(R):
+            t = times[r, 0] + times[r, 1] + times[r, 2]
+            if r == 0 or t > top:
+                top = t
+        out[0] = top
+        return 0
+    S = PP[0]
+    sf = np.zeros(S, np.float64)
+    sb = np.zeros(S, np.float64)
+    so = np.zeros(S, np.float64)
+    act = np.zeros(S, np.float64)
+    for s in range(S):
+        pk = -np.inf
+        st = -np.inf
+        for j in range(PP[1 + s], PP[2 + s]):
+            r = PP[2 + S + j]
+            if j == PP[1 + s] or times[r, 0] > sf[s]:
+                sf[s] = times[r, 0]
+            if j == PP[1 + s] or times[r, 1] > sb[s]:
+                sb[s] = times[r, 1]
+            if j == PP[1 + s] or times[r, 2] > so[s]:
+                so[s] = times[r, 2]
+            pk = max(pk, peak[r])
+            st = max(st, static[r])
+        act[s] = P[_NP + s] if P[15] != 0.0 else max(pk - st, 0.0)
+    m = np.int64(P[10])
+    kind = np.int64(P[11])
+    v = np.int64(P[12])
+    p2p = P[13]
+    n_p2p = np.zeros(S, np.int64)
+    if kind == 0:
+        total, span, busy, inflight, _, _, _, _, _ = simulate_seed(sf, sb, so, m, False)
+    else:
+        bb = sb
+        w = np.zeros(S, np.float64)
+        if kind == ZB_H1:  # the weight-gradient share of the backward
+            w = sb * P[14]
+            bb = sb - w
+        total, span, busy, inflight, n_p2p, _, _, _, _, _, dead = simulate_ordered(
+            kind, sf, bb, w, so, m, v, p2p, False
+        )
+        if dead:
+            return 1
+    fb = busy - so
+    bubble = 0.0
+    if span > 0:
+        bubble = max(1.0 - pairwise_sum(fb, S) / (S * span), 0.0)
+    out[0] = total
+    out[k] = bubble
+    k += 1
+    for s in range(S):
+        out[k + s] = busy[s]
+        out[k + S + s] = inflight[s]
+        out[k + 2 * S + s] = n_p2p[s] * p2p
+        out[k + 3 * S + s] = inflight[s] * act[s] / v
+    return 0
+
+
+def pack(arrays, fields, dtype):
+    """Concatenate ``arrays[f]`` for ``f`` in ``fields`` behind a header of segment offsets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pack({"a": np.array([5, 6]), "b": np.array([7])}, ("a", "b"), np.int64).tolist()
+    [3, 5, 6, 5, 6, 7]
+    """
+    k = len(fields)
+    sizes = [arrays[f].shape[0] for f in fields]
+    out = np.empty(k + 1 + sum(sizes), dtype)
+    pos = k + 1
+    for i, f in enumerate(fields):
+        out[i] = pos
+        out[pos : pos + sizes[i]] = arrays[f]
+        pos += sizes[i]
+    out[k] = pos
+    out.flags.writeable = False
+    return out

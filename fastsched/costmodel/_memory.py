@@ -6,7 +6,7 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["static_and_peak"]
+__all__ = ["static_and_peak", "static_and_peak_into"]
 
 
 @jit
@@ -19,8 +19,15 @@ def static_and_peak(first_use, last_use, size, persistable, n_ops):
     on last use (B1). The peak is static plus the largest sum of sizes live at one op
     (inputs and outputs of an op are live together). Difference array: O(vars + ops).
     """
+    return static_and_peak_into(first_use, last_use, size, persistable, n_ops, np.empty(n_ops + 2, np.float64))
+
+
+@jit
+def static_and_peak_into(first_use, last_use, size, persistable, n_ops, work):
+    """:func:`static_and_peak` with a caller's float64 workspace of at least ``n_ops + 2``."""
     n = first_use.shape[0]
-    delta = np.zeros(n_ops + 2, np.float64)  # position p+1 <-> op p, 0 <-> program start
+    delta = work[: n_ops + 2]  # position p+1 <-> op p, 0 <-> program start
+    delta[:] = 0.0
     static = 0.0
     for v in range(n):
         if persistable[v]:

@@ -321,11 +321,22 @@ def simulate_ordered(kind, fwd, bwd, wgt, optim, m, v, p2p, record):
     done = 0
     total_ops = S * ops_per
     deadlock = False
+    # the decoded next operation of each stage, kept while the stage waits on a dependency
+    # (a blocked stage is revisited every sweep; decoding is integer divisions)
+    nx_op = np.zeros(S, np.int64)
+    nx_c = np.zeros(S, np.int64)
+    nx_i = np.zeros(S, np.int64)
+    nx_k = np.full(S, -1, np.int64)
     while done < total_ops:
         progress = False
         for s in range(S):
             while ptr[s] < ops_per:
-                op, c, i = _op_at(kind, s, S, m, v, ptr[s])
+                if nx_k[s] != ptr[s]:
+                    nx_op[s], nx_c[s], nx_i[s] = _op_at(kind, s, S, m, v, ptr[s])
+                    nx_k[s] = ptr[s]
+                op = nx_op[s]
+                c = nx_c[s]
+                i = nx_i[s]
                 j = c * S + s  # virtual stage
                 dep = 0.0
                 cross = False

@@ -1,4 +1,4 @@
-"""``fastsched plan MODEL.json --gpus N``: rank parallel configurations of a transformer."""
+"""``fastsched plan MODEL.json --gpus N``: rank parallel configurations of a transformer or a program."""
 
 from __future__ import annotations
 
@@ -11,12 +11,24 @@ def register(subparsers) -> None:
     """Add the ``plan`` subcommand to ``subparsers``."""
     p = subparsers.add_parser(
         "plan",
-        help="search data/tensor/pipeline parallel configurations of a transformer",
+        help="search data/tensor/pipeline parallel configurations of a transformer or a program",
         description="Rank every data/tensor/pipeline configuration (microbatch, schedule, recomputation, ZeRO) "
         "of a transformer (MODEL.json: layers, hidden, heads, seq, vocab, global_batch) that fits the GPUs' "
-        "memory, by predicted step time.",
+        "memory, by predicted step time. A case or program JSON (with 'ranks' or 'ops': per-op costs) is "
+        "searched over pipeline x data parallelism (no tensor parallelism; see "
+        "fastsched.costmodel.program_search).",
     )
-    p.add_argument("model", help="model JSON: layers, hidden, heads, seq, vocab, global_batch[, dtype_bytes]")
+    p.add_argument(
+        "model",
+        help="model JSON (layers, hidden, heads, seq, vocab, global_batch[, dtype_bytes]) or a case/program JSON",
+    )
+    p.add_argument(
+        "--global-batch",
+        type=int,
+        default=None,
+        help="program only: samples per step (default: the case's batch_size x GPUs)",
+    )
+    p.add_argument("--rank", type=int, default=0, help="program only: which rank's program to read (default 0)")
     p.add_argument("--gpus", type=int, required=True, help="number of GPUs")
     p.add_argument("--cluster", metavar="CLUSTER.json", default=None, help="cluster fields (the options override)")
     p.add_argument("--gpus-per-node", type=int, default=None)
@@ -32,10 +44,22 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched plan`` for parsed ``args``; return the exit status."""
+    from fastsched.costmodel.case import Case, load_case
     from fastsched.costmodel.cluster import Cluster
-    from fastsched.costmodel.search import SCHEDULE_NAMES, load_model, search
+    from fastsched.costmodel.program_search import ProgramModel
+    from fastsched.costmodel.search import Transformer, search
 
-    model = load_model(args.model)
+    with open(args.model, encoding="utf-8") as fh:
+        data = json.load(fh)
+    is_program = isinstance(data, dict) and ("ranks" in data or "ops" in data)
+    if is_program:
+        case = load_case(args.model) if "ranks" in data else Case("program", data)
+        gb = args.global_batch if args.global_batch is not None else case.batch_size * args.gpus
+        model = ProgramModel(case, global_batch=gb, rank=args.rank)
+    else:
+        if not isinstance(data, dict):
+            raise ValueError(f"{args.model}: a model file holds a JSON object")
+        model = Transformer.from_dict(data)
     fields = {}
     if args.cluster:
         with open(args.cluster, encoding="utf-8") as fh:
@@ -52,14 +76,27 @@ def run(args) -> int:
         if v is not None:
             fields[key] = v * scale
     cluster = Cluster.from_dict(fields)
-    schedules = SCHEDULE_NAMES if args.schedules is None else tuple(s.strip() for s in args.schedules.split(","))
+    schedules = None if args.schedules is None else tuple(s.strip() for s in args.schedules.split(","))
     res = search(model, cluster, schedules=schedules)
     rows = res.rows(args.top)
+    if is_program:
+        desc = {
+            "program": args.model,
+            "rank": args.rank,
+            "forward_ops": model.n_forward,
+            "parameters": model.parameters,
+            "global_batch": model.global_batch,
+            "batch_size": model.batch_size,
+        }
+        title = f"program {args.model} ({model.n_forward} forward ops, {model.parameters:.4g} parameters)"
+    else:
+        desc = model.to_dict()
+        title = f"{model.parameters / 1e9:.1f}B parameters"
     if args.json:
         print(
             json.dumps(
                 {
-                    "model": model.to_dict(),
+                    "model": desc,
                     "cluster": cluster.to_dict(),
                     "evaluated": res.n_evaluated,
                     "fit": len(res),
@@ -69,8 +106,7 @@ def run(args) -> int:
         )
         return 0
     print(
-        f"{model.parameters / 1e9:.1f}B parameters on {cluster.gpus} GPUs: {res.n_evaluated} configurations, "
-        f"{len(res)} fit {cluster.memory_gib:g} GiB"
+        f"{title} on {cluster.gpus} GPUs: {res.n_evaluated} configurations, {len(res)} fit {cluster.memory_gib:g} GiB"
     )
     hdr = (
         f"{'tp':>3} {'pp':>3} {'dp':>5} {'mb':>3} {'m':>5} {'schedule':>11} {'v':>2} {'recomp':>9} {'zero':>4} "

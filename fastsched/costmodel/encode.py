@@ -19,12 +19,16 @@ import contextlib
 import gc
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
+from itertools import accumulate, chain, compress, repeat
+from operator import itemgetter, not_
 from typing import NamedTuple
 
 import numpy as np
 
 from fastsched.costmodel._edges import op_edges_and_ranges
+from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
 from fastsched.costmodel.graph import BWD, FWD, OPTIM, comm_class, uses_ring
 from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _norm_dtype
 
@@ -60,6 +64,12 @@ class EncodedProgram(NamedTuple):
     stage : tuple               each rank's declared stage (or None)
     facts : frozenset           features that touch the reference's bugs (see
         :func:`fastsched.costmodel.deviations.deviations`)
+    packed_i, packed_f : int64[...], float64[...]  the arrays above packed into two
+        contiguous arrays (segments ``_estimate.INT_FIELDS`` / ``FLOAT_FIELDS``), so one
+        estimate is one kernel call with few arguments
+    cache : dict
+        Settings-dependent constants of :func:`fastsched.costmodel.estimate` (the
+        validated settings vector, never results), filled on first use
 
     Examples
     --------
@@ -92,6 +102,9 @@ class EncodedProgram(NamedTuple):
     var_names: tuple
     stage: tuple
     facts: frozenset = frozenset()
+    packed_i: np.ndarray | None = None
+    packed_f: np.ndarray | None = None
+    cache: dict | None = None
 
     @property
     def n_ranks(self) -> int:
@@ -158,6 +171,88 @@ def _slot_lists(where, slots):
 
 
 _STR = {str}
+_SEQ = {list, tuple}
+_NONE = type(None)
+
+
+class _Flat(NamedTuple):
+    # Every op's slots flattened: names in program order, per-op name and slot counts, the
+    # slot names, and per op whether a slot is called LearningRate (optimizer ops).
+    names: list
+    cnt: np.ndarray
+    nslots: np.ndarray
+    slot_names: list
+    raw: list  # each op's normalised [(slot, [names])] (read only for communication ops)
+
+
+def _flat_slots(kind, ids, raw):
+    # C-level passes (map, chain, type sets) over the JSON layout or Op tuples; on anything
+    # unusual (dict slots, a bare name, a wrong type) the per-op checker normalises it or
+    # raises the precise error, and the fast path runs again on the normalised lists.
+    n = len(raw)
+    types = set(map(type, raw))
+    if types <= {list, tuple, _NONE}:
+        norm = [x or () for x in raw] if _NONE in types else raw
+        pairs = list(chain.from_iterable(norm))
+        if set(map(type, pairs)) <= _SEQ and (not pairs or set(map(len, pairs)) == {2}):
+            slot_names = list(map(itemgetter(0), pairs))
+            lists = list(map(itemgetter(1), pairs))
+            if set(map(type, slot_names)) <= _STR and set(map(type, lists)) <= _SEQ:
+                names = list(chain.from_iterable(lists))
+                if set(map(type, names)) <= _STR:
+                    nslots = np.fromiter(map(len, norm), np.int64, n)
+                    per_pair = np.fromiter(map(len, lists), np.int64, len(lists))
+                    owner = np.repeat(np.arange(n), nslots)
+                    cnt = np.bincount(owner, weights=per_pair, minlength=n).astype(np.int64)
+                    return _Flat(names, cnt, nslots, slot_names, norm)
+    norm = [_slot_lists(f"Op {oid!r} {kind}", x) for oid, x in zip(ids, raw, strict=True)]
+    return _flat_slots(kind, ids, [[[p[0], list(p[1])] for p in x] for x in norm])
+
+
+def _has_slot(flat: _Flat, slot, n):
+    # per op: does one of its slots carry this name
+    out = np.zeros(n, np.bool_)
+    if slot in flat.slot_names:
+        owner = np.repeat(np.arange(n), flat.nslots)
+        hit = list(compress(range(len(flat.slot_names)), map(slot.__eq__, flat.slot_names)))
+        out[owner[hit]] = True
+    return out
+
+
+def _contains(names, sub):
+    # per name: is ``sub`` a substring (one regex scan over the joined names, no per-name code)
+    out = np.zeros(len(names), np.bool_)
+    if not names:
+        return out
+    text = "\n".join(names)
+    if sub not in text:
+        return out
+    ends = np.cumsum(np.fromiter(map(len, names), np.int64, len(names)) + 1)
+    pos = [m.start() for m in re.finditer(re.escape(sub), text)]
+    out[np.searchsorted(ends, pos, side="right")] = True
+    return out
+
+
+def _shape_arrays(shapes):
+    # static element count (product of the non -1 dims) and number of -1 dims per variable
+    nv = len(shapes)
+    lens = np.fromiter(map(len, shapes), np.int64, nv)
+    dims = np.fromiter(chain.from_iterable(shapes), np.int64, int(lens.sum()))
+    dyn = dims == -1
+    owner = np.repeat(np.arange(nv), lens)
+    ndyn = np.bincount(owner[dyn], minlength=nv).astype(np.int64)
+    fixed = np.ones(nv, np.float64)
+    np.multiply.at(fixed, owner, np.where(dyn, 1, dims).astype(np.float64))
+    if fixed.size and fixed.max() >= 2.0**53:
+        # a product float64 may have rounded on the way: exact Python integers (rare)
+        return np.fromiter((math.prod(d for d in s if d != -1) for s in shapes), np.float64, nv), ndyn
+    return fixed, ndyn
+
+
+def _opt_ints(vals, none):
+    # list of int or None -> int64 array with ``none`` for None
+    a = np.array(vals, np.float64) if vals else np.empty(0, np.float64)
+    return np.where(np.isnan(a), none, a).astype(np.int64)
 
 
 class _RankLists(NamedTuple):
@@ -169,8 +264,8 @@ class _RankLists(NamedTuple):
     var_pers: list
     op_ids: list
     op_types: list
-    op_inputs: list
-    op_outputs: list
+    op_inputs: _Flat
+    op_outputs: _Flat
     op_roles: list
     op_rings: list
     op_costs: list
@@ -190,8 +285,8 @@ def _lists_from_rank(r: Rank) -> _RankLists:
         [v.persistable for v in vs],
         [o.id for o in ops],
         [o.type for o in ops],
-        [o.inputs for o in ops],
-        [o.outputs for o in ops],
+        _flat_slots("inputs", [o.id for o in ops], [o.inputs for o in ops]),
+        _flat_slots("outputs", [o.id for o in ops], [o.outputs for o in ops]),
         [o.op_role for o in ops],
         [o.ring_id for o in ops],
         [o.cost for o in ops],
@@ -213,9 +308,14 @@ _INT_NONE = {int, type(None)}
 _NUM_NONE = {int, float, type(None)}
 
 
+def _col(items, key, default=None):
+    # one field of every dict, at C level (items are all dicts, checked by the caller)
+    return list(map(dict.get, items, repeat(key), repeat(default)))
+
+
 def _ints(where, ops, key, default, allow_none):
     # One C-level type pass; the per-item check (and its message) only when it fails.
-    vals = [o.get(key, default) for o in ops]
+    vals = _col(ops, key, default)
     if set(map(type, vals)) <= (_INT_NONE if allow_none else _INT):
         return vals
     return [_int_or_none(f"Op {o['id']!r}: {key}", v, allow_none) for o, v in zip(ops, vals, strict=True)]
@@ -226,21 +326,29 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
     if not isinstance(r, Mapping):
         raise TypeError(f"ranks[{i}] must be a Rank or a dict, got {type(r).__name__}")
     rank_no = int(r.get("rank", i))
-    vs = [v for v in (r.get("vars") or ()) if not (type(v) is dict and v.get("added_by_reference"))]
+    raw_vars = list(r.get("vars") or ())
     ops = list(r.get("ops") or ())
-    for what, items in (("a variable", vs), ("an op", ops)):
+    for what, items in (("a variable", raw_vars), ("an op", ops)):
         if set(map(type, items)) - {dict}:
             for x in items:
                 if not isinstance(x, Mapping):
                     kind = "Var" if what == "a variable" else "Op"
                     raise TypeError(f"{what} must be a {kind} or a dict, got {type(x).__name__}")
-    names = [v.get("name") for v in vs]
+            # other Mapping types: as plain dicts (read only)
+            if what == "a variable":
+                raw_vars = [dict(x) for x in items]
+            else:
+                ops = [dict(x) for x in items]
+    added = _col(raw_vars, "added_by_reference")
+    vs = list(compress(raw_vars, map(not_, added))) if any(added) else raw_vars
+    names = _col(vs, "name")
     if set(map(type, names)) - {str} or "" in names:
         for n in names:
             _check_str("Var.name", n)
-    shapes = [v.get("shape", ()) for v in vs]
-    flat = [d for s in shapes if type(s) is list for d in s]
-    if set(map(type, shapes)) - {list} or set(map(type, flat)) - _INT or (flat and min(flat) < -1):
+    shapes = _col(vs, "shape", ())
+    shape_types = set(map(type, shapes))
+    flat = list(chain.from_iterable(shapes)) if shape_types <= _SEQ else None
+    if flat is None or set(map(type, flat)) - _INT or (flat and min(flat) < -1):
         for n, s in zip(names, shapes, strict=True):
             if not isinstance(s, Sequence) or isinstance(s, (str, bytes)):
                 raise TypeError(f"Var {n!r}: shape must be a sequence of ints")
@@ -249,38 +357,44 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
                     raise TypeError(f"Var {n!r}: shape entries must be ints, got {d!r}")
                 if d < -1:
                     raise ValueError(f"Var {n!r}: shape entries must be >= -1, got {d}")
-    dtypes = [v.get("dtype", "float32") for v in vs]
-    for k, (n, dt) in enumerate(zip(names, dtypes, strict=True)):
-        if dt not in DTYPE_SIZES:
-            nd = _norm_dtype(dt)
-            if nd not in DTYPE_SIZES:
-                raise ValueError(f"Var {n!r}: unknown dtype {dt!r}")
-            dtypes[k] = nd
-    pers = [bool(v.get("persistable", False)) for v in vs]
-    ids = [o.get("id") for o in ops]
-    types = [o.get("type") for o in ops]
+        shapes = [list(map(int, s)) for s in shapes]
+    dtypes = _col(vs, "dtype", "float32")
+    if not set(dtypes) <= DTYPE_SIZES.keys():
+        for k, (n, dt) in enumerate(zip(names, dtypes, strict=True)):
+            if dt not in DTYPE_SIZES:
+                nd = _norm_dtype(dt)
+                if nd not in DTYPE_SIZES:
+                    raise ValueError(f"Var {n!r}: unknown dtype {dt!r}")
+                dtypes[k] = nd
+    pers = list(map(bool, _col(vs, "persistable", False)))
+    ids = _col(ops, "id")
+    types = _col(ops, "type")
     if set(map(type, ids)) - {str} or set(map(type, types)) - {str} or "" in ids or "" in types:
         for oid, t in zip(ids, types, strict=True):
             _check_str("Op.id", oid)
             _check_str(f"Op {oid!r}: type", t)
-    ins = [_slot_lists(f"Op {o['id']!r} inputs", o.get("inputs")) for o in ops]
-    outs = [_slot_lists(f"Op {o['id']!r} outputs", o.get("outputs")) for o in ops]
-    roles = [0 if x is None else x for x in _ints("op_role", ops, "op_role", 0, True)]
+    ins = _flat_slots("inputs", ids, _col(ops, "inputs"))
+    outs = _flat_slots("outputs", ids, _col(ops, "outputs"))
+    roles = _ints("op_role", ops, "op_role", 0, True)
+    if None in roles:
+        roles = [0 if x is None else x for x in roles]
     rings = _ints("ring_id", ops, "ring_id", None, True)
     desc = _ints("desc_id", ops, "desc_id", None, True)
     peers = _ints("peer", ops, "peer", None, True)
-    costs = [o.get("cost") for o in ops]
+    costs = _col(ops, "cost")
     if set(map(type, costs)) - _NUM_NONE:
         for o, c in zip(ops, costs, strict=True):
             if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real)):
                 raise TypeError(f"Op {o['id']!r}: cost must be a real number, got {c!r}")
-    costs = [0.0 if c is None else float(c) for c in costs]
-    bad = [c for c in costs if not (c >= 0.0 and c != math.inf)]
-    if bad:
-        o = ops[next(k for k, c in enumerate(costs) if not (c >= 0.0 and c != math.inf))]
-        raise ValueError(f"Op {o['id']!r}: cost must be finite and >= 0, got {bad[0]!r}")
+    if None in costs:
+        costs = [0.0 if c is None else c for c in costs]
+    base = np.array(costs, np.float64) if costs else np.empty(0, np.float64)
+    bad = ~((base >= 0.0) & (base != math.inf))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"Op {ids[k]!r}: cost must be finite and >= 0, got {float(base[k])!r}")
     return _RankLists(
-        rank_no, r.get("stage"), names, shapes, dtypes, pers, ids, types, ins, outs, roles, rings, costs, desc, peers
+        rank_no, r.get("stage"), names, shapes, dtypes, pers, ids, types, ins, outs, roles, rings, base, desc, peers
     )
 
 
@@ -350,7 +464,7 @@ def _comm_tensor(op_type, ins, outs):
 def _encode_rank(rl: _RankLists, table):
     n = len(rl.op_ids)
     nv = len(rl.var_names)
-    index = {name: j for j, name in enumerate(rl.var_names)}
+    index = dict(zip(rl.var_names, range(nv), strict=True))
     if len(index) != nv:
         seen = set()
         for name in rl.var_names:
@@ -363,14 +477,13 @@ def _encode_rank(rl: _RankLists, table):
             if oid in seen:
                 raise ValueError(f"rank {rl.rank}: duplicate op id {oid!r}")
             seen.add(oid)
-    # flatten every slot's names (B10: all of them are connected)
-    in_names = [nm for slots in rl.op_inputs for _, ns in slots for nm in ns]
-    out_names = [nm for slots in rl.op_outputs for _, ns in slots for nm in ns]
-    in_cnt = np.fromiter((sum(len(ns) for _, ns in s) for s in rl.op_inputs), np.int64, n)
-    out_cnt = np.fromiter((sum(len(ns) for _, ns in s) for s in rl.op_outputs), np.int64, n)
+    # every slot's names (B10: all of them are connected), flattened once
+    fin, fout = rl.op_inputs, rl.op_outputs
+    in_names, out_names = fin.names, fout.names
+    in_cnt, out_cnt = fin.cnt, fout.cnt
     get = index.get
-    in_idx = np.fromiter(map(get, in_names, [-1] * len(in_names)), np.int64, len(in_names))
-    out_idx = np.fromiter(map(get, out_names, [-1] * len(out_names)), np.int64, len(out_names))
+    in_idx = np.fromiter(map(get, in_names, repeat(-1)), np.int64, len(in_names))
+    out_idx = np.fromiter(map(get, out_names, repeat(-1)), np.int64, len(out_names))
     in_ptr = np.zeros(n + 1, np.int64)
     np.cumsum(in_cnt, out=in_ptr[1:])
     out_ptr = np.zeros(n + 1, np.int64)
@@ -381,35 +494,32 @@ def _encode_rank(rl: _RankLists, table):
             op = int(np.searchsorted(ptr, k, side="right") - 1)
             raise ValueError(f"rank {rl.rank}: op {rl.op_ids[op]!r} {kind} unknown variable {names[k]!r}")
     # variables: static element count and number of batch dimensions
-    var_fixed = np.fromiter((math.prod(d for d in s if d != -1) for s in rl.var_shapes), np.float64, nv)
-    var_ndyn = np.fromiter((sum(1 for d in s if d == -1) for s in rl.var_shapes), np.int64, nv)
+    var_fixed, var_ndyn = _shape_arrays(rl.var_shapes)
     var_dsize = np.fromiter(map(DTYPE_SIZES.__getitem__, rl.var_dtypes), np.float64, nv)
     pers = np.fromiter(rl.var_pers, np.bool_, nv)
     # op classes, once per distinct type
     types = {t: comm_class(t) for t in set(rl.op_types)}
     comm = np.fromiter(map(types.__getitem__, rl.op_types), np.int64, n)
     role = np.fromiter(rl.op_roles, np.int64, n)
-    grad_var = np.fromiter(("@GRAD" in nm for nm in rl.var_names), np.bool_, nv)
+    grad_var = _contains(rl.var_names, "@GRAD")
     grad_in = np.zeros(n, np.bool_)
     if in_idx.size:
         hit = grad_var[in_idx]
         owner = np.repeat(np.arange(n), in_cnt)
         grad_in[owner[hit]] = True
-    optim = np.fromiter((any(s == "LearningRate" for s, _ in slots) for slots in rl.op_inputs), np.bool_, n)
+    optim = _has_slot(fin, "LearningRate", n)
     bwd = (role == _OP_ROLE_BACKWARD) | grad_in
     facts = set()
     if np.any(grad_in & (role != _OP_ROLE_BACKWARD) & (comm == 0)):
         facts.add("B4")
-    if np.any(in_cnt > np.fromiter((len(s) for s in rl.op_inputs), np.int64, n)) or np.any(
-        out_cnt > np.fromiter((len(s) for s in rl.op_outputs), np.int64, n)
-    ):
+    if np.any(in_cnt > fin.nslots) or np.any(out_cnt > fout.nslots):
         facts.add("B10")
     if np.any(var_ndyn > 0):
         facts.add("B8")
     if np.any(var_dsize != 4):
         facts.add("B9-dtype")
     phase = np.where(optim, OPTIM, np.where(bwd, BWD, FWD)).astype(np.int64)
-    base = np.fromiter(rl.op_costs, np.float64, n)
+    base = np.array(rl.op_costs, np.float64).reshape(n)
     if table is not None:
         for i in range(n):
             if comm[i]:
@@ -433,7 +543,7 @@ def _encode_rank(rl: _RankLists, table):
     ring = np.full(n, -1, np.int64)
     for i in np.flatnonzero(comm).tolist():
         t = rl.op_types[i]
-        name = _comm_tensor(t, rl.op_inputs[i], rl.op_outputs[i])
+        name = _comm_tensor(t, fin.raw[i], fout.raw[i])
         facts.add("comm")
         if not (t.startswith("c_") or t.startswith("send") or t.startswith("recv")) or "recv" in t:
             facts.add("B11")
@@ -455,7 +565,7 @@ def _encode_rank(rl: _RankLists, table):
         key = np.unique(src * max(n, 1) + dst)
         src = key // max(n, 1)
         dst = key % max(n, 1)
-    peer = np.fromiter((-1 if p is None else p for p in rl.op_peers), np.int64, n)
+    peer = _opt_ints(rl.op_peers, -1)
     return phase, comm, base, comm_var, ring, src, dst, var_fixed, var_ndyn, var_dsize, pers, first, last, peer, facts
 
 
@@ -491,12 +601,12 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
     >>> enc.edge_src.tolist(), enc.edge_dst.tolist()
     ([0], [1])
     """
-    with _gc_paused():
+    with gc_paused():
         return _encode(program, standalone_cost_data, pipeline_config)
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     # Encoding allocates many short-lived containers and no cycles; CPython's cyclic collector
     # would otherwise rescan the whole (large) heap again and again, which made encoding a
     # 400k-op program 2x slower per op than a 26k-op one. The previous state is restored.
@@ -520,9 +630,11 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     parts = [_encode_rank(rl, _cost_table(standalone_cost_data, rank2pp.get(i))) for i, rl in enumerate(lists)]
     # ring sizes: how many ranks use each ring id
     ring_ranks: dict = {}
+    has_comm = [bool(p[1].any()) for p in parts]
     for i, p in enumerate(parts):
-        for rid in np.unique(p[4][p[4] >= 0]).tolist():
-            ring_ranks.setdefault(rid, set()).add(i)
+        if has_comm[i]:
+            for rid in np.unique(p[4][p[4] >= 0]).tolist():
+                ring_ranks.setdefault(rid, set()).add(i)
     comm_ranks, comm_lo, comm_hi = [], [], []
     facts = set()
     for i, p in enumerate(parts):
@@ -530,7 +642,12 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         facts |= p[14]
         cr = np.full(ring.shape[0], 2, np.int64)
         lo = np.full(ring.shape[0], i, np.int64)
-        hi = np.full(ring.shape[0], i, np.int64)
+        hi = lo.copy()
+        if not has_comm[i]:  # no communication op: nothing below applies
+            comm_ranks.append(cr)
+            comm_lo.append(lo)
+            comm_hi.append(hi)
+            continue
         for j in np.flatnonzero(ring >= 0).tolist():
             members = ring_ranks[int(ring[j])]
             cr[j] = len(members)
@@ -547,16 +664,16 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         return _frozen(np.concatenate(xs) if xs else np.empty(0, np.int64))
 
     def cat(k, dtype):
+        if len(parts) == 1:  # the arrays are the encoder's own: no copy
+            return parts[0][k].astype(dtype, copy=False)
         if not parts:
             return np.empty(0, dtype)
         return np.concatenate([p[k] for p in parts]).astype(dtype, copy=False)
 
     def ptr(k):
-        out = np.zeros(len(parts) + 1, np.int64)
-        np.cumsum([p[k].shape[0] for p in parts], out=out[1:])
-        return out
+        return np.array([0, *accumulate(p[k].shape[0] for p in parts)], np.int64)
 
-    return EncodedProgram(
+    enc = EncodedProgram(
         op_ptr=_frozen(ptr(0)),
         edge_ptr=_frozen(ptr(5)),
         var_ptr=_frozen(ptr(7)),
@@ -575,7 +692,22 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         persistable=_frozen(cat(10, np.bool_)),
         first_use=_frozen(cat(11, np.int64)),
         last_use=_frozen(cat(12, np.int64)),
-        var_names=tuple(nm for rl in lists for nm in rl.var_names),
+        var_names=tuple(chain.from_iterable(rl.var_names for rl in lists)),
         stage=tuple(rl.stage for rl in lists),
         facts=frozenset(facts),
     )
+    return with_packed(enc)
+
+
+def with_packed(enc: EncodedProgram) -> EncodedProgram:
+    """Return ``enc`` with its packed arrays and an empty settings cache.
+
+    Examples
+    --------
+    >>> enc = encode({"vars": [{"name": "x"}], "ops": []})
+    >>> with_packed(enc._replace(packed_i=None)).packed_i.tolist() == enc.packed_i.tolist()
+    True
+    """
+    d = enc._asdict()
+    d["persistable"] = enc.persistable.astype(np.int64)
+    return enc._replace(packed_i=pack(d, INT_FIELDS, np.int64), packed_f=pack(d, FLOAT_FIELDS, np.float64), cache={})

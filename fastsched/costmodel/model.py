@@ -13,17 +13,20 @@ from __future__ import annotations
 import functools
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
-from fastsched.costmodel._estimate import estimate_ranks
+from fastsched.costmodel._estimate import estimate_packed
 from fastsched.costmodel._merge import merge_fixed_point
+from fastsched.costmodel._pipeline import GPIPE, INTERLEAVED, ONE_F_ONE_B, ZB_H1
 from fastsched.costmodel.cluster import CommParams, comm_params
-from fastsched.costmodel.encode import EncodedProgram, encode
+from fastsched.costmodel.encode import EncodedProgram, encode, with_packed
 from fastsched.costmodel.graph import DEFAULT_BANDWIDTH
 from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
+from fastsched.costmodel.schedules import _check as check_schedule
 
 __all__ = ["Cost", "CostModel", "CostModelMode", "estimate", "estimate_cost", "PipelineSchedule"]
 
@@ -43,9 +46,12 @@ class CostModelMode:
     MIXED = 3
 
 
-@dataclass(frozen=True)
 class Cost:
     """Result of :func:`estimate` (immutable; per-rank values are tuples).
+
+    :func:`estimate` returns a view over the one array its kernel filled; each attribute
+    is read from it on access (so a caller who wants only ``runtime`` pays for nothing
+    else). Constructing a ``Cost`` with keyword arguments gives the same object eagerly.
 
     Attributes
     ----------
@@ -63,7 +69,7 @@ class Cost:
     mem_unit : str
     pipeline : PipelineResult or None
         Per-stage times, bubble fraction, activation memory and p2p time of the schedule
-        (``None`` without ``pipeline_config``).
+        (``None`` without ``pipeline_config``; not compared by ``==``).
 
     Examples
     --------
@@ -71,19 +77,161 @@ class Cost:
     ...                    "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]], "cost": 2.0}]})
     >>> c.runtime, c.peak_mem
     (2.0, (16.0,))
+    >>> c == Cost(**{k: getattr(c, k) for k in Cost.FIELDS})
+    True
     """
 
-    runtime: float = 0.0
-    static_mem: tuple = ()
-    peak_mem: tuple = ()
-    fwd_time: tuple = ()
-    bwd_time: tuple = ()
-    optim_time: tuple = ()
-    premerge: tuple = ()
-    n_ops: tuple = ()
-    nodes_after: tuple = ()
-    mem_unit: str = "bytes"
-    pipeline: PipelineResult | None = field(default=None, compare=False)
+    #: Attribute names, in order.
+    FIELDS = (
+        "runtime",
+        "static_mem",
+        "peak_mem",
+        "fwd_time",
+        "bwd_time",
+        "optim_time",
+        "premerge",
+        "n_ops",
+        "nodes_after",
+        "mem_unit",
+        "pipeline",
+    )
+    __slots__ = ("_out", "_prep", "_vals")
+
+    def __init__(
+        self,
+        runtime=0.0,
+        static_mem=(),
+        peak_mem=(),
+        fwd_time=(),
+        bwd_time=(),
+        optim_time=(),
+        premerge=(),
+        n_ops=(),
+        nodes_after=(),
+        mem_unit="bytes",
+        pipeline=None,
+    ):
+        vals = (runtime, static_mem, peak_mem, fwd_time, bwd_time, optim_time, premerge, n_ops, nodes_after)
+        vals = (float(runtime),) + tuple(tuple(x) for x in vals[1:]) + (mem_unit, pipeline)
+        object.__setattr__(self, "_out", None)
+        object.__setattr__(self, "_prep", None)
+        object.__setattr__(self, "_vals", vals)
+
+    @classmethod
+    def _view(cls, out, prep):
+        c = _new(cls)
+        _set_out(c, out)
+        _set_prep(c, prep)
+        _set_vals(c, None)
+        return c
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Cost is immutable: cannot set {name!r}")
+
+    __delattr__ = __setattr__
+
+    def _seg(self, k):
+        R = self._prep.n_ranks
+        a = 1 + 6 * R + k * R
+        return tuple(self._out[a : a + R].tolist())
+
+    def _times(self, p):
+        return tuple(self._out[1 + p : 1 + 3 * self._prep.n_ranks : 3].tolist())
+
+    @property
+    def runtime(self) -> float:
+        """Runtime (ms)."""
+        return self._vals[0] if self._out is None else float(self._out[0])
+
+    @property
+    def static_mem(self) -> tuple:
+        """Static memory per rank."""
+        return self._vals[1] if self._out is None else self._seg(0)
+
+    @property
+    def peak_mem(self) -> tuple:
+        """Peak memory per rank."""
+        return self._vals[2] if self._out is None else self._seg(1)
+
+    @property
+    def fwd_time(self) -> tuple:
+        """Forward time per rank (ms, merged)."""
+        return self._vals[3] if self._out is None else self._times(0)
+
+    @property
+    def bwd_time(self) -> tuple:
+        """Backward time per rank (ms, merged)."""
+        return self._vals[4] if self._out is None else self._times(1)
+
+    @property
+    def optim_time(self) -> tuple:
+        """Optimizer time per rank (ms, merged)."""
+        return self._vals[5] if self._out is None else self._times(2)
+
+    @property
+    def premerge(self) -> tuple:
+        """Per rank ``(fwd, bwd, optim)`` before merging."""
+        if self._out is None:
+            return self._vals[6]
+        R = self._prep.n_ranks
+        return tuple(map(tuple, self._out[1 + 3 * R : 1 + 6 * R].reshape(R, 3).tolist()))
+
+    @property
+    def n_ops(self) -> tuple:
+        """Op count per rank."""
+        return self._vals[7] if self._out is None else self._prep.n_ops
+
+    @property
+    def nodes_after(self) -> tuple:
+        """Node count per rank after merging."""
+        if self._out is None:
+            return self._vals[8]
+        return tuple(int(x) for x in self._seg(2))
+
+    @property
+    def mem_unit(self) -> str:
+        """``"bytes"`` or ``"elements"``."""
+        return self._vals[9] if self._out is None else self._prep.mem_unit
+
+    @property
+    def pipeline(self) -> PipelineResult | None:
+        """The schedule's :class:`PipelineResult` (``None`` without a pipeline)."""
+        if self._out is None:
+            return self._vals[10]
+        p = self._prep
+        if p.schedule is None:
+            return None
+        S, o = p.n_stages, 2 + 9 * p.n_ranks
+        out = self._out
+        return PipelineResult(
+            schedule=p.schedule,
+            microbatches=p.microbatches,
+            stages=S,
+            virtual_stages=p.virtual_stages,
+            total=float(out[0]),
+            stage_busy=tuple(out[o : o + S].tolist()),
+            bubble_fraction=float(out[o - 1]),
+            peak_inflight=tuple(int(x) for x in out[o + S : o + 2 * S].tolist()),
+            peak_activation_bytes=tuple(out[o + 3 * S : o + 4 * S].tolist()),
+            p2p_time=tuple(out[o + 2 * S : o + 3 * S].tolist()),
+        )
+
+    def _key(self):
+        return tuple(getattr(self, f) for f in self.FIELDS[:-1])
+
+    def __eq__(self, other):
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return "Cost(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS) + ")"
+
+    def __reduce__(self):
+        return (_cost_from_fields, tuple(getattr(self, f) for f in self.FIELDS))
 
     def to_dict(self) -> dict:
         """Plain-JSON form of every field.
@@ -108,9 +256,21 @@ class Cost:
             "nodes_after": list(self.nodes_after),
             "mem_unit": self.mem_unit,
         }
-        if self.pipeline is not None:
-            d["pipeline"] = self.pipeline.to_dict()
+        pipe = self.pipeline
+        if pipe is not None:
+            d["pipeline"] = pipe.to_dict()
         return d
+
+
+def _cost_from_fields(*vals):
+    return Cost(*vals)
+
+
+# slot setters (bypass Cost.__setattr__, which forbids mutation)
+_new = object.__new__
+_set_out = Cost._out.__set__
+_set_prep = Cost._prep.__set__
+_set_vals = Cost._vals.__set__
 
 
 def bandwidth_of(cluster) -> float:
@@ -252,6 +412,105 @@ def _check_batch(enc: EncodedProgram, batch_size):
         raise ValueError(f"variable {enc.var_names[j]!r} has a dynamic (-1) dimension: give batch_size")
 
 
+class _Prepared(NamedTuple):
+    # Settings-dependent constants of one (encoding, settings, pipeline) combination.
+    PP: np.ndarray
+    P: np.ndarray
+    out_len: int
+    n_ranks: int
+    n_stages: int
+    n_ops: tuple
+    mem_unit: str
+    schedule: str | None
+    microbatches: int
+    virtual_stages: int
+    pp_src: object
+
+
+_SCHED_KIND = {"seed": 0, "gpipe": GPIPE, "1f1b": ONE_F_ONE_B, "interleaved": INTERLEAVED, "zb-h1": ZB_H1}
+_CACHE_MAX = 64
+
+
+def packed(enc: EncodedProgram) -> EncodedProgram:
+    """``enc`` itself when it carries its packed arrays, else a packed copy."""
+    return enc if enc.packed_i is not None and enc.cache is not None else with_packed(enc)
+
+
+def _prepare(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes, p2p_bytes) -> _Prepared:
+    # Validate everything that depends on the settings and the pipeline (not on the
+    # kernel's results) and lay it out as the kernel's P and PP arrays.
+    pp = check_pipeline_config(pipeline_config, enc.n_ranks)
+    _check_batch(enc, s.batch_size)
+    R = enc.n_ranks
+    c = s.comm
+    P = [
+        float(1 if s.batch_size is None else s.batch_size),
+        c.bw_intra,
+        c.lat_intra,
+        c.bw_inter,
+        c.lat_inter,
+        float(c.gpus_per_node),
+        s.opcall_overhead,
+        float(s.comm_cost == "model"),
+        float(s.mem_unit == "bytes"),
+        float(s.merge_order == "serial-first"),
+        float(s.microbatch_num),
+        0.0,
+        1.0,
+        0.0,
+        0.5,
+        0.0,
+    ]
+    if pp is None:
+        return _Prepared(
+            np.empty(0, np.int64), np.array(P), 2 + 9 * R, R, 0, tuple(enc.ops_per_rank()), s.mem_unit, None, 0, 0, None
+        )
+    S = len(pp)
+    schedule, m, v = check_schedule(s.schedule, S, s.microbatch_num, s.virtual_stages)
+    p2p_ms = check_finite_scalar("p2p_ms", float(p2p_bytes) / c.bw_inter + c.lat_inter, low=0.0)
+    P[11], P[12], P[13] = float(_SCHED_KIND[schedule]), float(v), p2p_ms
+    if activation_bytes is not None:
+        act = np.broadcast_to(np.asarray(activation_bytes, np.float64), (S,))
+        if not np.all(np.isfinite(act)) or act.min() < 0:
+            raise ValueError("activation_bytes must be finite and >= 0")
+        P[15] = 1.0
+        P.extend(act.tolist())
+    ptr = np.cumsum([0] + [len(r) for r in pp])
+    PP = np.array([S, *ptr.tolist(), *(r for st in pp for r in st)], np.int64)
+    src = [list(st) for st in pipeline_config]
+    return _Prepared(
+        PP, np.array(P), 2 + 9 * R + 4 * S, R, S, tuple(enc.ops_per_rank()), s.mem_unit, schedule, m, v, src
+    )
+
+
+def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes, p2p_bytes) -> _Prepared:
+    # The prepared constants are kept on the encoding, keyed by the (cached, immutable)
+    # settings and the identity of the pipeline config, which is compared by value on every
+    # hit (a caller may have mutated it). Results are never kept: the kernel runs each call.
+    cache = enc.cache
+    try:
+        key = (s, id(pipeline_config), activation_bytes, p2p_bytes)
+        hit = cache.get(key)
+    except TypeError:  # unhashable activation_bytes: no caching
+        return _prepare(enc, s, pipeline_config, activation_bytes, p2p_bytes)
+    if hit is not None and hit.pp_src == pipeline_config:
+        return hit
+    prep = _prepare(enc, s, pipeline_config, activation_bytes, p2p_bytes)
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    cache[key] = prep
+    return prep
+
+
+def run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
+    """Run the one-call kernel with prepared constants; return its output array."""
+    out = np.empty(prep.out_len)
+    if estimate_packed(enc.packed_i, enc.packed_f, prep.PP, prep.P, out):
+        # a fixed-order schedule that cannot progress: a bug, never user input
+        raise RuntimeError(f"schedule {prep.schedule!r} deadlocked")
+    return out
+
+
 def rank_times(enc: EncodedProgram, s: Settings):
     """Run the per-rank kernel: ``(times[R,3], premerge[R,3], static[R], peak[R], nodes[R])``.
 
@@ -262,36 +521,17 @@ def rank_times(enc: EncodedProgram, s: Settings):
     >>> rank_times(enc, Settings())[0].tolist()
     [[1.5, 0.0, 0.0]]
     """
-    _check_batch(enc, s.batch_size)
-    return estimate_ranks(
-        enc.op_ptr,
-        enc.edge_ptr,
-        enc.var_ptr,
-        enc.phase,
-        enc.comm,
-        enc.base_cost,
-        enc.comm_var,
-        enc.comm_ranks,
-        enc.comm_lo,
-        enc.comm_hi,
-        enc.edge_src,
-        enc.edge_dst,
-        enc.var_fixed,
-        enc.var_ndyn,
-        enc.var_dsize,
-        enc.persistable,
-        enc.first_use,
-        enc.last_use,
-        float(1 if s.batch_size is None else s.batch_size),
-        s.comm.bw_intra,
-        s.comm.lat_intra,
-        s.comm.bw_inter,
-        s.comm.lat_inter,
-        s.comm.gpus_per_node,
-        s.opcall_overhead,
-        s.comm_cost == "model",
-        s.mem_unit == "bytes",
-        s.merge_order == "serial-first",
+    enc = packed(enc)
+    out = run_packed(enc, _prepared(enc, s, None, None, 0.0))
+    R = enc.n_ranks
+    times = out[1 : 1 + 3 * R].reshape(R, 3)
+    pre = out[1 + 3 * R : 1 + 6 * R].reshape(R, 3)
+    return (
+        times,
+        pre,
+        out[1 + 6 * R : 1 + 7 * R],
+        out[1 + 7 * R : 1 + 8 * R],
+        out[1 + 8 * R : 1 + 9 * R].astype(np.int64),
     )
 
 
@@ -385,41 +625,9 @@ def estimate(
         schedule,
         virtual_stages,
     )
-    pp = check_pipeline_config(pipeline_config, enc.n_ranks)
-    times, pre, static, peak, nodes = rank_times(enc, s)
-    pipe = None
-    if pp is None:
-        t = times[:, 0] + times[:, 1] + times[:, 2]
-        runtime = float(t.max()) if t.size else 0.0
-    else:
-        sf, sb, so = stage_times(times, pp)
-        act = activation_bytes
-        if act is None:
-            act = np.array([max(peak[r].max() - static[r].max(), 0.0) for r in pp], np.float64)
-        pipe = pipeline_time(
-            sf,
-            sb,
-            so,
-            s.microbatch_num,
-            schedule=s.schedule,
-            virtual_stages=s.virtual_stages,
-            activation_bytes=act,
-            p2p_ms=float(p2p_bytes) / s.comm.bw_inter + s.comm.lat_inter,
-        )
-        runtime = pipe.total
-    return Cost(
-        runtime=runtime,
-        static_mem=tuple(static.tolist()),
-        peak_mem=tuple(peak.tolist()),
-        fwd_time=tuple(times[:, 0].tolist()),
-        bwd_time=tuple(times[:, 1].tolist()),
-        optim_time=tuple(times[:, 2].tolist()),
-        premerge=tuple(map(tuple, pre.tolist())),
-        n_ops=tuple(enc.ops_per_rank()),
-        nodes_after=tuple(nodes.tolist()),
-        mem_unit=s.mem_unit,
-        pipeline=pipe,
-    )
+    enc = packed(enc)
+    prep = _prepared(enc, s, pipeline_config, activation_bytes, p2p_bytes)
+    return Cost._view(run_packed(enc, prep), prep)
 
 
 def estimate_cost(

@@ -21,10 +21,21 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched._validate import check_int_scalar
+from fastsched.costmodel._program_search import program_search_kernel
 from fastsched.costmodel._search import INTERLEAVED, N_OUT, search_kernel
 from fastsched.costmodel.cluster import Cluster
+from fastsched.costmodel.program_search import PROGRAM_RECOMPUTE, PROGRAM_SCHEDULES, ProgramModel
 
-__all__ = ["Transformer", "SearchResult", "search", "enumerate_configs", "load_model", "SCHEDULE_NAMES", "RECOMPUTE"]
+__all__ = [
+    "Transformer",
+    "SearchResult",
+    "search",
+    "enumerate_configs",
+    "enumerate_program_configs",
+    "load_model",
+    "SCHEDULE_NAMES",
+    "RECOMPUTE",
+]
 
 #: schedule codes of the configuration table
 SCHEDULE_NAMES = ("gpipe", "1f1b", "interleaved", "zb-h1")
@@ -280,6 +291,64 @@ def enumerate_configs(
     return np.concatenate(blocks)
 
 
+def _check_space(schedules, recompute, zero, allowed_s, allowed_r, what):
+    for sname in schedules:
+        if sname not in allowed_s:
+            raise ValueError(f"schedules: {sname!r} is not available for {what}; known: {', '.join(allowed_s)}")
+    for r in recompute:
+        if r not in allowed_r:
+            raise ValueError(f"recompute: {r!r} is not available for {what}; known: {', '.join(allowed_r)}")
+    for z in zero:
+        if z not in (0, 1, 2, 3):
+            raise ValueError(f"zero: ZeRO stages are 0-3, got {z!r}")
+
+
+def enumerate_program_configs(
+    model: ProgramModel,
+    cluster: Cluster,
+    *,
+    schedules=PROGRAM_SCHEDULES,
+    recompute=PROGRAM_RECOMPUTE,
+    zero=(0, 1, 2, 3),
+    max_micro_batch=16,
+) -> np.ndarray:
+    """Build the configuration table of a :class:`ProgramModel` (columns of :func:`enumerate_configs`).
+
+    Rows are grouped by pipeline degree ``p`` (a divisor of the GPUs, at most the forward
+    ops); ``tp = 1``, ``virtual_stages = 1`` and ``sequence_parallel = 0`` throughout.
+
+    Examples
+    --------
+    >>> from fastsched.costmodel.synthetic import transformer_stack
+    >>> pm = ProgramModel(transformer_stack(2), global_batch=8)
+    >>> cfg = enumerate_program_configs(pm, Cluster(gpus=4, gpus_per_node=4))
+    >>> sorted(set(cfg[:, 1].tolist())), set(cfg[:, 0].tolist())
+    ([1, 2, 4], {1})
+    """
+    _check_space(schedules, recompute, zero, PROGRAM_SCHEDULES, PROGRAM_RECOMPUTE, "a Program model")
+    max_micro_batch = check_int_scalar("max_micro_batch", max_micro_batch, low=1)
+    N = cluster.gpus
+    sc = [SCHEDULE_NAMES.index(x) for x in schedules]
+    rc = [RECOMPUTE.index(x) for x in recompute]
+    rows = []
+    for p in _divisors(N):
+        if p > model.n_forward:
+            break
+        d = N // p
+        if model.global_batch % d:
+            continue
+        per = model.global_batch // d
+        zs = [z for z in zero if z == 0 or d > 1]
+        for b in _divisors(per):
+            if b > max_micro_batch:
+                break
+            for s_ in sc:
+                for r in rc:
+                    for z in zs:
+                        rows.append((1, p, d, b, per // b, s_, 1, r, z, 0))
+    return np.array(rows, np.int64).reshape(-1, 10)
+
+
 class SearchResult(NamedTuple):
     """Configurations that fit, fastest first (arrays of equal length).
 
@@ -352,9 +421,9 @@ def search(
     model,
     cluster,
     *,
-    schedules=SCHEDULE_NAMES,
+    schedules=None,
     virtual_stages=None,
-    recompute=RECOMPUTE,
+    recompute=None,
     zero=(0, 1, 2, 3),
     max_micro_batch=16,
 ) -> SearchResult:
@@ -362,10 +431,15 @@ def search(
 
     Parameters
     ----------
-    model : Transformer or dict
+    model : Transformer, dict or ProgramModel
+        An analytic transformer, or a program with per-op costs
+        (:class:`~fastsched.costmodel.program_search.ProgramModel`: pipeline and data
+        parallelism only, see its module for the model).
     cluster : Cluster or dict
     schedules, virtual_stages, recompute, zero, max_micro_batch
-        Restrict the space (see :func:`enumerate_configs`).
+        Restrict the space (see :func:`enumerate_configs` and
+        :func:`enumerate_program_configs`); ``None``: every schedule / recomputation
+        mode the model offers.
 
     Returns
     -------
@@ -384,14 +458,34 @@ def search(
     >>> r.n_evaluated > 100, r.best["tp"] * r.best["pp"] * r.best["dp"]
     (True, 32)
     """
-    model = model if isinstance(model, Transformer) else Transformer.from_dict(model)
     cluster = cluster if isinstance(cluster, Cluster) else Cluster.from_dict(cluster)
+    if isinstance(model, ProgramModel):
+        if virtual_stages is not None:
+            raise ValueError("virtual_stages: the interleaved schedule is not available for a Program model")
+        cfg = enumerate_program_configs(
+            model,
+            cluster,
+            schedules=PROGRAM_SCHEDULES if schedules is None else schedules,
+            recompute=PROGRAM_RECOMPUTE if recompute is None else recompute,
+            zero=zero,
+            max_micro_batch=max_micro_batch,
+        )
+        if cfg.shape[0] == 0:
+            raise ValueError(
+                f"no pipeline x data configuration of {cluster.gpus} GPUs divides "
+                f"model.global_batch={model.global_batch}"
+            )
+        out = program_search_kernel(
+            model.fwd_cost, model.act_bytes, model.param_elems, model.scalars(), cluster_tuple(cluster), cfg
+        )
+        return _ranked(cfg, out, cluster)
+    model = model if isinstance(model, Transformer) else Transformer.from_dict(model)
     cfg = enumerate_configs(
         model,
         cluster,
-        schedules=schedules,
+        schedules=SCHEDULE_NAMES if schedules is None else schedules,
         virtual_stages=virtual_stages,
-        recompute=recompute,
+        recompute=RECOMPUTE if recompute is None else recompute,
         zero=zero,
         max_micro_batch=max_micro_batch,
     )
@@ -401,6 +495,10 @@ def search(
             f"model.heads={model.heads} and model.global_batch={model.global_batch}"
         )
     out = search_kernel(model.tuple(), cluster_tuple(cluster), cfg)
+    return _ranked(cfg, out, cluster)
+
+
+def _ranked(cfg, out, cluster) -> SearchResult:
     fits = out[:, N_OUT - 1] <= cluster.memory_bytes
     if not fits.any():
         i = int(np.argmin(out[:, N_OUT - 1]))

@@ -343,3 +343,79 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
                                             best = ((t, p, d, b, m, sched, v, rec, zero, sp), r[0])
         t *= 2
     return n, best[0] if best else None, best[1] if best else None, n_fit
+
+
+def balanced_partition(w, p):
+    """Every way of cutting ``w`` into ``p`` contiguous non-empty blocks: the least largest
+    block sum, and the greedy partition at that bound (each block as long as the bound and
+    the ops left for later blocks allow). Returns ``(best_max, ptr)``."""
+    from itertools import combinations
+
+    n = len(w)
+    best = None
+    for cuts in combinations(range(1, n), p - 1):
+        b = [0, *cuts, n]
+        mx = max(sum(w[b[k] : b[k + 1]]) for k in range(p))
+        if best is None or mx < best:
+            best = mx
+    ptr = [0]
+    i = 0
+    for k in range(p - 1):
+        acc = w[i]
+        j = i + 1
+        while j < n - (p - k - 1) and acc + w[j] <= best:
+            acc += w[j]
+            j += 1
+        ptr.append(j)
+        i = j
+    ptr.append(n)
+    return best, ptr
+
+
+def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recompute=(0, 2), max_micro_batch=16):
+    """Nested loops over the program search space (pipeline degree dividing the GPUs and at
+    most the forward ops, data degree the rest, microbatch sizes dividing a replica's batch,
+    schedules, recomputation, ZeRO with data parallelism); stages from
+    :func:`balanced_partition`; ``cost_fn`` is the plain cost function. Returns
+    ``(n_configs, best_config, best_time, n_fit)`` (first minimum in enumeration order)."""
+    cl = (
+        float(cluster.flops),
+        float(cluster.gpus_per_node),
+        cluster.intra_bandwidth * 1e6,
+        cluster.intra_latency_us * 1e-3,
+        cluster.inter_bandwidth * 1e6,
+        cluster.inter_latency_us * 1e-3,
+    )
+    import numpy as np
+
+    fw, act, par = pm.fwd_cost.tolist(), pm.act_bytes.tolist(), pm.param_elems.tolist()
+    N = cluster.gpus
+    n = n_fit = 0
+    best = None
+    for p in range(1, N + 1):
+        if N % p or p > len(fw):
+            continue
+        d = N // p
+        if pm.global_batch % d:
+            continue
+        _, ptr = balanced_partition(fw, p)
+        sf = np.array([sum(fw[ptr[s] : ptr[s + 1]]) for s in range(p)])
+        sa = np.array([sum(act[ptr[s] : ptr[s + 1]]) for s in range(p)])
+        sp = np.array([sum(par[ptr[s] : ptr[s + 1]]) for s in range(p)])
+        sbd = np.array([act[ptr[s + 1] - 1] if s < p - 1 else 0.0 for s in range(p)])
+        per = pm.global_batch // d
+        for b in range(1, min(per, max_micro_batch) + 1):
+            if per % b:
+                continue
+            for sched in schedules:
+                for rec in recompute:
+                    for zero in range(4):
+                        if zero and d == 1:
+                            continue
+                        n += 1
+                        r = cost_fn(sf, sa, sp, sbd, pm.scalars(), cl, p, d, b, per // b, sched, rec, zero)
+                        if r[-1] <= cluster.memory_bytes:
+                            n_fit += 1
+                            if best is None or r[0] < best[1]:
+                                best = ((1, p, d, b, per // b, sched, 1, rec, zero, 0), r[0])
+    return n, best[0] if best else None, best[1] if best else None, n_fit

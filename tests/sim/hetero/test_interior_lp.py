@@ -86,3 +86,17 @@ def test_equal_jobs_share_even_when_another_job_gets_nothing():
     tp = np.array([[3.0], [3.0], [3.0], [0.5]])
     x = max_sum_throughput(tp, np.ones(4), np.array([2]))
     np.testing.assert_allclose(x.ravel(), [2 / 3, 2 / 3, 2 / 3, 0.0], atol=1e-5)
+
+
+def test_converges_when_inactive_rows_stall_the_residual():
+    # One job, two usable types with spare capacity: the inactive capacity rows' scalings grow
+    # without bound and the regularised solve keeps the primal residual near 1e-9 relative.
+    # The solver must still stop, at the vertex (job fully on its faster type).
+    tp = np.array([[4.21147614, 1.66349978, 0.0]])
+    x = max_sum_throughput(tp, np.array([2]), np.array([7, 8, 8]))
+    assert x.tolist() == [[1.0, 0.0, 0.0]]
+    jobs, types = np.array([0, 0]), np.array([0, 1])
+    ref = interior_point_lp(-tp[0, :2], np.array([[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]]), np.array([1.0, 7.0, 8.0]))
+    np.testing.assert_allclose(
+        job_type_lp(tp[0, :2], jobs, types, np.array([2.0, 2.0]), 1, np.array([7.0, 8.0])), ref, atol=1e-6
+    )

@@ -17,9 +17,19 @@ first round's compile time (LLVM's module passes and code emission).
 
 The machine code of the kernels Python calls is what ``-O3`` makes of the same IR, so
 results are identical (the policy's allocations are bit-identical to those of the plain
-``@jit`` helpers). Calling such a helper from Python raises ``TypeError``. This relies on two
-methods of numba's ``CPUCodeLibrary`` (``_optimize_final_module``, ``_finalize_final_module``),
-numba 0.68; the policy tests exercise it.
+``@jit`` helpers). Calling such a helper from Python raises ``TypeError``.
+
+Other numba versions
+--------------------
+This overrides private parts of numba (written against 0.68): two methods of
+``CPUCodeLibrary`` (``_optimize_final_module``, ``_finalize_final_module``) and the helpers
+they call, the ``NativeLowering`` pass and the nopython pipeline builder, and the
+``_ZN08NumbaEnv`` prefix of environment globals. At import, :func:`link_only_support` checks
+that every one of them exists with the expected kind. When one does not, or when the
+environment variable ``FASTSCHED_LINK_ONLY=0`` is set (before fastsched is imported),
+:data:`LINK_ONLY` is ``False`` and :func:`inner` / :func:`leaf` fall back to ordinary cached
+``@jit`` functions with the same options: the same results, a slower first round (each
+helper is then optimised and emitted on its own), and helpers callable from Python.
 
 Examples
 --------
@@ -37,95 +47,191 @@ Examples
 ...     return s
 >>> float(total(np.arange(4.0)))
 12.0
->>> twice(np.arange(4.0), 1)
-Traceback (most recent call last):
-...
-TypeError: twice is a numba helper that only other kernels can call
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+
 import llvmlite.binding as llvm
 import llvmlite.ir as llvmir
 import numba
-from numba.core import cgutils, codegen, compiler, typed_passes
-from numba.core.compiler_machinery import register_pass
-from numba.core.registry import CPUDispatcher
+from numba.core import cgutils, codegen, compiler, compiler_machinery, funcdesc, registry, typed_passes
 
-__all__ = ["inner", "leaf"]
+from fastsched._jit import jit
 
+__all__ = ["inner", "leaf", "LINK_ONLY", "link_only_support"]
 
-class _LinkOnlyLibrary(codegen.JITCodeLibrary):
-    """A code library that is only ever linked into other libraries."""
+#: The prefix numba's mangler gives the global holding a function's environment pointer.
+_ENV_PREFIX = "_ZN08NumbaEnv"
 
-    def _optimize_final_module(self):
-        # The callers run the module passes on the linked module; running them here as well
-        # repeats them once per level of the call tree.
-        pass
-
-    def _finalize_final_module(self):
-        # No machine code: nothing calls this library's symbols except through a caller's copy.
-        # numba still stores the function's environment pointer in its global after lowering,
-        # so that global (alone) goes to the execution engine.
-        self._finalize_dynamic_globals()
-        self._verify_declare_only_symbols()
-        envs = self._codegen._create_empty_module(self.name + ".env")
-        for gv in self._final_module.global_variables:
-            if gv.name.startswith("_ZN08NumbaEnv"):
-                env = llvmir.GlobalVariable(envs, cgutils.voidptr_t, name=gv.name)
-                env.linkage = "common"
-                env.initializer = cgutils.get_null_value(cgutils.voidptr_t)
-        self._codegen._add_module(llvm.parse_assembly(str(envs)))
-        self._finalized = True
-
-
-@register_pass(mutates_CFG=False, analysis_only=False)
-class _LinkOnlyLowering(typed_passes.NativeLowering):
-    _name = "fastsched_link_only_lowering"
-
-    def run_pass(self, state):
-        if state.library is None:
-            state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
-        return super().run_pass(state)
+# (owner, attribute, kind) for every private part of numba this module relies on; "method" is a
+# plain function in the class's namespace (looked up along the MRO), "static" a staticmethod.
+_REQUIRED = (
+    (codegen, "JITCodeLibrary", "class"),
+    (codegen, "JITCPUCodegen", "class"),
+    ("JITCodeLibrary", "_optimize_final_module", "method"),
+    ("JITCodeLibrary", "_finalize_final_module", "method"),
+    ("JITCodeLibrary", "_finalize_dynamic_globals", "method"),
+    ("JITCodeLibrary", "_verify_declare_only_symbols", "method"),
+    ("JITCPUCodegen", "_create_empty_module", "method"),
+    ("JITCPUCodegen", "_add_module", "method"),
+    (typed_passes, "NativeLowering", "class"),
+    ("NativeLowering", "run_pass", "method"),
+    (compiler, "CompilerBase", "class"),
+    (compiler, "DefaultPassBuilder", "class"),
+    ("DefaultPassBuilder", "define_nopython_pipeline", "static"),
+    (compiler_machinery, "register_pass", "function"),
+    (registry, "CPUDispatcher", "class"),
+    (funcdesc, "default_mangler", "function"),
+    (cgutils, "voidptr_t", "object"),
+    (cgutils, "get_null_value", "function"),
+)
 
 
-class _LinkOnlyCompiler(compiler.CompilerBase):
-    """numba's nopython pipeline with :class:`_LinkOnlyLowering` as its lowering pass."""
-
-    def define_pipelines(self):
-        pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.passes = [(_LinkOnlyLowering, d) if p is typed_passes.NativeLowering else (p, d) for p, d in pm.passes]
-        pm.finalize()
-        return [pm]
+def _lookup(cls, name):
+    for klass in inspect.getmro(cls):
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
 
 
-class _LinkOnlyDispatcher(CPUDispatcher):
+def link_only_support() -> str | None:
+    """Why the link-only pipeline cannot be used with this numba, or ``None`` when it can.
+
+    Checks that every private part of numba that :func:`inner` / :func:`leaf` override or
+    call exists with the kind this module expects (a method, a class, ...), and that numba
+    still names environment globals with the prefix the module looks for.
+
+    Returns
+    -------
+    str or None
+        The first missing or changed part, in words; ``None`` when all are there.
+
+    Examples
+    --------
+    >>> link_only_support() is None or isinstance(link_only_support(), str)
+    True
+    """
+    classes = {}
+    for owner, name, kind in _REQUIRED:
+        if isinstance(owner, str):
+            value = _lookup(classes[owner], name)
+        else:
+            value = getattr(owner, name, None)
+        where = f"{owner if isinstance(owner, str) else owner.__name__}.{name}"
+        if kind == "class":
+            if not isinstance(value, type):
+                return f"{where} is not a class"
+            classes[name] = value
+        elif kind == "method":
+            if not inspect.isfunction(value):
+                return f"{where} is not a method"
+        elif kind == "static":
+            if not isinstance(value, staticmethod):
+                return f"{where} is not a staticmethod"
+        elif kind == "function":
+            if not callable(value):
+                return f"{where} is not callable"
+        elif value is None:
+            return f"{where} is missing"
+    # The overrides take no arguments besides self; NativeLowering must still create the
+    # library only when the pipeline has not (that is where the link-only library goes in).
+    for name in ("_optimize_final_module", "_finalize_final_module"):
+        if len(inspect.signature(_lookup(codegen.JITCodeLibrary, name)).parameters) != 1:
+            return f"JITCodeLibrary.{name} takes arguments"
+    try:
+        source = inspect.getsource(typed_passes.NativeLowering.run_pass)
+        env = funcdesc.default_mangler(".NumbaEnv.m.f", (), abi_tags=(), uid=1)
+    except (OSError, TypeError) as err:
+        return f"numba's sources or mangler cannot be inspected ({err})"
+    if "state.library is None" not in source:
+        return "NativeLowering.run_pass no longer takes a library made by the pipeline"
+    if not env.startswith(_ENV_PREFIX):
+        return f"numba's environment globals are no longer named {_ENV_PREFIX}..."
+    return None
+
+
+_WHY_NOT = link_only_support()
+
+#: Whether helpers are compiled link-only (``False``: ordinary cached ``@jit`` functions; see
+#: "Other numba versions" above).
+LINK_ONLY = os.environ.get("FASTSCHED_LINK_ONLY", "1").strip() != "0" and _WHY_NOT is None
+
+
+def _link_only_options():
+    """Return the numba options that compile a helper link-only (the classes need numba's private parts)."""
+
+    class _LinkOnlyLibrary(codegen.JITCodeLibrary):
+        """A code library that is only ever linked into other libraries."""
+
+        def _optimize_final_module(self):
+            # The callers run the module passes on the linked module; running them here as
+            # well repeats them once per level of the call tree.
+            pass
+
+        def _finalize_final_module(self):
+            # No machine code: nothing calls this library's symbols except through a caller's
+            # copy. numba still stores the function's environment pointer in its global after
+            # lowering, so that global (alone) goes to the execution engine.
+            self._finalize_dynamic_globals()
+            self._verify_declare_only_symbols()
+            envs = self._codegen._create_empty_module(self.name + ".env")
+            for gv in self._final_module.global_variables:
+                if gv.name.startswith(_ENV_PREFIX):
+                    env = llvmir.GlobalVariable(envs, cgutils.voidptr_t, name=gv.name)
+                    env.linkage = "common"
+                    env.initializer = cgutils.get_null_value(cgutils.voidptr_t)
+            self._codegen._add_module(llvm.parse_assembly(str(envs)))
+            self._finalized = True
+
+    @compiler_machinery.register_pass(mutates_CFG=False, analysis_only=False)
+    class _LinkOnlyLowering(typed_passes.NativeLowering):
+        _name = "fastsched_link_only_lowering"
+
+        def run_pass(self, state):
+            if state.library is None:
+                state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+            return super().run_pass(state)
+
+    class _LinkOnlyCompiler(compiler.CompilerBase):
+        """numba's nopython pipeline with ``_LinkOnlyLowering`` as its lowering pass."""
+
+        def define_pipelines(self):
+            pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.passes = [(_LinkOnlyLowering, d) if p is typed_passes.NativeLowering else (p, d) for p, d in pm.passes]
+            pm.finalize()
+            return [pm]
+
+    return {"pipeline_class": _LinkOnlyCompiler, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
+class _LinkOnlyDispatcher(registry.CPUDispatcher if _WHY_NOT is None else object):
     """A helper's dispatcher: callable from kernels only (it has no machine code to run)."""
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.py_func.__qualname__} is a numba helper that only other kernels can call")
 
 
-def _link_only(**options):
+def _decorator(link_only: bool, **options):
+    if not link_only:
+        # Ordinary cached kernels with the same options (fastsched._jit's: cache, nogil, numpy
+        # error model): each helper is optimised and emitted on its own and callable from Python.
+        return jit(**options)
+    pipeline = _link_only_options()
+
     def decorate(fn):
-        dispatcher = numba.njit(**_OPTIONS, **options)(fn)
+        dispatcher = numba.njit(nogil=True, error_model="numpy", **pipeline, **options)(fn)
         dispatcher.__class__ = _LinkOnlyDispatcher
         return dispatcher
 
     return decorate
 
 
-_OPTIONS = {
-    "nogil": True,
-    "error_model": "numpy",
-    "pipeline_class": _LinkOnlyCompiler,
-    "no_cpython_wrapper": True,
-    "no_cfunc_wrapper": True,
-}
-
 #: Helper decorator (see the module docstring).
-inner = _link_only()
+inner = _decorator(LINK_ONLY)
 
 #: :func:`inner` without numba's runtime, for helpers that never allocate: an array argument
 #: then costs no reference-count pair per call (a per-call cost that dominated small problems).
-leaf = _link_only(_nrt=False)
+leaf = _decorator(LINK_ONLY, _nrt=False)

@@ -434,23 +434,23 @@ class PolluxPolicy:
         warm = self._adapt_previous(prob)
         if self.init == "front":
             return self._search_front(prob, width, A, scratch, warm)
+        # Extra rows of the initial pool: a warm round has a whole population already.
+        extra = P if warm is None else max(P // 4, 1)
+        if not self._use_parallel(max(P, extra, _rows(warm) if warm is not None else 1), J):
+            return self._search_serial(prob, width, A, scratch, warm, extra)
         t0 = time.perf_counter()
         seeds = self._seed_rows(prob, width, A, scratch, warm is not None)
         self._times["seed_s"] = time.perf_counter() - t0
         # Initial pool: seeds, warm rows, then heavily mutated copies of those.
         src_rows = _rows(seeds) + (_rows(warm) if warm is not None else 0)
-        # A warm round has a whole population already: fewer random rows.
-        extra = P if warm is None else max(P // 4, 1)
         pool = G.new_pop(src_rows + extra, J, width)
         with parallel_region():
             self._repair_into(seeds, np.arange(_rows(seeds), dtype=np.int64), 0.0, pool, 0, A, scratch)
             if warm is not None:
                 self._repair_into(warm, np.arange(_rows(warm), dtype=np.int64), 0.0, pool, _rows(seeds), A, scratch)
             # Random feasible individuals around the seeds and warm rows: heavy mutation.
-            rng = np.random.default_rng([self.seed % (2**32), self._round])
-            rows = rng.integers(0, src_rows, size=extra).astype(np.int64)
-            pm_init = min(1.0, max(0.1, 8.0 / J))
-            self._repair_into(pool, rows, pm_init, pool, src_rows, A, scratch)
+            rows = self._pool_rows(src_rows, extra)
+            self._repair_into(pool, rows, self._pm_init(J), pool, src_rows, A, scratch)
         protect = float(prob.num_real)
         keep = G.survive(-pool.obj, pool.size.astype(np.float64), pool.hash, P, protect)
         cur = G.new_pop(2 * P, J, width)
@@ -462,6 +462,67 @@ class PolluxPolicy:
         final = self._polish_best(prob, A, scratch, _take(out, np.arange(keep.shape[0], dtype=np.int64)))
         self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
         return final
+
+    def _pool_rows(self, src_rows: int, extra: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed % (2**32), self._round])
+        return rng.integers(0, src_rows, size=extra).astype(np.int64)
+
+    @staticmethod
+    def _pm_init(J: int) -> float:
+        return min(1.0, max(0.1, 8.0 / J))
+
+    def _search_serial(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm, extra: int) -> G.Pop:
+        """Run the steps of :meth:`_search` in one kernel (every step serial; see ``_ga/search.py``)."""
+        t0 = time.perf_counter()
+        P, J = self.pop_size, prob.num_jobs
+        limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm is not None)
+        nwarm = _rows(warm) if warm is not None else 0
+        if warm is None:
+            warm = G.new_pop(0, J, 1)
+        src_rows = r + nwarm
+        transfers = self._transfers(prob)
+        i64 = np.int64
+        plan = G.Plan(
+            seed=np.uint64(self.seed),
+            round_=i64(self._round),
+            generations=i64(self.generations),
+            patience=i64(0 if self.patience is None else self.patience),
+            pm=np.float64(min(1.0, self.mutation_rate / J)),
+            protect=np.float64(prob.num_real),
+            scratch=i64(scratch),
+            num_real=i64(prob.num_real),
+            passes=i64(_POLISH_PASSES),
+            transfers=np.bool_(transfers),
+            kicks=i64(_KICKS if transfers else 0),
+            polish=np.bool_(self.polish),
+            key_seed=_key(self.seed, self._round, 0, 9),
+            key_warm=_key(self.seed, self._round, r, 9),
+            key_pool=_key(self.seed, self._round, src_rows, 9),
+            key_final=_key(self.seed, self._round, 0, 11),
+            limits=np.array(limits, dtype=np.int64),
+            ff_rows=np.array(ff_rows, dtype=np.int64),
+            fills=np.array(fills, dtype=np.int64).reshape(-1, 3),
+            polish_src=np.array([s for s, _ in polishes], dtype=np.int64),
+            polish_dst=np.array([d for _, d in polishes], dtype=np.int64),
+            seeds=i64(r),
+            rand_rows=self._pool_rows(src_rows, extra),
+            pm_init=np.float64(self._pm_init(J)),
+            count=i64(P),
+        )
+        fixed = G.new_pop(rows, J, width)
+        pool = G.new_pop(src_rows + extra, J, width)
+        cur = G.new_pop(2 * P, J, width)
+        nxt = G.new_pop(2 * P, J, width)
+        work = G.new_work(1, scratch, prob.num_nodes, prob.job_res.shape[1])
+        polished = G.new_pop(1, J, width)
+        base = self._base_row(prob, width)
+        where, ran, n, best = G.search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, polished)
+        self._generations_run = int(ran)
+        pop = _take(cur if where == 0 else nxt, np.arange(n, dtype=np.int64))
+        self._times["search_s"] = time.perf_counter() - t0
+        if best < 0 or polished.obj[0] <= pop.obj[best]:
+            return pop
+        return _concat(pop, polished)
 
     def _evolve(self, prob: Problem, A: G.Arrays, scratch: int, cur: G.Pop, nxt: G.Pop, count: int, start: int):
         J = prob.num_jobs
@@ -546,11 +607,12 @@ class PolluxPolicy:
         kernel = G.repair_parallel if self._use_parallel(rows.shape[0], src.off.shape[1] - 1) else G.repair_serial
         kernel(_key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start))
 
-    def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
-        """Build the seed rows.
+    def _seed_plan(self, prob: Problem, warm: bool):
+        """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, rows, seeds)``.
 
-        Base allocation, first fit and greedy fills at several cluster sizes, and the
-        local-search polish of each.
+        Base allocation (row 0), first fit and greedy fills at several cluster sizes, and the
+        local-search polish of each. ``fills`` lists ``(source row, node limit, row)`` and
+        ``polishes`` ``(source row, row)`` in the order they run.
         """
         J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
         # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give
@@ -567,15 +629,6 @@ class PolluxPolicy:
         small = J * N2 <= _SMALL
         has_base = prob.base_width > 0
         rows = 1 + 2 * len(limits) + 2 + 3
-        seeds = G.new_pop(1, J, width)
-        b = prob.base_width
-        seeds.off[0] = prob.base_off
-        seeds.node[0, :b] = prob.base_node
-        seeds.cnt[0, :b] = prob.base_cnt
-        # Repair the base first: greedy fills and the polish start from feasible rows.
-        fixed = G.new_pop(rows, J, width)
-        with parallel_region():
-            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
         # Row layout: each size's first fit, followed by its greedy fill where there is one.
         # Large problems: greedy fills of the smaller sizes cost more than the generations
         # that find them; first fit marks those sizes.
@@ -584,26 +637,52 @@ class PolluxPolicy:
         for L in limits:
             ff_rows.append(r)
             r += 2 if (L == N or small) else 1
-        G.first_fit_rows(A, np.array(limits, dtype=np.int64), fixed, np.array(ff_rows, dtype=np.int64))
+        fills = []
         r = 1
         at_n = []  # seeds within the real nodes, to polish
         for L in limits:
             r += 1
             if L == N or small:
-                G.greedy_fill(fixed, r - 1, L, A, scratch, fixed, r)
+                fills.append((r - 1, L, r))
                 r += 1
             if L == N:
                 at_n += [r - 1] if not small else [r - 2, r - 1]
         for L in (N, N2) if (small or has_base) else ():
-            G.greedy_fill(fixed, 0, L, A, scratch, fixed, r)
+            fills.append((0, L, r))
             r += 1
+        polishes = []
         if self.polish:
             # The allocation optimize returns lies within the real nodes: polish there.
-            transfers = self._transfers(prob)
             for src in at_n + ([0] if has_base else []):
-                G.polish_row(fixed, src, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, r)
+                polishes.append((src, r))
                 r += 1
+        return limits, ff_rows, fills, polishes, rows, r
+
+    def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
+        """Build the seed rows (see :meth:`_seed_plan`)."""
+        J, N = prob.num_jobs, prob.num_real
+        limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm)
+        seeds = self._base_row(prob, width)
+        # Repair the base first: greedy fills and the polish start from feasible rows.
+        fixed = G.new_pop(rows, J, width)
+        with parallel_region():
+            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
+        G.first_fit_rows(A, np.array(limits, dtype=np.int64), fixed, np.array(ff_rows, dtype=np.int64))
+        for src, L, dst in fills:
+            G.greedy_fill(fixed, src, L, A, scratch, fixed, dst)
+        transfers = self._transfers(prob)
+        for src, dst in polishes:
+            G.polish_row(fixed, src, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, dst)
         return _take(fixed, np.arange(r, dtype=np.int64))
+
+    @staticmethod
+    def _base_row(prob: Problem, width: int) -> G.Pop:
+        seeds = G.new_pop(1, prob.num_jobs, width)
+        b = prob.base_width
+        seeds.off[0] = prob.base_off
+        seeds.node[0, :b] = prob.base_node
+        seeds.cnt[0, :b] = prob.base_cnt
+        return seeds
 
     def _adapt_previous(self, prob: Problem):
         """Previous final population re-indexed to this round's jobs and nodes (unrepaired).

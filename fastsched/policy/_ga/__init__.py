@@ -6,7 +6,8 @@ aggregates, population scoring; shared with the CUDA backend), :mod:`.select`
 (non-dominated sort, crowding, survival, tournaments), :mod:`.variation` (crossover,
 mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 :mod:`.rowstate` (one row unpacked for edits), :mod:`.seeding` (first fit, greedy fills),
-:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop),
+:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop), :mod:`.search`
+(a whole serial round in one kernel),
 :mod:`.utility` (cluster utilities) and :mod:`.linkonly` (how helpers that only kernels call
 are compiled: once, into their callers).
 """
@@ -27,6 +28,7 @@ from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
 from fastsched.policy._ga.repair import repair_parallel, repair_serial
 from fastsched.policy._ga.rng import stream_key
+from fastsched.policy._ga.search import Plan, search_serial
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
 from fastsched.policy._ga.select import crowding_distance, nondominated_rank, survive, survive_ranked, tournament
 from fastsched.policy._ga.types import Arrays, Pop, Work, new_pop, new_work
@@ -40,8 +42,10 @@ __all__ = [
     "POWER_SHIFTED",
     "SUM",
     "Arrays",
+    "Plan",
     "Pop",
     "Work",
+    "search_serial",
     "cluster_utilities",
     "crowding_distance",
     "evaluate_population",

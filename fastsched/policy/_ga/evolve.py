@@ -87,7 +87,6 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
 
 # One source, two kernels: the serial one never compiles the parallel child builder (seconds
 # of compilation that small problems do not need).
-evolve_serial = jit(
-    variant(_evolve, "evolve_serial", offspring=inner(variant(offspring_serial.py_func, "offspring_linked")))
-)
+offspring_linked = inner(variant(offspring_serial.py_func, "offspring_linked"))
+evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_linked))
 evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))

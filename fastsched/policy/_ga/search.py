@@ -1,0 +1,109 @@
+"""A whole serial search round in one kernel: seeds, initial pool, generations, final polish.
+
+numba optimises and emits every kernel that Python calls over its whole call tree, so the
+helpers that several such kernels share (repair, row unpacking, sorting, selection) were
+compiled once per kernel. :func:`search_serial` runs the same steps, in the same order and
+with the same random streams, as the separate kernels the driver calls for large problems
+(``repair_serial``, ``first_fit_rows``, ``greedy_fill``, ``polish_row``, ``survive``,
+``gather``, ``evolve_serial``), through link-only copies of them: one module, one ``-O3``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from fastsched._jit import jit
+from fastsched.policy._ga.evolve import _evolve, gather, offspring_linked
+from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.local import polish_row
+from fastsched.policy._ga.repair import repair_population
+from fastsched.policy._ga.rng import variant
+from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
+from fastsched.policy._ga.select import _survive_ranked
+
+__all__ = ["Plan", "search_serial"]
+
+Plan = namedtuple(
+    "Plan",
+    "seed round_ generations patience pm protect scratch num_real passes transfers kicks polish "
+    "key_seed key_warm key_pool key_final limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
+)
+Plan.__doc__ = """What the driver decided for one serial round (see ``PolluxPolicy._search``).
+
+Scalars are typed (``np.int64``, ``np.float64``, ``np.uint64``, ``np.bool_``) so the kernel
+compiles once. ``fills`` is int64[k, 3] of greedy fills ``(source row, node limit, row)``;
+``polish_src`` / ``polish_dst`` the seed rows polished and where to; ``seeds`` the number
+of seed rows; ``rand_rows`` the rows
+mutated into the initial pool; ``count`` the population size.
+"""
+
+_repair = inner(variant(repair_population, "repair_linked"))
+_first_fit_rows = inner(variant(first_fit_rows.py_func, "first_fit_rows_linked"))
+_greedy_fill = inner(variant(greedy_fill.py_func, "greedy_fill_linked"))
+_polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
+_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_linked))
+
+
+@jit
+def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
+    """Run a serial round; return ``(buffer: 0 = cur, 1 = nxt, generations run, rows, polished row or -1)``.
+
+    ``base`` holds the base allocation (one row), ``fixed`` receives the seed rows, ``warm`` the
+    previous population adapted to this round (zero rows in a first round), ``pool`` the
+    initial pool, ``cur`` / ``nxt`` the generation buffers and ``best_out`` (one row) the
+    polish of the best final row within the real nodes.
+    """
+    zero = np.zeros(1, dtype=np.int64)
+    _repair(plan.key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
+    _first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
+    for i in range(plan.fills.shape[0]):
+        _greedy_fill(fixed, plan.fills[i, 0], plan.fills[i, 1], A, plan.scratch, fixed, plan.fills[i, 2])
+    for i in range(plan.polish_src.shape[0]):
+        _polish_row(
+            fixed,
+            plan.polish_src[i],
+            A,
+            plan.num_real,
+            plan.scratch,
+            plan.passes,
+            plan.transfers,
+            np.int64(0),
+            np.uint64(0),
+            fixed,
+            plan.polish_dst[i],
+        )
+    seeds = plan.seeds
+    _repair(plan.key_seed, fixed, np.arange(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
+    nwarm = warm.obj.shape[0]
+    if nwarm > 0:
+        _repair(plan.key_warm, warm, np.arange(nwarm), 0.0, A, plan.scratch, pool, seeds)
+    _repair(plan.key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
+    keep, _, _ = _survive_ranked(-pool.obj, pool.size.astype(np.float64), pool.hash, plan.count, plan.protect)
+    gather(pool, keep, cur)
+    n = np.int64(keep.shape[0])
+    where, ran = _evolve_linked(
+        plan.seed, plan.round_, plan.generations, plan.patience, n, n, plan.pm, plan.protect, cur, nxt, A, work
+    )
+    out = cur if where == 0 else nxt
+    best = -1
+    if plan.polish:
+        for i in range(n):
+            if out.size[i] <= plan.num_real and (best < 0 or out.obj[i] > out.obj[best]):
+                best = i
+        if best >= 0:
+            _polish_row(
+                out,
+                best,
+                A,
+                plan.num_real,
+                plan.scratch,
+                plan.passes,
+                plan.transfers,
+                plan.kicks,
+                plan.key_final,
+                best_out,
+                np.int64(0),
+            )
+    return where, ran, n, best

@@ -280,6 +280,24 @@ def test_every_ga_kernel_compiles_once_per_round_and_helpers_refuse_python_calls
     }
     PolluxPolicy(seed=0).optimize(jobs, nodes, {}, NodeInfo({"nvidia.com/gpu": 4}, preemptible=True))
     ga = importlib.import_module("fastsched.policy._ga")
+    # The threaded fitness path too: a prange body is compiled with both index types.
+    off, node, cnt = np.array([[0, 1, 2]]), np.array([[0, 1]], np.int32), np.array([[2, 1]], np.int32)
+    empty = np.zeros(0, np.int32)
+    ga.evaluate_population(
+        off,
+        node,
+        cnt,
+        np.ones((2, 3, 3)),
+        np.ones(2),
+        np.zeros(3, np.int64),
+        empty,
+        empty,
+        0.1,
+        0,
+        1.0,
+        np.zeros(1),
+        np.zeros(1, np.int64),
+    )
     kernels = [
         d
         for d in gc.get_objects()

@@ -132,7 +132,11 @@ def row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cn
 @pjit
 def _evaluate(off, node, cnt, table, scale, base_off, base_node, base_cnt, penalty, mode, p, obj, size):
     for i in prange(off.shape[0]):
-        o, s = row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cnt, penalty, mode, p)
+        # prange compiles its body twice (uint64 and int64 indices): pass an int64 so the
+        # helper keeps one specialisation.
+        o, s = row_objectives(
+            off, node, cnt, np.int64(i), table, scale, base_off, base_node, base_cnt, penalty, mode, p
+        )
         obj[i] = o
         size[i] = s
 

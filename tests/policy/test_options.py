@@ -18,10 +18,14 @@ def setup(speedup_fn, num_jobs=12, num_nodes=4, gpus=4):
 
 
 def test_parallel_switch_same_result(speedup_fn):
+    # parallel=False runs a round in one kernel (search_serial), parallel=True through the
+    # separate (threaded) kernels: the same steps and streams, so the same rounds, warm ones too.
     jobs, nodes, tmpl = setup(speedup_fn)
-    a = PolluxPolicy(seed=3, parallel=True).optimize(jobs, nodes, {}, tmpl)
-    b = PolluxPolicy(seed=3, parallel=False).optimize(jobs, nodes, {}, tmpl)
+    pa, pb = PolluxPolicy(seed=3, parallel=True), PolluxPolicy(seed=3, parallel=False)
+    a = pa.optimize(jobs, nodes, {}, tmpl)
+    b = pb.optimize(jobs, nodes, {}, tmpl)
     assert a == b
+    assert pa.optimize(jobs, nodes, a[0], tmpl) == pb.optimize(jobs, nodes, b[0], tmpl)
 
 
 @pytest.mark.parametrize("p", [-1.0, 0.0, 0.5])

@@ -181,6 +181,8 @@ def evaluate_population(off, node, cnt, table, scale, base_off, base_node, base_
     >>> float(round(obj[0], 6)), int(size[0])
     (2.25, 2)
     """
-    penalty = np.ascontiguousarray(np.broadcast_to(np.asarray(penalty, dtype=np.float64), (table.shape[0],)))
+    # A fresh writable copy whatever was passed: numba types read-only arrays apart (a second
+    # specialisation).
+    penalty = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (table.shape[0],)).copy()
     with parallel_region():
         _evaluate(off, node, cnt, table, scale, base_off, base_node, base_cnt, penalty, int(mode), float(p), obj, size)

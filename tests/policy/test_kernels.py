@@ -285,7 +285,9 @@ def test_every_ga_kernel_compiles_once_per_round_and_helpers_refuse_python_calls
         return [
             d
             for d in gc.get_objects()
-            if isinstance(d, CPUDispatcher) and d.py_func.__module__.startswith(ga.__name__ + ".")
+            # type(), not isinstance(): gc also lists weak proxies to dead objects, and
+            # isinstance() on those raises ReferenceError.
+            if issubclass(type(d), CPUDispatcher) and d.py_func.__module__.startswith(ga.__name__ + ".")
         ]
 
     before = {id(d): set(d.signatures) for d in ga_kernels()}

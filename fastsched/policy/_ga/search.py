@@ -87,7 +87,7 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
         plan.seed, plan.round_, plan.generations, plan.patience, n, n, plan.pm, plan.protect, cur, nxt, A, work
     )
     out = cur if where == 0 else nxt
-    best = -1
+    best = np.int64(-1)  # not a literal: polish_row keeps one specialisation
     if plan.polish:
         for i in range(n):
             if out.size[i] <= plan.num_real and (best < 0 or out.obj[i] > out.obj[best]):

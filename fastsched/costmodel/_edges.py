@@ -72,11 +72,26 @@ def op_edges_and_ranges(n_ops, n_vars, in_ptr, in_idx, out_ptr, out_idx, persist
 
 
 @jit
+def _slot_ptr(pair_len, nslots):
+    # per-op offsets into the flattened names, from per-slot name counts and per-op slot counts
+    n = nslots.shape[0]
+    ptr = np.zeros(n + 1, np.int64)
+    p = 0
+    for i in range(n):
+        c = 0
+        for _ in range(nslots[i]):
+            c += pair_len[p]
+            p += 1
+        ptr[i + 1] = ptr[i] + c
+    return ptr
+
+
+@jit
 def rank_columns(
-    in_cnt,
+    in_len,
     in_idx,
     in_nslots,
-    out_cnt,
+    out_len,
     out_idx,
     out_nslots,
     persistable,
@@ -90,23 +105,22 @@ def rank_columns(
 ):
     """Every per-rank array of the encoding in one call (one dispatch instead of ~50 numpy calls).
 
+    ``in_len``/``out_len``: names per slot, ``in_nslots``/``out_nslots``: slots per op.
     Returns ``(in_ptr, out_ptr, phase, var_fixed, var_ndyn, src, dst, first_use, last_use,
-    bad_op, bad_var, facts)``: slot pointers from the per-op name counts; the phase (2 if
+    bad_op, bad_var, facts)``: per-op offsets into the flattened names; the phase (2 if
     ``optim``, else 1 if the backward role or any input is a gradient variable, else 0);
     per variable the float64 product of its static dimensions (left to right, as
     ``np.multiply.at`` does) and the number of ``-1`` dimensions; the deduplicated edges
     sorted by ``(src, dst)`` and the live ranges of :func:`op_edges_and_ranges`; ``facts``
     a bit set (``FACT_*``).
     """
-    n = in_cnt.shape[0]
+    n = in_nslots.shape[0]
     nv = persistable.shape[0]
-    in_ptr = np.zeros(n + 1, np.int64)
-    out_ptr = np.zeros(n + 1, np.int64)
+    in_ptr = _slot_ptr(in_len, in_nslots)
+    out_ptr = _slot_ptr(out_len, out_nslots)
     facts = 0
     for i in range(n):
-        in_ptr[i + 1] = in_ptr[i] + in_cnt[i]
-        out_ptr[i + 1] = out_ptr[i] + out_cnt[i]
-        if in_cnt[i] > in_nslots[i] or out_cnt[i] > out_nslots[i]:
+        if in_ptr[i + 1] - in_ptr[i] > in_nslots[i] or out_ptr[i + 1] - out_ptr[i] > out_nslots[i]:
             facts |= FACT_B10
     fixed = np.ones(nv, np.float64)
     ndyn = np.zeros(nv, np.int64)

@@ -177,13 +177,20 @@ _NONE = type(None)
 
 
 class _Flat(NamedTuple):
-    # Every op's slots flattened: names in program order, per-op name and slot counts, the
-    # slot names, and per op whether a slot is called LearningRate (optimizer ops).
+    # Every op's slots flattened: names in program order, per-slot name counts, per-op slot
+    # counts, the slot names, and each op's normalised [(slot, [names])] (read only for
+    # communication ops). The per-op name counts are summed by the encoder's kernel.
     names: list
-    cnt: np.ndarray
+    pair_len: np.ndarray
     nslots: np.ndarray
     slot_names: list
-    raw: list  # each op's normalised [(slot, [names])] (read only for communication ops)
+    raw: list
+
+    @property
+    def cnt(self) -> np.ndarray:
+        """Names per op."""
+        owner = np.repeat(np.arange(self.nslots.shape[0]), self.nslots)
+        return np.bincount(owner, weights=self.pair_len, minlength=self.nslots.shape[0]).astype(np.int64)
 
 
 def _flat_slots(kind, ids, raw):
@@ -203,9 +210,7 @@ def _flat_slots(kind, ids, raw):
                 if set(map(type, names)) <= _STR:
                     nslots = np.fromiter(map(len, norm), np.int64, n)
                     per_pair = np.fromiter(map(len, lists), np.int64, len(lists))
-                    owner = np.repeat(np.arange(n), nslots)
-                    cnt = np.bincount(owner, weights=per_pair, minlength=n).astype(np.int64)
-                    return _Flat(names, cnt, nslots, slot_names, norm)
+                    return _Flat(names, per_pair, nslots, slot_names, norm)
     norm = [_slot_lists(f"Op {oid!r} {kind}", x) for oid, x in zip(ids, raw, strict=True)]
     return _flat_slots(kind, ids, [[[p[0], list(p[1])] for p in x] for x in norm])
 
@@ -481,14 +486,13 @@ def _encode_rank(rl: _RankLists, table):
     # every slot's names (B10: all of them are connected), flattened once
     fin, fout = rl.op_inputs, rl.op_outputs
     in_names, out_names = fin.names, fout.names
-    in_cnt, out_cnt = fin.cnt, fout.cnt
     get = index.get
     in_idx = np.fromiter(map(get, in_names, repeat(-1)), np.int64, len(in_names))
     out_idx = np.fromiter(map(get, out_names, repeat(-1)), np.int64, len(out_names))
-    for kind, idx, cnt, names in (("reads", in_idx, in_cnt, in_names), ("writes", out_idx, out_cnt, out_names)):
+    for kind, idx, flat, names in (("reads", in_idx, fin, in_names), ("writes", out_idx, fout, out_names)):
         if idx.size and idx.min() < 0:
             k = int(np.argmax(idx < 0))
-            op = int(np.searchsorted(np.cumsum(cnt), k, side="right"))
+            op = int(np.searchsorted(np.cumsum(flat.cnt), k, side="right"))
             raise ValueError(f"rank {rl.rank}: op {rl.op_ids[op]!r} {kind} unknown variable {names[k]!r}")
     # variables: shapes flattened (static element count and batch dimensions in the kernel)
     shapes = rl.var_shapes
@@ -503,10 +507,10 @@ def _encode_rank(rl: _RankLists, table):
     grad_var = _contains(rl.var_names, "@GRAD")
     optim = _has_slot(fin, "LearningRate", n)
     (in_ptr, out_ptr, phase, var_fixed, var_ndyn, src, dst, first, last, bad_op, bad_var, bits) = rank_columns(
-        in_cnt,
+        fin.pair_len,
         in_idx,
         fin.nslots,
-        out_cnt,
+        fout.pair_len,
         out_idx,
         fout.nslots,
         pers,

@@ -319,12 +319,35 @@ def _col(items, key, default=None):
     return list(map(dict.get, items, repeat(key), repeat(default)))
 
 
-def _ints(where, ops, key, default, allow_none):
+def _columns(items, fields):
+    # Several fields of every dict: one C-level pass over the dicts when every dict has every
+    # key (each dict is visited once instead of once per field: on large programs the dicts
+    # no longer fit the caches), else one pass per field with defaults.
+    try:
+        rows = list(map(itemgetter(*(k for k, _ in fields)), items))
+    except KeyError:
+        return [_col(items, k, d) for k, d in fields]
+    return [list(map(itemgetter(j), rows)) for j in range(len(fields))]
+
+
+def _ints(ops, key, vals, allow_none):
     # One C-level type pass; the per-item check (and its message) only when it fails.
-    vals = _col(ops, key, default)
     if set(map(type, vals)) <= (_INT_NONE if allow_none else _INT):
         return vals
     return [_int_or_none(f"Op {o['id']!r}: {key}", v, allow_none) for o, v in zip(ops, vals, strict=True)]
+
+
+_OP_FIELDS = (
+    ("id", None),
+    ("type", None),
+    ("inputs", None),
+    ("outputs", None),
+    ("op_role", 0),
+    ("ring_id", None),
+    ("desc_id", None),
+    ("peer", None),
+    ("cost", None),
+)
 
 
 def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
@@ -347,11 +370,12 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
                 ops = [dict(x) for x in items]
     added = _col(raw_vars, "added_by_reference")
     vs = list(compress(raw_vars, map(not_, added))) if any(added) else raw_vars
-    names = _col(vs, "name")
+    names, shapes, dtypes, pers = _columns(
+        vs, (("name", None), ("shape", ()), ("dtype", "float32"), ("persistable", False))
+    )
     if set(map(type, names)) - {str} or "" in names:
         for n in names:
             _check_str("Var.name", n)
-    shapes = _col(vs, "shape", ())
     shape_types = set(map(type, shapes))
     flat = list(chain.from_iterable(shapes)) if shape_types <= _SEQ else None
     if flat is None or set(map(type, flat)) - _INT or (flat and min(flat) < -1):
@@ -364,7 +388,6 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
                 if d < -1:
                     raise ValueError(f"Var {n!r}: shape entries must be >= -1, got {d}")
         shapes = [list(map(int, s)) for s in shapes]
-    dtypes = _col(vs, "dtype", "float32")
     if not set(dtypes) <= DTYPE_SIZES.keys():
         for k, (n, dt) in enumerate(zip(names, dtypes, strict=True)):
             if dt not in DTYPE_SIZES:
@@ -372,22 +395,20 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
                 if nd not in DTYPE_SIZES:
                     raise ValueError(f"Var {n!r}: unknown dtype {dt!r}")
                 dtypes[k] = nd
-    pers = list(map(bool, _col(vs, "persistable", False)))
-    ids = _col(ops, "id")
-    types = _col(ops, "type")
+    pers = list(map(bool, pers))
+    ids, types, ins, outs, roles, rings, desc, peers, costs = _columns(ops, _OP_FIELDS)
     if set(map(type, ids)) - {str} or set(map(type, types)) - {str} or "" in ids or "" in types:
         for oid, t in zip(ids, types, strict=True):
             _check_str("Op.id", oid)
             _check_str(f"Op {oid!r}: type", t)
-    ins = _flat_slots("inputs", ids, _col(ops, "inputs"))
-    outs = _flat_slots("outputs", ids, _col(ops, "outputs"))
-    roles = _ints("op_role", ops, "op_role", 0, True)
+    ins = _flat_slots("inputs", ids, ins)
+    outs = _flat_slots("outputs", ids, outs)
+    roles = _ints(ops, "op_role", roles, True)
     if None in roles:
         roles = [0 if x is None else x for x in roles]
-    rings = _ints("ring_id", ops, "ring_id", None, True)
-    desc = _ints("desc_id", ops, "desc_id", None, True)
-    peers = _ints("peer", ops, "peer", None, True)
-    costs = _col(ops, "cost")
+    rings = _ints(ops, "ring_id", rings, True)
+    desc = _ints(ops, "desc_id", desc, True)
+    peers = _ints(ops, "peer", peers, True)
     if set(map(type, costs)) - _NUM_NONE:
         for o, c in zip(ops, costs, strict=True):
             if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -237,7 +238,7 @@ def test_tournament_prefers_rank_then_crowding():
 
 def test_random_streams_uniform():
     st_ = np.zeros(2, dtype=np.uint64)
-    keys = [G.stream_key(1, 2, g, c) for g in range(3) for c in range(3)]
+    keys = [G.stream_key(np.uint64(1), 2, g, c) for g in range(3) for c in range(3)]
     assert len(set(keys)) == 9
     parents = G.tournament(np.zeros(10, np.int64), np.zeros(10), np.uint64(7), 5000)
     counts = np.bincount(parents.ravel(), minlength=10)
@@ -261,3 +262,55 @@ def test_one_specialisation_whether_penalties_are_scalar_or_per_job():
         }
         PolluxPolicy(seed=0, generations=3).optimize(jobs, nodes, {}, template)
     assert len(G.evolve_serial.signatures) == 1, G.evolve_serial.signatures
+
+
+def test_every_ga_kernel_compiles_once_per_round_and_helpers_refuse_python_calls():
+    """A round adds at most one specialisation to any kernel or link-only helper of the GA package.
+
+    Other tests may already have compiled public kernels (``evaluate_population``) for other
+    argument types, so the round's own additions are counted, not the totals.
+    """
+    import gc
+    import importlib
+
+    from numba import types
+    from numba.core.registry import CPUDispatcher
+
+    from fastsched.policy import JobInfo, NodeInfo
+
+    ga = importlib.import_module("fastsched.policy._ga")
+
+    def ga_kernels():
+        return [
+            d
+            for d in gc.get_objects()
+            if isinstance(d, CPUDispatcher) and d.py_func.__module__.startswith(ga.__name__ + ".")
+        ]
+
+    before = {id(d): set(d.signatures) for d in ga_kernels()}
+    fn = make_speedup_fn()
+    nodes = {i: NodeInfo({"nvidia.com/gpu": 4}, preemptible=False) for i in range(3)}
+    jobs = {
+        j: JobInfo({"nvidia.com/gpu": 1}, fn, creation_timestamp=j, min_replicas=0, max_replicas=8) for j in range(5)
+    }
+    PolluxPolicy(seed=0).optimize(jobs, nodes, {}, NodeInfo({"nvidia.com/gpu": 4}, preemptible=True))
+    kernels = ga_kernels()
+    assert len(kernels) > 20
+    added = {d.py_func.__qualname__: set(d.signatures) - before.get(id(d), set()) for d in kernels}
+    multi = {name: sigs for name, sigs in added.items() if len(sigs) > 1}
+    assert not multi, multi
+    # The threaded fitness path: prange compiles its body with uint64 and int64 indices; the
+    # row helper must still see an int64 row index only.
+    off, node, cnt = np.array([[0, 1, 2]]), np.array([[0, 1]], np.int32), np.array([[2, 1]], np.int32)
+    empty = np.zeros(0, np.int32)
+    args = (np.ones((2, 3, 3)), np.ones(2), np.zeros(3, np.int64), empty, empty, 0.1, 0, 1.0)
+    ga.evaluate_population(off, node, cnt, *args, np.zeros(1), np.zeros(1, np.int64))
+    from fastsched.policy._ga.fitness import row_objectives
+
+    # (Empty when every caller came from numba's on-disk cache: helpers then compile nowhere.)
+    assert {sig[3] for sig in row_objectives.signatures} <= {types.int64}
+    # A helper has no machine code of its own: a Python call is refused, not a crash.
+    from fastsched.policy._ga.variation import node_capacity
+
+    with pytest.raises(TypeError, match="only other kernels"):
+        node_capacity(np.ones((1, 1), np.int64), np.ones((1, 1), np.int64), np.zeros((1, 1), np.int64), 0, 0, 1)

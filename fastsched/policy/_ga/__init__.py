@@ -6,8 +6,9 @@ aggregates, population scoring; shared with the CUDA backend), :mod:`.select`
 (non-dominated sort, crowding, survival, tournaments), :mod:`.variation` (crossover,
 mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 :mod:`.rowstate` (one row unpacked for edits), :mod:`.seeding` (first fit, greedy fills),
-:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop) and
-:mod:`.utility` (cluster utilities).
+:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop),
+:mod:`.utility` (cluster utilities) and :mod:`.linkonly` (how helpers that only kernels call
+are compiled: once, into their callers).
 """
 
 from fastsched.policy._ga.evolve import evolve_parallel, evolve_serial, gather

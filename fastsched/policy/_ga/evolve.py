@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched.policy._ga.linkonly import inner
 from fastsched.policy._ga.offspring import offspring_parallel, offspring_serial
-from fastsched.policy._ga.rng import leaf, stream_key, variant
+from fastsched.policy._ga.rng import stream_key, variant
 from fastsched.policy._ga.select import (
-    crowding_distance,
-    front_hypervolume,
-    nondominated_rank,
-    survive_ranked,
-    tournament,
+    _crowding_distance,
+    _front_hypervolume,
+    _nondominated_rank,
+    _survive_ranked,
+    _tournament,
 )
 
 __all__ = ["gather", "evolve_serial", "evolve_parallel", "STALL_TOL"]
@@ -22,7 +23,7 @@ __all__ = ["gather", "evolve_serial", "evolve_parallel", "STALL_TOL"]
 STALL_TOL = 0.01
 
 
-@leaf
+@jit(_nrt=False)
 def gather(a, rows, b):
     """Copy rows ``rows`` of population ``a`` into rows ``0 .. len(rows)`` of ``b``."""
     width = a.off.shape[1]
@@ -58,27 +59,27 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     n = start
     f1 = -a.obj[:n]
     f2 = a.size[:n].astype(np.float64)
-    rank = nondominated_rank(f1, f2)
-    crowd = crowding_distance(f1, f2, rank)
+    rank = _nondominated_rank(f1, f2)
+    crowd = _crowding_distance(f1, f2, rank)
     ref2 = float(A.node_res.shape[0] + 1)
     hv = np.zeros(generations + 1, dtype=np.float64)
-    hv[0] = front_hypervolume(f1, f2, rank, ref2)
+    hv[0] = _front_hypervolume(f1, f2, rank, ref2)
     ran = 0
     for gen in range(1, generations + 1):
         cur = a if where == 0 else b
         nxt = b if where == 0 else a
-        parents = tournament(rank, crowd, stream_key(seed, round_, gen, np.int64(0)), count)
+        parents = _tournament(rank, crowd, stream_key(seed, round_, gen, np.int64(0)), count)
         key = stream_key(seed, round_, gen, np.int64(1))
         offspring(key, cur, parents, pm, A, cur, n, work)
         total = n + count
-        keep, rank, crowd = survive_ranked(
+        keep, rank, crowd = _survive_ranked(
             -cur.obj[:total], cur.size[:total].astype(np.float64), cur.hash[:total], count, protect_size
         )
         gather(cur, keep, nxt)
         n = keep.shape[0]
         where = 1 - where
         ran = gen
-        hv[gen] = front_hypervolume(-nxt.obj[:n], nxt.size[:n].astype(np.float64), rank, ref2)
+        hv[gen] = _front_hypervolume(-nxt.obj[:n], nxt.size[:n].astype(np.float64), rank, ref2)
         if patience > 0 and gen >= patience and hv[gen] <= hv[gen - patience] * (1.0 + STALL_TOL):
             break
     return where, ran
@@ -86,5 +87,7 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
 
 # One source, two kernels: the serial one never compiles the parallel child builder (seconds
 # of compilation that small problems do not need).
-evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_serial))
+evolve_serial = jit(
+    variant(_evolve, "evolve_serial", offspring=inner(variant(offspring_serial.py_func, "offspring_linked")))
+)
 evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))

@@ -1,8 +1,8 @@
 """Fitness of the genetic search: one job's value, the fairness aggregate, a row's objectives.
 
 The per-job scalar terms (:func:`job_value`, :func:`fair_term`, :func:`fair_total`,
-:func:`differs_from_base`, :func:`row_objectives`) are plain ``@jit(inline="always")``
-functions with no CPU-only constructs (``math`` functions, scalar arithmetic, array reads), so
+:func:`differs_from_base`, :func:`row_objectives`) are plain :func:`~.linkonly.leaf` kernels
+(compiled once, into their callers) with no CPU-only constructs (``math`` functions, scalar arithmetic, array reads), so
 the CUDA backend compiles the same source through ``.py_func``.
 
 First objective (maximised): ``sum_j term(v_j)`` aggregated by the fairness mode, where
@@ -18,7 +18,8 @@ import math
 import numpy as np
 from numba import prange
 
-from fastsched._jit import jit, parallel_region, pjit
+from fastsched._jit import parallel_region, pjit
+from fastsched.policy._ga.linkonly import leaf
 
 __all__ = [
     "SUM",
@@ -43,7 +44,7 @@ POWER_SHIFTED = 3  # J * power mean of (value + FAIR_EPS), the Pollux paper's si
 FAIR_EPS = 1e-3  # floor of a job's value inside a power mean with p <= 0 (0**p is inf)
 
 
-@jit(inline="always")
+@leaf
 def job_value(table, j, nn, reps, scale_j, changed, penalty_j):
     """Scaled speedup of job ``j`` with ``reps`` replicas on ``nn`` nodes.
 
@@ -60,7 +61,7 @@ def job_value(table, j, nn, reps, scale_j, changed, penalty_j):
     return v
 
 
-@jit(inline="always")
+@leaf
 def fair_term(v, mode, p):
     """Contribution of one job's value to the accumulated first objective."""
     if mode == SUM:
@@ -73,7 +74,7 @@ def fair_term(v, mode, p):
     return w**p
 
 
-@jit(inline="always")
+@leaf
 def fair_total(acc, njobs, mode, p):
     """First objective (higher is better) from the accumulated terms."""
     if mode == SUM or njobs == 0:
@@ -83,7 +84,7 @@ def fair_total(acc, njobs, mode, p):
     return njobs * (acc / njobs) ** (1.0 / p)
 
 
-@jit(inline="always")
+@leaf
 def improves(delta, mode, p):
     """Whether a change ``delta`` of the accumulated terms raises the first objective.
 
@@ -95,7 +96,7 @@ def improves(delta, mode, p):
     return delta
 
 
-@jit(inline="always")
+@leaf
 def differs_from_base(nodes, cnts, start, n, base_off, base_node, base_cnt, j):
     """Whether a job's entries ``nodes/cnts[start:start+n]`` differ from its base entries."""
     b0 = base_off[j]
@@ -107,7 +108,7 @@ def differs_from_base(nodes, cnts, start, n, base_off, base_node, base_cnt, j):
     return False
 
 
-@jit(inline="always")
+@leaf
 def row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cnt, penalty, mode, p):
     """Objectives of row ``i``: (first objective, cluster size = 1 + highest node used)."""
     njobs = off.shape[1] - 1
@@ -116,7 +117,9 @@ def row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cn
     for j in range(njobs):
         s = off[i, j]
         e = off[i, j + 1]
-        reps = 0
+        # An int64 zero that is not a literal 0 (so ``job_value`` compiles once) and needs no
+        # numpy (the CUDA backend compiles this source too).
+        reps = s - s
         for q in range(s, e):
             reps += cnt[i, q]
             if node[i, q] + 1 > size:
@@ -129,7 +132,11 @@ def row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cn
 @pjit
 def _evaluate(off, node, cnt, table, scale, base_off, base_node, base_cnt, penalty, mode, p, obj, size):
     for i in prange(off.shape[0]):
-        o, s = row_objectives(off, node, cnt, i, table, scale, base_off, base_node, base_cnt, penalty, mode, p)
+        # prange compiles its body twice (uint64 and int64 indices): pass an int64 so the
+        # helper keeps one specialisation.
+        o, s = row_objectives(
+            off, node, cnt, np.int64(i), table, scale, base_off, base_node, base_cnt, penalty, mode, p
+        )
         obj[i] = o
         size[i] = s
 

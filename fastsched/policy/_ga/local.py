@@ -22,7 +22,8 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, improves, job_value
-from fastsched.policy._ga.rng import leaf, rand_int
+from fastsched.policy._ga.linkonly import inner, leaf
+from fastsched.policy._ga.rng import rand_int
 from fastsched.policy._ga.rowstate import add_job, is_changed, pack_row, remove_job, set_entries, unpack_row
 from fastsched.policy._ga.variation import node_capacity
 
@@ -31,7 +32,7 @@ __all__ = ["polish_row", "best_single_counts"]
 _EPS = 1e-12
 
 
-@jit
+@inner
 def best_single_counts(A):
     """Tabulate ``best[j, m]``, the replica count in ``[lo_j, m]`` with the highest single-node speedup.
 
@@ -52,7 +53,7 @@ def best_single_counts(A):
 
 @leaf
 def _value(A, j, k, reps):
-    return job_value(A.table, j, k, reps, A.scale[j], True, A.penalty[j])
+    return job_value(A.table, j, k, reps, A.scale[j], np.bool_(True), A.penalty[j])
 
 
 @leaf
@@ -62,7 +63,7 @@ def _base_fits(S, j, A):
     kb = A.base_off[j + 1] - b0
     if kb == 0:
         return False
-    reps = 0
+    reps = np.int64(0)
     for q in range(b0, b0 + kb):
         n = np.int64(A.base_node[q])
         if kb > 1 and S.owner[n]:
@@ -98,10 +99,10 @@ def _best_move(S, j, A, limit, best1, tn, tc):
     if _base_fits(S, j, A):
         b0 = A.base_off[j]
         kb = A.base_off[j + 1] - b0
-        reps = 0
+        reps = np.int64(0)
         for q in range(kb):
             reps += A.base_cnt[b0 + q]
-        v = job_value(A.table, j, kb, reps, A.scale[j], False, A.penalty[j])
+        v = job_value(A.table, j, kb, reps, A.scale[j], np.bool_(False), A.penalty[j])
         g = improves(fair_term(v, mode, p) - t0, mode, p)
         if g > best:
             best = g
@@ -315,7 +316,7 @@ def _shift(S, j, n, delta):
     S.jk[j] = k + 1
 
 
-@jit
+@inner
 def _occupants(S, num_nodes):
     """Jobs on each node, as CSR ``(occ_off[N + 1], occ_job)``."""
     njobs = S.jk.shape[0]
@@ -335,7 +336,7 @@ def _occupants(S, num_nodes):
     return occ_off, occ_job
 
 
-@jit
+@inner
 def _transfer_pass(S, A, limit):
     """Apply the best replica transfer of each job in turn; returns the number applied."""
     njobs = A.job_res.shape[0]
@@ -360,7 +361,7 @@ def _transfer_pass(S, A, limit):
     return applied
 
 
-@jit
+@inner
 def _settle(S, A, limit, best1, tn, tc, max_passes, transfers):
     """Steepest single-job moves (then transfers) until nothing improves; returns moves."""
     njobs = A.job_res.shape[0]
@@ -420,7 +421,7 @@ def _drop(S, j, A):
     S.val[j] = 0.0
 
 
-@jit
+@inner
 def _kick(S, A, st, limit, best1, tn, tc, chosen):
     """Ruin and recreate part of the row.
 

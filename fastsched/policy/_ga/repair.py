@@ -11,7 +11,8 @@ from numba import prange
 
 from fastsched._jit import jit, pjit
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
-from fastsched.policy._ga.rng import M1, leaf, next_event, sub_key
+from fastsched.policy._ga.linkonly import inner, leaf
+from fastsched.policy._ga.rng import M1, next_event, sub_key
 from fastsched.policy._ga.variation import CAP_NONE, crossover_job, job_hash, mutate_job, node_capacity
 
 __all__ = ["repair_job", "commit_row", "repair_serial", "repair_parallel"]
@@ -107,19 +108,19 @@ def repair_job(j, tn, tc, k, pinned, used, owner, A):
 @leaf
 def commit_row(dst, row, j, pos, tn, tc, k, size, A):
     """Write job ``j``'s ``k`` entries at ``pos`` of row ``row``; returns (term, size, hash)."""
-    reps = 0
+    reps = np.int64(0)
     for a in range(k):
         dst.node[row, pos + a] = tn[a]
         dst.cnt[row, pos + a] = tc[a]
         reps += tc[a]
         if tn[a] + 1 > size:
             size = tn[a] + 1
-    changed = differs_from_base(tn, tc, 0, k, A.base_off, A.base_node, A.base_cnt, j)
+    changed = differs_from_base(tn, tc, np.int64(0), k, A.base_off, A.base_node, A.base_cnt, j)
     term = fair_term(job_value(A.table, j, k, reps, A.scale[j], changed, A.penalty[j]), A.mode, A.p)
     return term, size, job_hash(j, tn, tc, np.int64(0), k)
 
 
-@jit
+@inner
 def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     """Rebuild row ``pa`` of ``src`` into row ``row`` of ``dst``, job by job.
 

@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched.policy._ga.linkonly import leaf
 
 
 def variant(fn, name: str, **names):
@@ -30,10 +31,6 @@ def variant(fn, name: str, **names):
     return out
 
 
-# Helpers called per job never allocate: compiled without the runtime, an array argument
-# costs no reference-count pair per call (a per-call cost that dominated small problems).
-leaf = jit(_nrt=False)
-
 GOLD = np.uint64(0x9E3779B97F4A7C15)
 M1 = np.uint64(0xBF58476D1CE4E5B9)
 M2 = np.uint64(0x94D049BB133111EB)
@@ -45,7 +42,7 @@ _INV53 = 1.0 / 9007199254740992.0
 NEVER = np.int64(1) << 62
 
 
-@jit(inline="always")
+@leaf
 def mix64(x):
     """splitmix64 finaliser: a bijective avalanche of a uint64."""
     x = x ^ (x >> _S30)
@@ -64,7 +61,7 @@ def stream_key(seed, a, b, c):
     return mix64(k ^ (np.uint64(c) * GOLD + M1))
 
 
-@jit(inline="always")
+@leaf
 def sub_key(key, i, salt):
     """Key of sub-stream ``i`` of ``key`` (children of a generation, rows of a repair)."""
     return mix64(key ^ (np.uint64(i) * GOLD + salt))

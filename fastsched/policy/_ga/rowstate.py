@@ -10,9 +10,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastsched._jit import jit
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
-from fastsched.policy._ga.rng import leaf
+from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.variation import job_hash
 
 __all__ = ["State", "unpack_row", "pack_row", "add_job", "remove_job", "set_entries"]
@@ -22,7 +21,7 @@ State.__doc__ = """Unpacked row: entries ``jn/jc[j, :jk[j]]`` sorted by node, ``
 resources ``used[n, r]``, distributed owners ``owner[n]`` and job values ``val[j]``."""
 
 
-@jit
+@inner
 def unpack_row(src, row, A, width):
     """State of row ``row`` of population ``src`` (entries per job up to ``width``)."""
     njobs = A.job_res.shape[0]
@@ -50,7 +49,7 @@ def unpack_row(src, row, A, width):
 @leaf
 def is_changed(S, j, A):
     """Whether job ``j``'s entries differ from its base allocation."""
-    return differs_from_base(S.jn[j], S.jc[j], 0, S.jk[j], A.base_off, A.base_node, A.base_cnt, j)
+    return differs_from_base(S.jn[j], S.jc[j], np.int64(0), S.jk[j], A.base_off, A.base_node, A.base_cnt, j)
 
 
 @leaf
@@ -91,7 +90,7 @@ def set_entries(S, j, tn, tc, k):
     S.jk[j] = k
 
 
-@jit
+@inner
 def pack_row(S, A, dst, row):
     """Write the state into row ``row`` of ``dst`` and score it."""
     njobs = A.job_res.shape[0]

@@ -6,6 +6,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import job_value
+from fastsched.policy._ga.linkonly import inner
 from fastsched.policy._ga.rowstate import pack_row, unpack_row
 from fastsched.policy._ga.variation import CAP_NONE, node_capacity
 
@@ -65,7 +66,7 @@ def first_fit_rows(A, limits, dst, rows):
         dst.off[row, njobs] = pos
 
 
-@jit
+@inner
 def _candidate(S, j, A, limit):
     """Best single move that adds replicas to job ``j``: (gain, node, count)."""
     r = S.reps[j]
@@ -79,20 +80,23 @@ def _candidate(S, j, A, limit):
         want = A.min_rep[j] if A.min_rep[j] > 1 else 1
         for n in range(limit):
             if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= want:
-                v = job_value(A.table, j, 1, want, A.scale[j], True, A.penalty[j])
+                v = job_value(A.table, j, np.int64(1), want, A.scale[j], np.bool_(True), A.penalty[j])
                 return v - S.val[j], n, want
         return best, bn, bc
     if k == 1:
         n0 = np.int64(S.jn[j, 0])
         if node_capacity(A.job_res, A.node_res, S.used, j, n0, CAP_NONE) >= 1:
-            best = job_value(A.table, j, 1, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+            best = job_value(A.table, j, np.int64(1), r + 1, A.scale[j], np.bool_(True), A.penalty[j]) - S.val[j]
             bn = n0
             bc = 1
         if not S.owner[n0] and k + 1 <= S.jn.shape[1]:
             for n in range(limit):
                 if n != n0 and not S.owner[n]:
                     if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
-                        g = job_value(A.table, j, 2, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+                        g = (
+                            job_value(A.table, j, np.int64(2), r + 1, A.scale[j], np.bool_(True), A.penalty[j])
+                            - S.val[j]
+                        )
                         if g > best:
                             best = g
                             bn = n
@@ -102,13 +106,13 @@ def _candidate(S, j, A, limit):
     # Distributed: grow on one of its nodes, else take a free unowned node.
     for q in range(k):
         if node_capacity(A.job_res, A.node_res, S.used, j, np.int64(S.jn[j, q]), CAP_NONE) >= 1:
-            g = job_value(A.table, j, k, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+            g = job_value(A.table, j, k, r + 1, A.scale[j], np.bool_(True), A.penalty[j]) - S.val[j]
             return g, S.jn[j, q], 1
     if k + 1 <= S.jn.shape[1]:
         for n in range(limit):
             if not S.owner[n]:
                 if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
-                    g = job_value(A.table, j, k + 1, r + 1, A.scale[j], True, A.penalty[j]) - S.val[j]
+                    g = job_value(A.table, j, k + 1, r + 1, A.scale[j], np.bool_(True), A.penalty[j]) - S.val[j]
                     return g, n, 1
     return best, bn, bc
 
@@ -162,6 +166,6 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
         if k > 1:
             for q in range(k):
                 S.owner[S.jn[j, q]] = True
-        S.val[j] = job_value(A.table, j, k, S.reps[j], A.scale[j], True, A.penalty[j])
+        S.val[j] = job_value(A.table, j, k, S.reps[j], A.scale[j], np.bool_(True), A.penalty[j])
         gain[j] = _candidate(S, j, A, limit)[0]
     pack_row(S, A, dst, dst_row)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
-from fastsched.policy._ga.rng import rand_int, rand_u01
+from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.rng import rand_int, rand_u01, variant
 
 __all__ = ["nondominated_rank", "crowding_distance", "survive", "survive_ranked", "tournament", "front_hypervolume"]
 
 
-@jit
-def nondominated_rank(f1, f2):
+@inner
+def _nondominated_rank(f1, f2):
     """Front index of each point (minimising both objectives), O(N log N).
 
     Points are visited in (f1, f2) order; a point joins the first front whose latest member
@@ -54,8 +55,8 @@ def nondominated_rank(f1, f2):
     return rank
 
 
-@jit
-def crowding_distance(f1, f2, rank):
+@inner
+def _crowding_distance(f1, f2, rank):
     """NSGA-II crowding distance within each front (boundary points get inf)."""
     n = f1.shape[0]
     dist = np.zeros(n, dtype=np.float64)
@@ -93,12 +94,12 @@ def crowding_distance(f1, f2, rank):
 @jit
 def survive(f1, f2, hashes, count, protect_size=-1.0):
     """Return the indices of the ``count`` best points (see :func:`survive_ranked`)."""
-    keep, _, _ = survive_ranked(f1, f2, hashes, count, protect_size)
+    keep, _, _ = _survive_ranked(f1, f2, hashes, count, protect_size)
     return keep
 
 
-@jit
-def survive_ranked(f1, f2, hashes, count, protect_size):
+@inner
+def _survive_ranked(f1, f2, hashes, count, protect_size):
     """Return the indices of the ``count`` best points: by front, then crowding distance (descending).
 
     Exact duplicates (same hash and objectives) after their first copy are ranked behind
@@ -107,8 +108,8 @@ def survive_ranked(f1, f2, hashes, count, protect_size):
     with ``f2 <= protect_size`` is always kept.
     """
     n = f1.shape[0]
-    rank = nondominated_rank(f1, f2)
-    crowd = crowding_distance(f1, f2, rank)
+    rank = _nondominated_rank(f1, f2)
+    crowd = _crowding_distance(f1, f2, rank)
     # Duplicates: equal hashes (one sort) with equal objectives; a row equal to its
     # predecessor in hash order is a clone. O(n log n) even for a converged population.
     # One sort specialisation for the module (float64 mergesort) compiles seconds faster than
@@ -145,8 +146,8 @@ def survive_ranked(f1, f2, hashes, count, protect_size):
     return keep, eff, crowd[keep]
 
 
-@jit
-def tournament(rank, crowd, key, count):
+@inner
+def _tournament(rank, crowd, key, count):
     """Binary tournaments: ``count`` pairs of parent indices (rank, then crowding wins)."""
     n = rank.shape[0]
     out = np.empty((count, 2), dtype=np.int64)
@@ -166,8 +167,8 @@ def tournament(rank, crowd, key, count):
     return out
 
 
-@jit
-def front_hypervolume(f1, f2, rank, ref2):
+@inner
+def _front_hypervolume(f1, f2, rank, ref2):
     """Return the area dominated by the rank-0 points up to the reference point ``(0, ref2)``.
 
     Both ``f1 <= 0`` and ``f2`` are minimised; the area is the progress measure of the early stop.
@@ -192,3 +193,12 @@ def front_hypervolume(f1, f2, rank, ref2):
             hv += (gain - best) * (ref2 - f2[i])
             best = gain
     return hv
+
+
+# The ``_`` kernels above are link-only (see :mod:`.linkonly`): the generation loop and
+# :func:`survive` link them. Python callers get these compiled twins of the same source.
+nondominated_rank = jit(variant(_nondominated_rank.py_func, "nondominated_rank"))
+crowding_distance = jit(variant(_crowding_distance.py_func, "crowding_distance"))
+survive_ranked = jit(variant(_survive_ranked.py_func, "survive_ranked"))
+tournament = jit(variant(_tournament.py_func, "tournament"))
+front_hypervolume = jit(variant(_front_hypervolume.py_func, "front_hypervolume"))

@@ -35,12 +35,12 @@ def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
         for j in range(njobs):
             s = off[i, j]
             e = off[i, j + 1]
-            reps = 0
+            reps = np.int64(0)
             for q in range(s, e):
                 reps += cnt[i, q]
             if reps == 0:
                 continue
-            u = job_value(table, j, e - s, reps, 1.0, False, 0.0) / reps
+            u = job_value(table, j, e - s, reps, 1.0, np.bool_(False), 0.0) / reps
             for r in range(nres):
                 alloc = reps * job_res[j, r]
                 if alloc != 0:

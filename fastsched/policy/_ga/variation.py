@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.policy._ga.rng import GOLD, M1, M2, leaf, mix64, rand_int, rand_u01
+from fastsched.policy._ga.linkonly import leaf
+from fastsched.policy._ga.rng import GOLD, M1, M2, mix64, rand_int, rand_u01
 
 __all__ = ["node_capacity", "crossover_job", "mutate_job", "job_hash"]
 

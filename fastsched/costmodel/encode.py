@@ -652,7 +652,7 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     parts = [_encode_rank(rl, _cost_table(standalone_cost_data, rank2pp.get(i))) for i, rl in enumerate(lists)]
     # ring sizes: how many ranks use each ring id
     ring_ranks: dict = {}
-    has_comm = [bool(p[1].any()) for p in parts]
+    has_comm = ["comm" in p[14] for p in parts]  # the "comm" fact: the rank has a communication op
     for i, p in enumerate(parts):
         if has_comm[i]:
             for rid in np.unique(p[4][p[4] >= 0]).tolist():

@@ -1,5 +1,6 @@
 """The encoder's column passes against plain per-item Python."""
 
+import functools
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, rank_columns
-from fastsched.costmodel.encode import _contains, _flat_slots, _shape_arrays
+from fastsched.costmodel.encode import _contains, _flat_slots, _shape_arrays, encode
 
 dims = st.integers(-1, 9) | st.sampled_from([1 << 21, 3 << 20, (1 << 19) - 1, 1000003])
 
@@ -78,7 +79,10 @@ def test_rank_columns(shapes, ops, data):
         optim,
     )
     phase, fixed, ndyn, facts = res[2], res[3], res[4], res[11]
-    assert fixed.tolist() == [float(math.prod(d for d in s if d != -1)) for s in shapes]
+    # float64 products left to right (exact below 2**53; the encoder recomputes larger ones exactly)
+    assert fixed.tolist() == [
+        functools.reduce(lambda a, d: a * float(d), (d for d in s if d != -1), 1.0) for s in shapes
+    ]
     assert ndyn.tolist() == [sum(d == -1 for d in s) for s in shapes]
     g = [any(grad[v] for v in r) for r in reads]
     assert phase.tolist() == [2 if o else 1 if (r == 1 or gi) else 0 for (r, _, o), gi in zip(ops, g, strict=True)]
@@ -86,3 +90,10 @@ def test_rank_columns(shapes, ops, data):
     assert bool(facts & FACT_B10) == any(len(r) > 1 for r in reads)
     assert bool(facts & FACT_B8) == any(-1 in s for s in shapes)
     assert bool(facts & FACT_B9_DTYPE) == any(x != 4.0 for x in dsize)
+
+
+def test_encode_exact_products_past_2_53():
+    # the kernel's float64 product rounds here; the encoder recomputes it exactly
+    shape = [524287, 1000003, 1000003, 3]
+    enc = encode({"vars": [{"name": "x", "shape": shape}], "ops": []})
+    assert enc.var_fixed.tolist() == [float(math.prod(shape))]

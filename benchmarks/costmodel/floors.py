@@ -19,6 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
@@ -54,6 +55,33 @@ def med(fn, n):
     return statistics.median(ts)
 
 
+def reps(n_ops):
+    """Return how many calls to time on ``n_ops`` ops: at least 3, more on small programs (~0.1 s in all)."""
+    return max(3, min(50, 100_000 // max(n_ops, 1)))
+
+
+def least(fn, n=3):
+    """Return the minimum seconds of ``n`` calls of ``fn`` (one full collection first, the collector off).
+
+    As ``timeit`` does. The collection settles the collector's debt from building the input (a
+    program of 1e6 ops is millions of containers): otherwise whichever call comes first pays
+    for a full collection of the caller's heap (~2 s at 4e5 ops), which is not the call's work.
+    """
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    finally:
+        if was:
+            gc.enable()
+    return min(ts)
+
+
 def shared_cases(lines):
     lines += [
         "| case | ops | load µs/op | Paddle init | ratio | estimate µs | µs/op | Paddle estimate phases | ratio |",
@@ -86,9 +114,9 @@ def growth(lines, max_ops):
         if n > max_ops * 1.05:
             break
         d = prog.to_dict()
-        t_enc = med(lambda d=d: encode(d), 1 if n > 2e5 else 3)
+        t_enc = least(lambda d=d: encode(d), reps(n))
         enc = encode(d)
-        t_est = med(lambda enc=enc: estimate(enc), 1 if n > 2e5 else 5)
+        t_est = least(lambda enc=enc: estimate(enc), reps(n))
         rows.append((n, t_enc, t_est))
         lines.append(f"| {n} | {t_enc / n * 1e6:.2f} | {t_est * 1e3:.2f} | {t_est / n * 1e6:.3f} |")
         layers *= 4
@@ -116,9 +144,9 @@ def chains(lines, max_ops):
     n = 1000
     while n <= max_ops:
         d = chain(n)
-        t_enc = med(lambda d=d: encode(d), 1 if n > 2e5 else 3)
+        t_enc = least(lambda d=d: encode(d), reps(n))
         enc = encode(d)
-        t_est = med(lambda enc=enc: estimate(enc), 1 if n > 2e5 else 5)
+        t_est = least(lambda enc=enc: estimate(enc), reps(n))
         rows.append((n, t_enc, t_est))
         lines.append(f"| {n} | {t_enc / n * 1e6:.2f} | {t_est * 1e3:.2f} | {t_est / n * 1e6:.3f} |")
         n *= 10

@@ -8,6 +8,7 @@ and keeps the encoding; :meth:`Case.estimate` then runs kernels only. The
 from __future__ import annotations
 
 import json
+import os
 from functools import cached_property
 from pathlib import Path
 
@@ -180,8 +181,14 @@ def load_case(path) -> Case:
 
 
 def _load_case(path: Path) -> Case:
-    with open(path, "rb") as fh:
-        data = json.loads(fh.read())
+    fd = os.open(path, os.O_RDONLY)  # one read of the known size (buffered open costs ~2 us more)
+    try:
+        raw = os.read(fd, os.fstat(fd).st_size + 1)
+        while len(raw) and (more := os.read(fd, 1 << 20)):  # a file that grew meanwhile
+            raw += more
+    finally:
+        os.close(fd)
+    data = json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a case file holds a JSON object")
     if data.get("ranks") is None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.costmodel._comm import allreduce_ms, p2p_ms
-from fastsched.costmodel._search import GPIPE, N_OUT, ZB_H1
+from fastsched.costmodel._search import GPIPE, N_OUT, ZB_H1, zero_state_bytes
 
 __all__ = ["balanced_cuts", "program_stages", "program_config_cost", "program_search_kernel"]
 
@@ -145,14 +145,7 @@ def program_config_cost(sf, sa, sp, sbd, scal, cl, p, d, b, m, sched, rec, zero)
     act_k = 0.0
     for s in range(p):
         phi = sp[s]
-        if zero == 0:
-            states = 16.0 * phi
-        elif zero == 1:
-            states = 4.0 * phi + 12.0 * phi / d
-        elif zero == 2:
-            states = 2.0 * phi + 14.0 * phi / d
-        else:
-            states = 16.0 * phi / d
+        states = zero_state_bytes(phi, d, zero)
         inflight = m if sched == GPIPE else min(p - s, m)
         if rec == 2:
             inp = r * sbd[s - 1] if s > 0 else 0.0

@@ -32,12 +32,29 @@ import numpy as np
 from fastsched._jit import jit
 from fastsched.costmodel._comm import allreduce_ms, p2p_ms
 
-__all__ = ["config_cost", "search_kernel", "N_OUT", "GPIPE", "ONE_F_ONE_B", "INTERLEAVED", "ZB_H1"]
+__all__ = ["config_cost", "search_kernel", "zero_state_bytes", "N_OUT", "GPIPE", "ONE_F_ONE_B", "INTERLEAVED", "ZB_H1"]
 
 GPIPE, ONE_F_ONE_B, INTERLEAVED, ZB_H1 = 0, 1, 2, 3
 #: outputs of config_cost: time, compute, bubble, tp comm, pp comm, dp comm (ms);
 #: states, activations, total memory (bytes)
 N_OUT = 9
+
+
+@jit(inline="always")
+def zero_state_bytes(phi, d, zero):
+    """Bytes per GPU of weights, gradients and Adam states for ``phi`` parameters (mixed precision).
+
+    16 bytes per parameter (fp16 weight and gradient, fp32 master weight and two moments);
+    ZeRO stage 1 shards the 12 optimizer bytes, stage 2 also the gradient's 2, stage 3 all 16,
+    over the ``d`` data-parallel ranks.
+    """
+    if zero == 0:
+        return 16.0 * phi
+    if zero == 1:
+        return 4.0 * phi + 12.0 * phi / d
+    if zero == 2:
+        return 2.0 * phi + 14.0 * phi / d
+    return 16.0 * phi / d
 
 
 @jit(inline="always")
@@ -94,14 +111,7 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
         dp_c = vol * allreduce_ms(phi * dt, d, bwe, late)
     else:
         dp_c = vol * allreduce_ms(phi * dt, d, bwi, lati)
-    if zero == 0:
-        states = 16.0 * phi
-    elif zero == 1:
-        states = 4.0 * phi + 12.0 * phi / d
-    elif zero == 2:
-        states = 2.0 * phi + 14.0 * phi / d
-    else:
-        states = 16.0 * phi / d
+    states = zero_state_bytes(phi, d, zero)
     # sequence parallelism also splits the 10 s b h of layer norms and dropout by t
     ln = 10.0 / t if sp else 10.0
     full_layer = s * b * h * (ln + 24.0 / t + 5.0 * a * s / (h * t))

@@ -19,7 +19,7 @@ __all__ = ["CacheState", "cache_state", "compile_notice", "warmup", "COMPILE_EST
 
 #: Rough compile time of a cold first run, by command, in seconds, on a small (2-core) machine;
 #: the measurements behind it are in benchmarks/results/cli.md. Only ever shown as "about N s".
-COMPILE_ESTIMATE_S = {"simulate": 40, "sweep": 40, "warmup": 60}
+COMPILE_ESTIMATE_S = {"simulate": 25, "sweep": 25, "warmup": 40}
 
 # Packages whose kernels a simulation compiles; imported (not compiled) to look at their cache.
 _SIM_PACKAGES = ("fastsched.goodput", "fastsched.policy", "fastsched.sim")

@@ -19,17 +19,33 @@ The machine code of the kernels Python calls is what ``-O3`` makes of the same I
 results are identical (the policy's allocations are bit-identical to those of the plain
 ``@jit`` helpers). Calling such a helper from Python raises ``TypeError``.
 
+Entry kernels
+-------------
+:func:`entry` compiles a large kernel that Python calls (the serial search round) with
+numba's pipeline except that its final module's ``-O3`` pass runs without LLVM's loop and
+SLP vectorisers (numba's defaults: loop vectorisation on, SLP off). The kernel's loops are
+short (over resource types, a row's few nodes), so vectorised copies only grew the code:
+without them the module is optimised and emitted faster and the kernel runs a little faster.
+The vectorisers do not reassociate floating-point arithmetic without fast-math flags (numba
+sets none here), so results are the same.
+
+>>> from fastsched.policy._ga.search import search_serial
+>>> (search_serial._compiler.pipeline_class.__name__ == "_EntryCompiler") == LINK_ONLY
+True
+
 Other numba versions
 --------------------
 This overrides private parts of numba (written against 0.68): two methods of
 ``CPUCodeLibrary`` (``_optimize_final_module``, ``_finalize_final_module``) and the helpers
 they call, the ``NativeLowering`` pass and the nopython pipeline builder, and the
-``_ZN08NumbaEnv`` prefix of environment globals. At import, :func:`link_only_support` checks
+``_ZN08NumbaEnv`` prefix of environment globals; for :func:`entry`, the codegen's module
+pass-manager helper and NRT's reference-count pruning. At import, :func:`link_only_support` checks
 that every one of them exists with the expected kind. When one does not, or when the
 environment variable ``FASTSCHED_LINK_ONLY=0`` is set (before fastsched is imported),
 :data:`LINK_ONLY` is ``False`` and :func:`inner` / :func:`leaf` fall back to ordinary cached
-``@jit`` functions with the same options: the same results, a slower first round (each
-helper is then optimised and emitted on its own), and helpers callable from Python.
+``@jit`` functions with the same options (and :func:`entry` kernels plain ``@jit`` ones):
+the same results, a slower first round (each helper is then optimised and emitted on its
+own), and helpers callable from Python.
 
 Examples
 --------
@@ -58,10 +74,11 @@ import llvmlite.binding as llvm
 import llvmlite.ir as llvmir
 import numba
 from numba.core import cgutils, codegen, compiler, compiler_machinery, funcdesc, registry, typed_passes
+from numba.core.runtime import nrtopt
 
 from fastsched._jit import jit
 
-__all__ = ["inner", "leaf", "LINK_ONLY", "link_only_support"]
+__all__ = ["entry", "inner", "leaf", "LINK_ONLY", "link_only_support"]
 
 #: The prefix numba's mangler gives the global holding a function's environment pointer.
 _ENV_PREFIX = "_ZN08NumbaEnv"
@@ -75,6 +92,9 @@ _REQUIRED = (
     ("JITCodeLibrary", "_finalize_final_module", "method"),
     ("JITCodeLibrary", "_finalize_dynamic_globals", "method"),
     ("JITCodeLibrary", "_verify_declare_only_symbols", "method"),
+    ("JITCodeLibrary", "enable_object_caching", "method"),
+    ("JITCPUCodegen", "_module_pass_manager", "method"),
+    (nrtopt, "remove_redundant_nrt_refct", "function"),
     ("JITCPUCodegen", "_create_empty_module", "method"),
     ("JITCPUCodegen", "_add_module", "method"),
     (typed_passes, "NativeLowering", "class"),
@@ -160,6 +180,33 @@ _WHY_NOT = link_only_support()
 LINK_ONLY = os.environ.get("FASTSCHED_LINK_ONLY", "1").strip() != "0" and _WHY_NOT is None
 
 
+def _pipeline_with(library_class, pass_name, object_caching):
+    """Return numba's nopython compiler with a lowering pass that puts functions in ``library_class``."""
+
+    @compiler_machinery.register_pass(mutates_CFG=False, analysis_only=False)
+    class _Lowering(typed_passes.NativeLowering):
+        _name = pass_name
+
+        def run_pass(self, state):
+            if state.library is None:
+                state.library = library_class(state.targetctx.codegen(), state.func_id.func_qualname)
+                if object_caching:  # as numba does, so that the kernel can be cached
+                    state.library.enable_object_caching()
+            return super().run_pass(state)
+
+    class _Compiler(compiler.CompilerBase):
+        """numba's nopython pipeline with ``_Lowering`` as its lowering pass."""
+
+        def define_pipelines(self):
+            pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.passes = [(_Lowering, d) if p is typed_passes.NativeLowering else (p, d) for p, d in pm.passes]
+            pm.finalize()
+            return [pm]
+
+    _Compiler.__name__ = _Compiler.__qualname__ = library_class.__name__.replace("Library", "Compiler")
+    return _Compiler
+
+
 def _link_only_options():
     """Return the numba options that compile a helper link-only (the classes need numba's private parts)."""
 
@@ -186,25 +233,33 @@ def _link_only_options():
             self._codegen._add_module(llvm.parse_assembly(str(envs)))
             self._finalized = True
 
-    @compiler_machinery.register_pass(mutates_CFG=False, analysis_only=False)
-    class _LinkOnlyLowering(typed_passes.NativeLowering):
-        _name = "fastsched_link_only_lowering"
+    compiler_class = _pipeline_with(_LinkOnlyLibrary, "fastsched_link_only_lowering", object_caching=False)
+    return {"pipeline_class": compiler_class, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
-        def run_pass(self, state):
-            if state.library is None:
-                state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
-            return super().run_pass(state)
 
-    class _LinkOnlyCompiler(compiler.CompilerBase):
-        """numba's nopython pipeline with ``_LinkOnlyLowering`` as its lowering pass."""
+def _entry_options():
+    """Return the numba options that compile an entry kernel without LLVM's vectorisers."""
 
-        def define_pipelines(self):
-            pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
-            pm.passes = [(_LinkOnlyLowering, d) if p is typed_passes.NativeLowering else (p, d) for p, d in pm.passes]
-            pm.finalize()
-            return [pm]
+    class _EntryLibrary(codegen.JITCodeLibrary):
+        """numba's code library with its final ``-O3`` module pass run without loop / SLP vectorisation."""
 
-    return {"pipeline_class": _LinkOnlyCompiler, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        def _optimize_final_module(self):
+            # numba's two steps (a cheap inlining pass, NRT reference-count pruning, then the
+            # full pass), the full one with the vectorisers off: they blew the tiny loops over
+            # resource types up about 4x, which cost emission time and made the kernel slower.
+            cg = self._codegen
+            cheap, cheap_pb = cg._module_pass_manager(
+                loop_vectorize=cg._loopvect, slp_vectorize=False, opt=cg._opt_level, cost="cheap"
+            )
+            with self._recorded_timings.record("Module passes (cheap optimization for refprune)", cheap_pb):
+                cheap.run(self._final_module, cheap_pb)
+            if not numba.core.config.LLVM_REFPRUNE_PASS:
+                self._final_module = nrtopt.remove_redundant_nrt_refct(self._final_module)
+            full, full_pb = cg._module_pass_manager(loop_vectorize=False, slp_vectorize=False)
+            with self._recorded_timings.record("Module passes (full optimization)", full_pb):
+                full.run(self._final_module, full_pb)
+
+    return {"pipeline_class": _pipeline_with(_EntryLibrary, "fastsched_entry_lowering", object_caching=True)}
 
 
 class _LinkOnlyDispatcher(registry.CPUDispatcher if _WHY_NOT is None else object):
@@ -228,6 +283,15 @@ def _decorator(link_only: bool, **options):
 
     return decorate
 
+
+def _entry(link_only: bool):
+    if not link_only:
+        return jit
+    return jit(**_entry_options())
+
+
+#: Decorator of a large kernel that Python calls (see "Entry kernels" in the module docstring).
+entry = _entry(LINK_ONLY)
 
 #: Helper decorator (see the module docstring).
 inner = _decorator(LINK_ONLY)

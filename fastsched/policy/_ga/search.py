@@ -14,9 +14,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastsched._jit import jit
 from fastsched.policy._ga.evolve import _evolve, gather, offspring_linked
-from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
 from fastsched.policy._ga.rng import variant
@@ -46,7 +45,7 @@ _polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
 _evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_linked))
 
 
-@jit
+@entry
 def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
     """Run a serial round; return ``(buffer: 0 = cur, 1 = nxt, generations run, rows, polished row or -1)``.
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from fastsched.sim import simulate
+from fastsched.sim.metrics import METRIC_KEYS
 
 SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
 
@@ -50,26 +51,7 @@ def main(argv=None):
                     "preset": args.preset,
                     "wall_s": time.perf_counter() - t0,
                 }
-                rec.update(
-                    {
-                        k: s[k]
-                        for k in (
-                            "avg_jct",
-                            "p50_jct",
-                            "p99_jct",
-                            "makespan",
-                            "gpu_hours_per_job",
-                            "gpu_hours_by_type",
-                            "restarts_per_job",
-                            "contention_mean",
-                            "contention_max",
-                            "ftf_worst",
-                            "ftf_unfair_fraction",
-                            "completed",
-                            "jobs",
-                        )
-                    }
-                )
+                rec.update({k: s[k] for k in (*METRIC_KEYS, "completed", "jobs")})
                 line = json.dumps(rec)
                 print(line, flush=True)
                 if out:

@@ -24,7 +24,16 @@ from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, improves, job_value
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.rng import rand_int
-from fastsched.policy._ga.rowstate import add_job, is_changed, pack_row, remove_job, set_entries, unpack_row
+from fastsched.policy._ga.rowstate import (
+    add_job,
+    find_entry,
+    is_changed,
+    pack_row,
+    remove_job,
+    set_entries,
+    shift_entry,
+    unpack_row,
+)
 from fastsched.policy._ga.variation import node_capacity
 
 __all__ = ["polish_row", "best_single_counts"]
@@ -220,15 +229,6 @@ def _room_after(S, A, n, j, b, take, cap):
 
 
 @leaf
-def _entry(S, j, n):
-    """Index of node ``n`` in job ``j``'s entries, or -1."""
-    for q in range(S.jk[j]):
-        if S.jn[j, q] == n:
-            return q
-    return -1
-
-
-@leaf
 def _term_after(S, A, j, k, reps):
     if reps <= 0:
         return fair_term(0.0, A.mode, A.p)
@@ -255,14 +255,14 @@ def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
     multi_ok = not (k0 == 1 and S.owner[S.jn[j, 0]])
     best = _EPS
     for n in range(limit):
-        qj = _entry(S, j, n)
+        qj = find_entry(S, j, n)
         if qj < 0 and k0 > 0 and (not multi_ok or k0 + 1 > S.jn.shape[1]):
             continue
         for t in range(occ_off[n], occ_off[n + 1]):
             b = occ_job[t]
             if b == j or A.pinned[b]:
                 continue
-            qb = _entry(S, b, n)
+            qb = find_entry(S, b, n)
             cb = S.jc[b, qb]
             kb = S.jk[b]
             rb = S.reps[b]
@@ -291,29 +291,6 @@ def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
                     out[2] = take
                     out[3] = add
     return best
-
-
-@leaf
-def _shift(S, j, n, delta):
-    """Add ``delta`` (may be negative) replicas of job ``j`` on node ``n`` (entries sorted)."""
-    q = _entry(S, j, n)
-    if q >= 0:
-        S.jc[j, q] += delta
-        if S.jc[j, q] == 0:
-            for a in range(q, S.jk[j] - 1):
-                S.jn[j, a] = S.jn[j, a + 1]
-                S.jc[j, a] = S.jc[j, a + 1]
-            S.jk[j] -= 1
-        return
-    k = S.jk[j]
-    q = k
-    while q > 0 and S.jn[j, q - 1] > n:
-        S.jn[j, q] = S.jn[j, q - 1]
-        S.jc[j, q] = S.jc[j, q - 1]
-        q -= 1
-    S.jn[j, q] = n
-    S.jc[j, q] = delta
-    S.jk[j] = k + 1
 
 
 @inner
@@ -351,8 +328,8 @@ def _transfer_pass(S, A, limit):
         n, b, take, add = out[0], out[1], out[2], out[3]
         remove_job(S, j, A)
         remove_job(S, b, A)
-        _shift(S, b, n, -take)
-        _shift(S, j, n, add)
+        shift_entry(S, b, n, -take)
+        shift_entry(S, j, n, add)
         add_job(S, j, A)
         add_job(S, b, A)
         S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
@@ -436,7 +413,7 @@ def _kick(S, A, st, limit, best1, tn, tc, chosen):
             continue
         n0 = np.int64(S.jn[j0, rand_int(st, S.jk[j0])])
         for j in range(njobs):
-            if not A.pinned[j] and S.jk[j] > 0 and _entry(S, j, n0) >= 0:
+            if not A.pinned[j] and S.jk[j] > 0 and find_entry(S, j, n0) >= 0:
                 _drop(S, j, A)
                 chosen[m] = j
                 m += 1

@@ -14,7 +14,7 @@ from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_tota
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.variation import job_hash
 
-__all__ = ["State", "unpack_row", "pack_row", "add_job", "remove_job", "set_entries"]
+__all__ = ["State", "unpack_row", "pack_row", "add_job", "remove_job", "find_entry", "shift_entry", "set_entries"]
 
 State = namedtuple("State", "jn jc jk reps used owner val")
 State.__doc__ = """Unpacked row: entries ``jn/jc[j, :jk[j]]`` sorted by node, ``reps[j]``, used
@@ -79,6 +79,38 @@ def remove_job(S, j, A):
             S.used[n, r] -= c * A.job_res[j, r]
         if k > 1:
             S.owner[n] = False
+
+
+@leaf
+def find_entry(S, j, n):
+    """Index of node ``n`` in job ``j``'s entries, or -1."""
+    for q in range(S.jk[j]):
+        if S.jn[j, q] == n:
+            return q
+    return -1
+
+
+@leaf
+def shift_entry(S, j, n, delta):
+    """Add ``delta`` (may be negative) replicas of job ``j`` on node ``n`` (entries sorted)."""
+    q = find_entry(S, j, n)
+    if q >= 0:
+        S.jc[j, q] += delta
+        if S.jc[j, q] == 0:
+            for a in range(q, S.jk[j] - 1):
+                S.jn[j, a] = S.jn[j, a + 1]
+                S.jc[j, a] = S.jc[j, a + 1]
+            S.jk[j] -= 1
+        return
+    k = S.jk[j]
+    q = k
+    while q > 0 and S.jn[j, q - 1] > n:
+        S.jn[j, q] = S.jn[j, q - 1]
+        S.jc[j, q] = S.jc[j, q - 1]
+        q -= 1
+    S.jn[j, q] = n
+    S.jc[j, q] = delta
+    S.jk[j] = k + 1
 
 
 @leaf

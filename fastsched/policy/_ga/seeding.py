@@ -7,7 +7,7 @@ import numpy as np
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import job_value
 from fastsched.policy._ga.linkonly import inner
-from fastsched.policy._ga.rowstate import pack_row, unpack_row
+from fastsched.policy._ga.rowstate import pack_row, shift_entry, unpack_row
 from fastsched.policy._ga.variation import CAP_NONE, node_capacity
 
 __all__ = ["first_fit_rows", "greedy_fill"]
@@ -144,22 +144,8 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
             gain[j] = -np.inf
             continue
         # Apply: add c replicas of job j on node n (entries stay sorted by node).
+        shift_entry(S, j, n, c)
         k = S.jk[j]
-        found = False
-        for q in range(k):
-            if S.jn[j, q] == n:
-                S.jc[j, q] += c
-                found = True
-        if not found:
-            q = k
-            while q > 0 and S.jn[j, q - 1] > n:
-                S.jn[j, q] = S.jn[j, q - 1]
-                S.jc[j, q] = S.jc[j, q - 1]
-                q -= 1
-            S.jn[j, q] = n
-            S.jc[j, q] = c
-            k += 1
-            S.jk[j] = k
         S.reps[j] += c
         for r in range(A.job_res.shape[1]):
             S.used[n, r] += c * A.job_res[j, r]

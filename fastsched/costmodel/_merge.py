@@ -115,12 +115,13 @@ def _has_pred(ihead, inext, src, parent, y, p):
 WORKSPACE_MAX_OPS = 4096
 
 
+@jit(inline="always")
 def merge_workspace_size(n, m):
     """int64 workspace :func:`merge_into` needs for ``n`` nodes and ``m`` edges."""
     return 17 * n + 4 * m + 16
 
 
-@jit
+@jit(inline="always")
 def _take(ws, o, k):
     # k entries of the workspace from o, or a fresh array without a workspace
     if ws.shape[0] == 0:
@@ -173,33 +174,42 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
     o = 0
     parent = _take(ws, o, n)
     o += n
-    for v in range(n):
-        parent[v] = v
-    ncost[:] = cost
     indeg = _take(ws, o, n)
-    indeg[:] = 0
     o += n
     outdeg = _take(ws, o, n)
-    outdeg[:] = 0
     o += n
     ohead = _take(ws, o, n)
-    ohead[:] = -1
     o += n
     otail = _take(ws, o, n)
-    otail[:] = -1
     o += n
     ihead = _take(ws, o, n)
-    ihead[:] = -1
     o += n
     itail = _take(ws, o, n)
-    itail[:] = -1
     o += n
-    onext = _take(ws, o, m)
-    onext[:] = -1
+    mark = _take(ws, o, n)
+    o += n
+    stack = _take(ws, o, n)
+    o += n
+    instack = _take(ws, o, n)  # 0/1
+    o += n
+    onext = _take(ws, o, m)  # every entry is written by the edge loop below
     o += m
     inext = _take(ws, o, m)
-    inext[:] = -1
     o += m
+    # one pass initialises every node array (separate fills cost more than the merge of a
+    # few-op graph); the work stack holds every node, smallest on top
+    for v in range(n):
+        parent[v] = v
+        ncost[v] = cost[v]
+        indeg[v] = 0
+        outdeg[v] = 0
+        ohead[v] = -1
+        otail[v] = -1
+        ihead[v] = -1
+        itail[v] = -1
+        mark[v] = 0
+        stack[v] = n - 1 - v
+        instack[v] = 1
     for e in range(m - 1, -1, -1):  # prepend backwards: lists keep edge order
         s = edge_src[e]
         d = edge_dst[e]
@@ -213,18 +223,8 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
             itail[d] = e
         outdeg[s] += 1
         indeg[d] += 1
-    mark = _take(ws, o, n)
-    mark[:] = 0
-    o += n
     stamp = 0
-    stack = _take(ws, o, n)
-    o += n
-    instack = np.zeros(n, np.bool_)
-    sp = 0
-    for v in range(n - 1, -1, -1):
-        stack[sp] = v
-        sp += 1
-        instack[v] = True
+    sp = n
     hcap = 3 * n + 2 * m + 16
     heap = _take(ws, o, hcap)
     o += hcap
@@ -268,7 +268,7 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
         if not found:
             sp -= 1
             v = stack[sp]
-            instack[v] = False
+            instack[v] = 0
             if parent[v] != v:
                 continue
             ph = phase[v]
@@ -382,7 +382,7 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
                     if not instack[pa]:
                         stack[sp] = pa
                         sp += 1
-                        instack[pa] = True
+                        instack[pa] = 1
                 if merged == -1:
                     continue
         else:
@@ -471,11 +471,11 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
             if not instack[merged]:
                 stack[sp] = merged
                 sp += 1
-                instack[merged] = True
+                instack[merged] = 1
             if extra >= 0 and parent[extra] == extra and not instack[extra]:
                 stack[sp] = extra
                 sp += 1
-                instack[extra] = True
+                instack[extra] = 1
     for v in range(n):
         label[v] = _find(parent, v)
     return n_series, n_parallel, n_serial

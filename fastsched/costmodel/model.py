@@ -117,14 +117,6 @@ class Cost:
         object.__setattr__(self, "_prep", None)
         object.__setattr__(self, "_vals", vals)
 
-    @classmethod
-    def _view(cls, out, prep):
-        c = _new(cls)
-        _set_out(c, out)
-        _set_prep(c, prep)
-        _set_vals(c, None)
-        return c
-
     def __setattr__(self, name, value):
         raise AttributeError(f"Cost is immutable: cannot set {name!r}")
 
@@ -270,7 +262,17 @@ def _cost_from_fields(*vals):
 _new = object.__new__
 _set_out = Cost._out.__set__
 _set_prep = Cost._prep.__set__
-_set_vals = Cost._vals.__set__
+
+
+def _cost_view(out, prep) -> Cost:
+    """Return the :class:`Cost` read from a kernel's output array ``out`` (which it then owns).
+
+    ``_vals`` stays unset: every field reads ``out`` when ``_out`` is set.
+    """
+    c = _new(Cost)
+    _set_out(c, out)
+    _set_prep(c, prep)
+    return c
 
 
 def bandwidth_of(cluster) -> float:
@@ -627,7 +629,7 @@ def estimate(
     )
     enc = packed(enc)
     prep = _prepared(enc, s, pipeline_config, activation_bytes, p2p_bytes)
-    return Cost._view(run_packed(enc, prep), prep)
+    return _cost_view(run_packed(enc, prep), prep)
 
 
 def estimate_cost(

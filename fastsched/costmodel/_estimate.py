@@ -58,6 +58,7 @@ PARAMS = (
     "p2p_ms",
     "wgrad_fraction",
     "act_given",
+    "pp_start",
 )
 _NI = len(INT_FIELDS)
 _NF = len(FLOAT_FIELDS)
@@ -282,13 +283,15 @@ def _ranks_into(I, F, P, out, nmax, vmax, fs_own, is_own):
 
 
 @jit
-def estimate_packed(I, F, PP, P, out):
+def estimate_packed(IF, P, out):
     """One call for a whole estimate: ranks, stages, pipeline schedule; results into ``out``.
 
-    ``I`` and ``F`` are an encoded program packed by ``encode`` (segments
-    :data:`INT_FIELDS`, :data:`FLOAT_FIELDS`); ``PP`` is ``[S, stage_ptr[0..S], ranks...]``
-    (empty without a pipeline); ``P`` holds the settings (:data:`PARAMS`, then one
-    activation size per stage when ``act_given``). ``out`` (float64, length
+    ``IF`` is an encoded program packed by ``encode``: the int64 segments
+    :data:`INT_FIELDS` behind their header, then the float64 segments
+    :data:`FLOAT_FIELDS` behind theirs, stored as int64 bits (one array: each array
+    argument costs the call ~35 ns). ``P`` holds the settings (:data:`PARAMS`), then one
+    activation size per stage when ``act_given``, then, from index ``pp_start`` (0: no
+    pipeline), the stage table ``[S, stage_ptr[0..S], ranks...]``. ``out`` (float64, length
     ``2 + 9 R + 4 S``) receives::
 
         [runtime, times[R, 3], premerge[R, 3], static[R], peak[R], nodes[R],
@@ -304,15 +307,15 @@ def estimate_packed(I, F, PP, P, out):
     pipeline block is absent.
     """
     # borrowed views (no reference counting, see _borrow): the caller holds the arguments
-    I = borrow(I)
-    F = borrow(F)
-    PP = borrow(PP)
+    IF = borrow(IF)
+    I = IF[: IF[_NI]]
+    F = IF[IF[_NI] :].view(np.float64)
     P = borrow(P)
     out = borrow(out)
     nmax, vmax, fs, ints = _scratch(I, F)
     R = _ranks_into(I, F, P, out, nmax, vmax, fs, ints)
     k = 1 + 9 * R
-    if PP.shape[0] == 0:
+    if P[16] == 0.0:
         top = 0.0
         for r in range(R):
             t = out[1 + 3 * r] + out[2 + 3 * r] + out[3 + 3 * r]
@@ -320,6 +323,7 @@ def estimate_packed(I, F, PP, P, out):
                 top = t
         out[0] = top
         return 0
+    PP = P[int(P[16]) :].astype(np.int64)
     S = PP[0]
     sf = np.zeros(S, np.float64)
     sb = np.zeros(S, np.float64)

@@ -16,7 +16,16 @@ import numpy as np
 
 from fastsched.costmodel._estimate import estimate_packed
 from fastsched.costmodel.encode import EncodedProgram, encode, gc_paused
-from fastsched.costmodel.model import Cost, CostModel, _cost_view, check_pipeline_config, estimate, packed
+from fastsched.costmodel.model import (
+    Cost,
+    CostModel,
+    _new,
+    _set_out,
+    _set_prep,
+    check_pipeline_config,
+    estimate,
+    packed,
+)
 from fastsched.costmodel.program import Program
 
 __all__ = ["Case", "load_case"]
@@ -147,18 +156,21 @@ class Case:
             # the file's settings, unchanged since the constants were prepared (assignments
             # reset _fast; a pipeline config mutated in place is compared by value). The
             # kernel runs on every call, into a fresh output array owned by the result.
-            I, F, PP, P, n, prep = fast
+            IF, P, n, prep = fast
             if prep.pp_src is None or self._pipeline_config == prep.pp_src:
                 out = _empty(n)
-                if _kernel(I, F, PP, P, out):
+                if _kernel(IF, P, out):
                     raise RuntimeError(f"schedule {prep.schedule!r} deadlocked")
-                return _cost_view(out, prep)
+                c = _new(Cost)  # _cost_view, inlined
+                _set_out(c, out)
+                _set_prep(c, prep)
+                return c
         if overrides:
             return estimate(self.encoded, **self._settings(overrides))
         enc = packed(self.encoded)
         cost = estimate(enc, **self._settings(overrides))
         prep = cost._prep
-        self._fast = (enc.packed_i, enc.packed_f, prep.PP, prep.P, prep.out_len, prep)
+        self._fast = (enc.packed, prep.P, prep.out_len, prep)
         return cost
 
     def pipeline_time_by_microbatch(self, microbatches=None, **overrides) -> dict:

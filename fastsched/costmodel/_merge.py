@@ -102,6 +102,33 @@ def _heap_pop(heap, size):
 
 
 @jit
+def _unlink(head, tail, nxt, v, prev, nx):
+    # drop the list entry between ``prev`` (-1: the head) and ``nx`` from v's list
+    if prev < 0:
+        head[v] = nx
+    else:
+        nxt[prev] = nx
+    if nx < 0:
+        tail[v] = prev
+
+
+@jit
+def _join(p, x, ih, it, oh, ot, ind, outd, ncost, parent, ihead, itail, ohead, otail, indeg, outdeg):
+    # P and X become one node, named by the smaller index, with cost P + X and the given
+    # in/out lists and distinct degrees; returns it
+    r = min(p, x)
+    parent[x if r == p else p] = r
+    ncost[r] = ncost[p] + ncost[x]
+    ihead[r] = ih
+    itail[r] = it
+    ohead[r] = oh
+    otail[r] = ot
+    indeg[r] = ind
+    outdeg[r] = outd
+    return r
+
+
+@jit
 def _has_pred(ihead, inext, src, parent, y, p):
     e = ihead[y]
     while e >= 0:
@@ -288,23 +315,10 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
             if merged == -2:
                 n_series += 1
                 # P's out-list only leads to X: M's successors are X's
-                r = min(p, x)
-                o = x if r == p else p
-                ncost[r] = ncost[p] + ncost[x]
-                ihead_p = ihead[p]
-                itail_p = itail[p]
-                ohead_x = ohead[x]
-                otail_x = otail[x]
-                ind = indeg[p]
-                outd = outdeg[x]
-                parent[o] = r
-                ihead[r] = ihead_p
-                itail[r] = itail_p
-                ohead[r] = ohead_x
-                otail[r] = otail_x
-                indeg[r] = ind
-                outdeg[r] = outd
-                merged = r
+                merged = _join(
+                    p, x, ihead[p], itail[p], ohead[x], otail[x], indeg[p], outdeg[x],
+                    ncost, parent, ihead, itail, ohead, otail, indeg, outdeg,
+                )  # fmt: skip
             else:
                 # rule 2 with v as the branch point
                 a = v
@@ -321,12 +335,7 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
                         s = _find(parent, edge_dst[e])
                         if s == a or mark[s] == stamp:
                             # a self loop or a duplicate: unlink it (passed over once)
-                            if prev < 0:
-                                ohead[a] = nx
-                            else:
-                                onext[prev] = nx
-                            if nx < 0:
-                                otail[a] = prev
+                            _unlink(ohead, otail, onext, a, prev, nx)
                             e = nx
                             continue
                         prev = e
@@ -391,59 +400,27 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
             # successors shared by P and X lose one distinct predecessor
             stamp += 1
             overlap = 0
-            if outdeg[p] - 1 <= outdeg[x]:
-                e = ohead[p]
-                prev = -1
-                while e >= 0:
-                    nx = onext[e]
-                    y = _find(parent, edge_dst[e])
-                    if y == p or y == x or mark[y] == stamp:
-                        # stale, the edge P -> X (a self loop once merged) or a duplicate: unlink
-                        if prev < 0:
-                            ohead[p] = nx
-                        else:
-                            onext[prev] = nx
-                        if nx < 0:
-                            otail[p] = prev
-                        e = nx
-                        continue
-                    prev = e
+            # walk the shorter successor list (a's), testing each successor for the other node
+            a, b = (p, x) if outdeg[p] - 1 <= outdeg[x] else (x, p)
+            e = ohead[a]
+            prev = -1
+            while e >= 0:
+                nx = onext[e]
+                y = _find(parent, edge_dst[e])
+                if y == p or y == x or mark[y] == stamp:
+                    # stale, the edge P -> X (a self loop once merged) or a duplicate: unlink
+                    _unlink(ohead, otail, onext, a, prev, nx)
                     e = nx
-                    mark[y] = stamp
-                    if _has_pred(ihead, inext, edge_src, parent, y, x):
-                        overlap += 1
-                        indeg[y] -= 1
-                        if indeg[y] == 1:
-                            hs = _heap_push(heap, hs, y)
-            else:
-                e = ohead[x]
-                prev = -1
-                while e >= 0:
-                    nx = onext[e]
-                    y = _find(parent, edge_dst[e])
-                    if y == x or y == p or mark[y] == stamp:
-                        if prev < 0:
-                            ohead[x] = nx
-                        else:
-                            onext[prev] = nx
-                        if nx < 0:
-                            otail[x] = prev
-                        e = nx
-                        continue
-                    prev = e
-                    e = nx
-                    mark[y] = stamp
-                    if _has_pred(ihead, inext, edge_src, parent, y, p):
-                        overlap += 1
-                        indeg[y] -= 1
-                        if indeg[y] == 1:
-                            hs = _heap_push(heap, hs, y)
-            r = min(p, x)
-            o = x if r == p else p
+                    continue
+                prev = e
+                e = nx
+                mark[y] = stamp
+                if _has_pred(ihead, inext, edge_src, parent, y, b):
+                    overlap += 1
+                    indeg[y] -= 1
+                    if indeg[y] == 1:
+                        hs = _heap_push(heap, hs, y)
             outd = outdeg[p] - 1 + outdeg[x] - overlap
-            ind = indeg[p]
-            ihead_p = ihead[p]
-            itail_p = itail[p]
             # concatenate P's and X's successor lists in O(1)
             if ohead[p] < 0:
                 oh = ohead[x]
@@ -455,15 +432,10 @@ def merge_into(cost, phase, edge_src, edge_dst, serial_first, ws, ncost, label):
                 onext[otail[p]] = ohead[x]
                 oh = ohead[p]
                 ot = otail[x]
-            ncost[r] = ncost[p] + ncost[x]
-            parent[o] = r
-            ihead[r] = ihead_p
-            itail[r] = itail_p
-            ohead[r] = oh
-            otail[r] = ot
-            indeg[r] = ind
-            outdeg[r] = outd
-            merged = r
+            merged = _join(
+                p, x, ihead[p], itail[p], oh, ot, indeg[p], outd,
+                ncost, parent, ihead, itail, ohead, otail, indeg, outdeg,
+            )  # fmt: skip
         # re-check the new node (all rules) and nodes whose degrees changed
         if merged >= 0:
             if indeg[merged] == 1:

@@ -219,10 +219,10 @@ def load_case(path) -> Case:
     # parsing and encoding allocate many containers and no cycles: the cyclic collector is
     # paused for both (once; it would otherwise rescan the young parsed data, see encode)
     with gc_paused():
-        return _load_case(Path(path))
+        return _load_case(os.fspath(path))
 
 
-def _load_case(path: Path) -> Case:
+def _load_case(path: str) -> Case:
     fd = os.open(path, os.O_RDONLY)  # one read of the known size (buffered open costs ~2 us more)
     try:
         raw = os.read(fd, os.fstat(fd).st_size + 1)
@@ -236,7 +236,7 @@ def _load_case(path: Path) -> Case:
     if data.get("ranks") is None:
         raise ValueError(f"{path}: no program in this file (ranks omitted)")
     return Case(
-        name=str(data.get("name", path.stem)),
+        name=str(data["name"]) if "name" in data else Path(path).stem,
         program={"ranks": data["ranks"]},
         pipeline_config=data.get("pipeline_config"),
         microbatch_num=data.get("microbatch_num", 1),

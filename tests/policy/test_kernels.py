@@ -49,14 +49,14 @@ def _population(inst, seed):
     jobs, nodes, base, template = inst
     policy = PolluxPolicy(seed=seed, pop_size=12, generations=3)
     prob = build_problem(jobs, nodes, base, template)
-    pop = policy._search(prob)
-    return policy, prob, pop
+    pop, rank, util = policy._search(prob)
+    return policy, prob, pop, rank, util
 
 
 @FAST
 @given(instances(tabulated_fn=TAB), st.integers(0, 1000))
 def test_fitness_and_utilities(inst, seed):
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, rank_round, util_round = _population(inst, seed)
     base = naive.base_dense(prob)
     rows_n = pop.off.shape[0]
     obj = np.zeros(rows_n)
@@ -90,6 +90,11 @@ def test_fitness_and_utilities(inst, seed):
         assert abs(util[i] - u) <= 1e-9 * max(1.0, u)
         # Every row is feasible: repairing it again changes nothing.
         np.testing.assert_array_equal(naive.repair(state, prob), state)
+    # The serial round's kernel ranks its final population and scores the front itself.
+    assert rank_round is not None and util_round is not None
+    np.testing.assert_array_equal(rank_round, naive.nondominated_rank(-pop.obj, pop.size.astype(np.float64)))
+    front = np.flatnonzero(rank_round == 0)
+    np.testing.assert_allclose(util_round, util[front], rtol=1e-12)
 
 
 @FAST
@@ -131,7 +136,7 @@ def test_repair(inst, seed, data):
 @FAST
 @given(instances(tabulated_fn=TAB), st.integers(0, 1000))
 def test_offspring_feasible_and_deterministic(inst, seed):
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, _, _ = _population(inst, seed)
     A = policy._arrays(prob)
     scratch = policy._scratch(prob)
     rows_n = pop.off.shape[0]
@@ -165,7 +170,7 @@ def test_offspring_feasible_and_deterministic(inst, seed):
 def test_polish_feasible_scored_and_not_worse(inst, seed, transfers):
     """The local search returns a feasible row, scored exactly, no worse than its start,
     within its size limit; no single-job move of the plain reference improves it."""
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, _, _ = _population(inst, seed)
     A = policy._arrays(prob)
     scratch = policy._scratch(prob)
     base = naive.base_dense(prob)

@@ -14,20 +14,21 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastsched.policy._ga.evolve import _evolve, gather, offspring_linked
+from fastsched.policy._ga.evolve import _evolve, _gather, offspring_linked
 from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
-from fastsched.policy._ga.rng import variant
+from fastsched.policy._ga.rng import _stream_key, variant
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
-from fastsched.policy._ga.select import _survive_ranked
+from fastsched.policy._ga.select import _nondominated_rank, _survive_ranked
+from fastsched.policy._ga.utility import _cluster_utilities
 
 __all__ = ["Plan", "search_serial"]
 
 Plan = namedtuple(
     "Plan",
     "seed round_ generations patience pm protect scratch num_real passes transfers kicks polish "
-    "key_seed key_warm key_pool key_final limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
+    "limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
 )
 Plan.__doc__ = """What the driver decided for one serial round (see ``PolluxPolicy._search``).
 
@@ -45,17 +46,30 @@ _polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
 _evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_linked))
 
 
+@inner
+def _iota(n):
+    """``np.arange(n)`` (numba's compiles a kernel of its own)."""
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = i
+    return out
+
+
 @entry
-def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
-    """Run a serial round; return ``(buffer: 0 = cur, 1 = nxt, generations run, rows, polished row or -1)``.
+def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
+    """Run a serial round; return ``(generations run, rows, rank, utilities)``.
 
     ``base`` holds the base allocation (one row), ``fixed`` receives the seed rows, ``warm`` the
     previous population adapted to this round (zero rows in a first round), ``pool`` the
-    initial pool, ``cur`` / ``nxt`` the generation buffers and ``best_out`` (one row) the
-    polish of the best final row within the real nodes.
+    initial pool and ``cur`` / ``nxt`` the generation buffers. ``final`` (``min(count, pool
+    rows) + 1`` rows) receives the final population and, when it scores higher than the best
+    final row within the real nodes, that row's polish as its last row; ``rows`` is the number
+    of rows written. ``rank`` is the non-dominated rank of each of them and ``utilities`` the
+    cluster utility of each rank-0 row (in row order), as the driver needs them.
     """
+    key_seed = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(9))
     zero = np.zeros(1, dtype=np.int64)
-    _repair(plan.key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
+    _repair(key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
     _first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
     for i in range(plan.fills.shape[0]):
         _greedy_fill(fixed, plan.fills[i, 0], plan.fills[i, 1], A, plan.scratch, fixed, plan.fills[i, 2])
@@ -74,24 +88,29 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
             plan.polish_dst[i],
         )
     seeds = plan.seeds
-    _repair(plan.key_seed, fixed, np.arange(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
+    _repair(key_seed, fixed, _iota(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
     nwarm = warm.obj.shape[0]
     if nwarm > 0:
-        _repair(plan.key_warm, warm, np.arange(nwarm), 0.0, A, plan.scratch, pool, seeds)
-    _repair(plan.key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
+        key_warm = _stream_key(plan.seed, plan.round_, seeds, np.int64(9))
+        _repair(key_warm, warm, _iota(nwarm), 0.0, A, plan.scratch, pool, seeds)
+    key_pool = _stream_key(plan.seed, plan.round_, seeds + nwarm, np.int64(9))
+    _repair(key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
     keep, _, _ = _survive_ranked(-pool.obj, pool.size.astype(np.float64), pool.hash, plan.count, plan.protect)
-    gather(pool, keep, cur)
+    _gather(pool, keep, cur)
     n = np.int64(keep.shape[0])
     where, ran = _evolve_linked(
         plan.seed, plan.round_, plan.generations, plan.patience, n, n, plan.pm, plan.protect, cur, nxt, A, work
     )
     out = cur if where == 0 else nxt
-    best = np.int64(-1)  # not a literal: polish_row keeps one specialisation
+    _gather(out, _iota(n), final)
+    rows = n
     if plan.polish:
+        best = np.int64(-1)  # not a literal: polish_row keeps one specialisation
         for i in range(n):
             if out.size[i] <= plan.num_real and (best < 0 or out.obj[i] > out.obj[best]):
                 best = i
         if best >= 0:
+            key_final = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(11))
             _polish_row(
                 out,
                 best,
@@ -101,8 +120,22 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
                 plan.passes,
                 plan.transfers,
                 plan.kicks,
-                plan.key_final,
-                best_out,
-                np.int64(0),
+                key_final,
+                final,
+                n,
             )
-    return where, ran, n, best
+            if final.obj[n] > out.obj[best]:
+                rows = n + 1
+    rank = _nondominated_rank(-final.obj[:rows], final.size[:rows].astype(np.float64))
+    nfront = 0
+    for i in range(rows):
+        if rank[i] == 0:
+            nfront += 1
+    front = np.empty(nfront, dtype=np.int64)
+    nfront = 0
+    for i in range(rows):
+        if rank[i] == 0:
+            front[nfront] = i
+            nfront += 1
+    util = _cluster_utilities(final.off, final.node, final.cnt, front, A.table, A.job_res, A.node_res)
+    return ran, rows, rank, util

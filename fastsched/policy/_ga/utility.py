@@ -6,12 +6,14 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import job_value
+from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.rng import variant
 
 __all__ = ["cluster_utilities"]
 
 
-@jit
-def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
+@inner
+def _cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
     """AdaptDL's cluster utility of each row in ``rows``.
 
     Per resource type: sum over jobs of (speedup / replicas) x (job's share of the resources
@@ -51,3 +53,7 @@ def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
                 best = util[r]
         out[t] = best
     return out
+
+
+# The serial round (:mod:`.search`) links ``_cluster_utilities``; Python callers get this twin.
+cluster_utilities = jit(variant(_cluster_utilities.py_func, "cluster_utilities"))

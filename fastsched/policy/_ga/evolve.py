@@ -6,7 +6,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.linkonly import inner, leaf
-from fastsched.policy._ga.offspring import offspring_parallel, offspring_serial
+from fastsched.policy._ga.offspring import children_linked, offspring_parallel, offspring_serial
 from fastsched.policy._ga.rng import _stream_key, variant
 from fastsched.policy._ga.select import (
     _crowding_distance,
@@ -91,5 +91,7 @@ gather = jit(variant(_gather.py_func, "gather"), _nrt=False)
 # One source, two kernels: the serial one never compiles the parallel child builder (seconds
 # of compilation that small problems do not need).
 offspring_linked = inner(variant(offspring_serial.py_func, "offspring_linked"))
+# The serial round's copy, with the child builder linked too (see ``offspring._children``).
+offspring_search = inner(variant(offspring_serial.py_func, "offspring_search", _children=children_linked))
 evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_linked))
 evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))

@@ -15,7 +15,7 @@ from fastsched._jit import jit, pjit
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
 from fastsched.policy._ga.linkonly import leaf
 from fastsched.policy._ga.repair import repair_job
-from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key
+from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key, variant
 from fastsched.policy._ga.variation import crossover_job, job_hash, mutate_job
 
 __all__ = ["offspring_parallel", "offspring_serial", "CHUNKS"]
@@ -74,8 +74,10 @@ def _entries_equal(node, cnt, s, ka, tn, tc, k):
 
 
 # A kernel of its own (optimised at -O3 with its helpers before the generation loop links
-# it): linked only, LLVM leaves the per-job helpers un-inlined in the loop and a 1000-job
-# generation runs about 2x slower.
+# it): linked only, LLVM left the per-job helpers un-inlined in the threaded loop and a 1000-job
+# generation ran about 2x slower. The serial round (:mod:`.search`) links ``children_linked``
+# instead: there its own -O3 pass and machine code were a tenth of a first round's compile time,
+# and its rounds run as fast.
 @jit(_nrt=False)
 def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used, owner):
     """Children ``c0 .. c1``, each built as a delta of its first parent ``pa``.
@@ -184,3 +186,4 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
 
 offspring_parallel = pjit(offspring)
 offspring_serial = jit(offspring)
+children_linked = leaf(variant(_children.py_func, "children_linked"))

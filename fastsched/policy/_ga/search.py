@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastsched.policy._ga.evolve import _evolve, _gather, offspring_linked
+from fastsched.policy._ga.evolve import _evolve, _gather, offspring_search
 from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
@@ -43,7 +43,7 @@ _repair = inner(variant(repair_population, "repair_linked"))
 _first_fit_rows = inner(variant(first_fit_rows.py_func, "first_fit_rows_linked"))
 _greedy_fill = inner(variant(greedy_fill.py_func, "greedy_fill_linked"))
 _polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
-_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_linked))
+_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_search))
 
 
 @inner

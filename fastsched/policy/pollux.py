@@ -136,6 +136,16 @@ class PolluxPolicy:
         it (default), or leave it unallocated for this round, log a warning with the reason
         and go on (``last_stats["skipped"]`` maps its key to the reason).
 
+    Attributes
+    ----------
+    last_stats : dict
+        Figures of the last round: ``round``, ``jobs``, ``nodes``, ``skipped``; after a round
+        with jobs and nodes also ``objective``, ``objective_real`` (best within the real
+        nodes), ``desired_nodes``, ``front_size``, ``generations`` (run), ``population_bytes``
+        and wall seconds ``build_s``, ``search_s``, ``total_s``. A round whose steps run as
+        separate (threaded) kernels adds the split of ``search_s``: ``seed_s``, ``pool_s``,
+        ``evolve_s``, ``polish_s``; a serial round runs as one kernel and has no such split.
+
     Notes
     -----
     A job whose :class:`JobInfo` sets ``restart_penalty`` uses its own penalty instead of
@@ -479,7 +489,6 @@ class PolluxPolicy:
 
         Returns the final population, its ranks and the cluster utilities of its rank-0 rows.
         """
-        t0 = time.perf_counter()
         P, J = self.pop_size, prob.num_jobs
         limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm is not None)
         nwarm = _rows(warm) if warm is not None else 0
@@ -521,7 +530,6 @@ class PolluxPolicy:
         base = self._base_row(prob, width)
         ran, n, rank, util = G.search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final)
         self._generations_run = int(ran)
-        self._times["search_s"] = time.perf_counter() - t0
         return G.Pop(*(a[:n] for a in final)), rank, util
 
     def _evolve(self, prob: Problem, A: G.Arrays, scratch: int, cur: G.Pop, nxt: G.Pop, count: int, start: int):

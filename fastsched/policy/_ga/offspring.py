@@ -12,9 +12,9 @@ import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
-from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
+from fastsched.policy._ga.fitness import differs_from_base, fair_term, job_value
 from fastsched.policy._ga.linkonly import leaf
-from fastsched.policy._ga.repair import repair_job
+from fastsched.policy._ga.repair import end_row, repair_job
 from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key, variant
 from fastsched.policy._ga.variation import crossover_job, job_hash, mutate_job
 
@@ -106,8 +106,8 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
         owner[:] = False
         acc = src.acc[pa]
         h = src.hash[pa]
-        pos = 0
-        size = 0
+        pos = np.int64(0)
+        size = np.int64(0)
         next_mut = next_event(st, np.int64(-1), pm)
         for j in range(njobs):
             dst.off[row, j] = pos
@@ -150,11 +150,7 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
                 acc += _term(tn, tc, np.int64(0), k, j, A) - _term(src.node[pa], src.cnt[pa], s, ka, j, A)
                 h += job_hash(j, tn, tc, np.int64(0), k) - job_hash(j, src.node[pa], src.cnt[pa], s, ka)
             pos += k
-        dst.off[row, njobs] = pos
-        dst.acc[row] = acc
-        dst.obj[row] = fair_total(acc, njobs, A.mode, A.p)
-        dst.size[row] = size
-        dst.hash[row] = h
+        end_row(dst, row, pos, acc, size, h, A)
 
 
 def offspring(key, src, parents, pm, A, dst, dst_start, work):

@@ -62,7 +62,8 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     rank = _nondominated_rank(f1, f2)
     crowd = _crowding_distance(f1, f2, rank)
     ref2 = float(A.node_res.shape[0] + 1)
-    hv = np.zeros(generations + 1, dtype=np.float64)
+    hv = np.empty(generations + 1, dtype=np.float64)
+    hv[:] = 0.0
     hv[0] = _front_hypervolume(f1, f2, rank, ref2)
     ran = 0
     for gen in range(1, generations + 1):

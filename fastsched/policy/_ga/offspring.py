@@ -160,7 +160,7 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
     :class:`~fastsched.policy._ga.types.Work` scratch with one slot per chunk.
     """
     count = parents.shape[0]
-    chunks = min(count, work.st.shape[0])
+    chunks = work.st.shape[0] if work.st.shape[0] < count else count  # (builtin min compiles a kernel)
     for t in prange(chunks):
         _children(
             t * count // chunks,

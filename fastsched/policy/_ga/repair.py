@@ -139,8 +139,10 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     """
     njobs = A.job_res.shape[0]
     num_nodes = A.node_res.shape[0]
-    used = np.zeros(A.node_res.shape, dtype=np.int64)
-    owner = np.zeros(num_nodes, dtype=np.bool_)
+    used = np.empty(A.node_res.shape, dtype=np.int64)
+    used[:] = 0
+    owner = np.empty(num_nodes, dtype=np.bool_)
+    owner[:] = False
     pos = np.int64(0)
     acc = 0.0
     size = np.int64(0)

@@ -55,6 +55,22 @@ def _iota(n):
     return out
 
 
+@inner
+def _first_front(rank):
+    """Return the indices of the rank-0 entries of ``rank``, in order (``np.flatnonzero(rank == 0)``)."""
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            out[n] = i
+            n += 1
+    return out
+
+
 @entry
 def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
     """Run a serial round; return ``(generations run, rows, rank, utilities)``.
@@ -68,7 +84,7 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
     cluster utility of each rank-0 row (in row order), as the driver needs them.
     """
     key_seed = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(9))
-    zero = np.zeros(1, dtype=np.int64)
+    zero = _iota(np.int64(1))  # row 0
     _repair(key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
     _first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
     for i in range(plan.fills.shape[0]):
@@ -127,15 +143,5 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
             if final.obj[n] > out.obj[best]:
                 rows = n + 1
     rank = _nondominated_rank(-final.obj[:rows], final.size[:rows].astype(np.float64))
-    nfront = 0
-    for i in range(rows):
-        if rank[i] == 0:
-            nfront += 1
-    front = np.empty(nfront, dtype=np.int64)
-    nfront = 0
-    for i in range(rows):
-        if rank[i] == 0:
-            front[nfront] = i
-            nfront += 1
-    util = _cluster_utilities(final.off, final.node, final.cnt, front, A.table, A.job_res, A.node_res)
+    util = _cluster_utilities(final.off, final.node, final.cnt, _first_front(rank), A.table, A.job_res, A.node_res)
     return ran, rows, rank, util

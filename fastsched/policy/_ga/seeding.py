@@ -27,7 +27,8 @@ def first_fit_rows(A, limits, dst, rows):
     pass's row without the unpinned entries at nodes ``>= L``.
     """
     njobs = A.job_res.shape[0]
-    used = np.zeros(A.node_res.shape, dtype=np.int64)
+    used = np.empty(A.node_res.shape, dtype=np.int64)
+    used[:] = 0
     for j in range(njobs):
         if A.pinned[j]:
             for q in range(A.base_off[j], A.base_off[j + 1]):
@@ -35,7 +36,8 @@ def first_fit_rows(A, limits, dst, rows):
                     used[A.base_node[q], r] += A.base_cnt[q] * A.job_res[j, r]
     at = np.empty(njobs, dtype=np.int64)  # (np.full compiles a kernel of its own)
     at[:] = -1
-    want = np.zeros(njobs, dtype=np.int64)
+    want = np.empty(njobs, dtype=np.int64)
+    want[:] = 0
     for j in range(njobs):
         if A.pinned[j]:
             continue

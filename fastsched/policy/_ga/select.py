@@ -119,7 +119,8 @@ def _nondominated_rank(f1, f2):
 def _crowding_distance(f1, f2, rank):
     """NSGA-II crowding distance within each front (boundary points get inf)."""
     n = f1.shape[0]
-    dist = np.zeros(n, dtype=np.float64)
+    dist = np.empty(n, dtype=np.float64)
+    dist[:] = 0.0
     if n == 0:
         return dist
     nf = _max_rank(rank) + 1
@@ -182,7 +183,8 @@ def _survive_ranked(f1, f2, hashes, count, protect_size):
     # One sort specialisation for the module (float64 mergesort) compiles seconds faster than
     # three; hashes that differ but round to one float64 (about 2**-53) only miss a clone.
     o = _argsort(hashes.astype(np.float64))
-    dup = np.zeros(n, dtype=np.bool_)
+    dup = np.empty(n, dtype=np.bool_)
+    dup[:] = False
     for t in range(1, n):
         i = o[t]
         k = o[t - 1]
@@ -194,7 +196,7 @@ def _survive_ranked(f1, f2, hashes, count, protect_size):
         r = rank[i] + (big if dup[i] else 0)
         c = crowd[i]
         # Lexicographic (rank asc, crowd desc) as one float: crowding is in [0, 2] or inf.
-        key[i] = r * 8.0 + (0.0 if c == np.inf else 4.0 - min(c, 3.9))
+        key[i] = r * 8.0 + (0.0 if c == np.inf else 4.0 - (3.9 if 3.9 < c else c))
     # Elitism for the allocation optimize returns: the best point with f2 <= protect_size
     # (cluster size within the real nodes) always survives, even when the first front is
     # larger than ``count`` and crowding would thin it out.

@@ -6,6 +6,9 @@ compiled once per kernel. :func:`search_serial` runs the same steps, in the same
 with the same random streams, as the separate kernels the driver calls for large problems
 (``repair_serial``, ``first_fit_rows``, ``greedy_fill``, ``polish_row``, ``survive``,
 ``gather``, ``evolve_serial``), through link-only copies of them: one module, one ``-O3``.
+It also ranks the final population and scores its first front (``nondominated_rank``,
+``cluster_utilities``) and derives the round's stream keys itself, so a serial round
+compiles no other kernel of the package.
 """
 
 from __future__ import annotations

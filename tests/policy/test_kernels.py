@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +29,33 @@ def test_nondominated_rank(pts):
     f1 = np.array([p[0] for p in pts], dtype=float)
     f2 = np.array([p[1] for p in pts], dtype=float)
     np.testing.assert_array_equal(G.nondominated_rank(f1, f2), naive.nondominated_rank(f1, f2))
+
+
+_floats = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan]), st.floats(-3, 3))
+
+
+@functools.cache
+def _sort_and_argmax():
+    import numba
+
+    from fastsched.policy._ga.seeding import _argmax
+    from fastsched.policy._ga.select import _argsort
+
+    @numba.njit
+    def both(a):
+        return _argsort(a), _argmax(a)
+
+    return both
+
+
+@FAST
+@given(st.lists(_floats, min_size=1, max_size=80))
+def test_own_sort_and_argmax_match_numpy(values):
+    """The package's stable argsort and argmax (numba's generic ones compile kernels of their own)."""
+    a = np.array(values, dtype=np.float64)
+    order, best = _sort_and_argmax()(a)
+    np.testing.assert_array_equal(order, np.argsort(a, kind="stable"))
+    assert best == np.argmax(a)
 
 
 @FAST

@@ -34,10 +34,10 @@ cpu = r2.ru_utime + r2.ru_stime - r1.ru_utime - r1.ru_stime
 print({"import_s": t1 - t0, "first_call_s": t2 - t1, "first_call_cpu_s": cpu, "total_s": t2 - t0})
 """,
     "policy": """
-import time; t0 = time.perf_counter()
+import resource, time; t0 = time.perf_counter()
 from datetime import datetime, timedelta
 import fastsched
-t1 = time.perf_counter()
+t1 = time.perf_counter(); r1 = resource.getrusage(resource.RUSAGE_SELF)
 perf = fastsched.PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14)
 g = fastsched.GoodputFunction(perf, fastsched.GradParams(0.00136, 0.000502), 128)
 sp = fastsched.SpeedupFunction(g, max_batch_size=1280, atomic_bsz_range=(64, 256))

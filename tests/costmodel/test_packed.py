@@ -172,6 +172,6 @@ def test_case_fast_path_is_thread_safe_and_unaliased():
         want = estimate(case.encoded, pipeline_config=pp, microbatch_num=3)
         case.estimate()  # prepares the fast path
         with ThreadPoolExecutor(4) as pool:
-            got = list(pool.map(lambda _: case.estimate(), range(400)))
+            got = list(pool.map(lambda _, c=case: c.estimate(), range(400)))
         assert all(g == want and g.pipeline == want.pipeline for g in got)
         assert len({id(g._out) for g in got}) == len(got)

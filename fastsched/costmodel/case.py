@@ -100,6 +100,13 @@ class Case:
     opcall_overhead = _setting("opcall_overhead")
     encoded = _setting("encoded")
 
+    def __getstate__(self):
+        # the prepared fast path holds a compiled entry point (not picklable); it is rebuilt
+        # by the first estimate after unpickling
+        state = dict(self.__dict__)
+        state["_fast"] = None
+        return state
+
     @cached_property
     def program(self) -> Program:
         """The program as :class:`Program` objects (built on first access)."""

@@ -175,3 +175,14 @@ def test_case_fast_path_is_thread_safe_and_unaliased():
             got = list(pool.map(lambda _, c=case: c.estimate(), range(400)))
         assert all(g == want and g.pipeline == want.pipeline for g in got)
         assert len({id(g._out) for g in got}) == len(got)
+
+
+def test_case_pickles_after_estimate():
+    import pickle
+
+    from fastsched.costmodel import Case
+
+    case = Case("c", [_rank(0, 3, [1.0, 2.0, 3.0], [0, 1, 1])], microbatch_num=2)
+    first = case.estimate()
+    back = pickle.loads(pickle.dumps(case))
+    assert back.estimate() == first and back.estimate() == first

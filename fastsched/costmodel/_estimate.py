@@ -10,14 +10,16 @@ results are bit-identical to ``ndarray.sum`` (what the reference-matching tests 
 from __future__ import annotations
 
 import numpy as np
+from numba import typeof
 
 from fastsched._jit import jit
+from fastsched.costmodel._borrow import borrow
 from fastsched.costmodel._comm import comm_ms
 from fastsched.costmodel._memory import static_and_peak_into
-from fastsched.costmodel._merge import WORKSPACE_MAX_OPS, merge_into
+from fastsched.costmodel._merge import WORKSPACE_MAX_OPS, merge_into, merge_workspace_size
 from fastsched.costmodel._pipeline import ZB_H1, simulate_ordered, simulate_seed
 
-__all__ = ["estimate_ranks", "estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
+__all__ = ["compiled_for", "estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
 
 #: Segments of the packed int64 array (after a header of ``len + 1`` offsets), in order.
 INT_FIELDS = (
@@ -57,6 +59,7 @@ PARAMS = (
     "p2p_ms",
     "wgrad_fraction",
     "act_given",
+    "pp_start",
 )
 _NI = len(INT_FIELDS)
 _NF = len(FLOAT_FIELDS)
@@ -139,69 +142,91 @@ def pairwise_sum(a, n):
     return 0.0 + result
 
 
-@jit
-def estimate_ranks(
-    op_ptr,
-    edge_ptr,
-    var_ptr,
-    phase,
-    comm,
-    base_cost,
-    comm_var,
-    comm_ranks,
-    comm_lo,
-    comm_hi,
-    edge_src,
-    edge_dst,
-    var_fixed,
-    var_ndyn,
-    var_dsize,
-    persistable,
-    first_use,
-    last_use,
-    batch,
-    bw_intra,
-    lat_intra,
-    bw_inter,
-    lat_inter,
-    gpus_per_node,
-    overhead,
-    comm_model,
-    mem_bytes,
-    serial_first,
-):
-    """Return ``(times[R, 3], premerge[R, 3], static[R], peak[R], nodes_after[R])``.
+@jit(inline="always")
+def _seg(a, k):
+    # segment k of a packed array whose header holds the segment offsets
+    return a[int(a[k]) : int(a[k + 1])]
 
-    ``times`` and ``premerge`` hold forward, backward and optimizer ms per rank; memory is in
-    bytes (``mem_bytes``) or elements. ``batch`` fills ``-1`` dimensions. A communication op
-    uses the inter-node link (bytes/ms, ms per step) when its lowest and highest rank sit on
-    different nodes of ``gpus_per_node`` GPUs.
-    """
-    R = op_ptr.shape[0] - 1
-    times = np.zeros((R, 3), np.float64)
-    pre = np.zeros((R, 3), np.float64)
-    static = np.zeros(R, np.float64)
-    peak = np.zeros(R, np.float64)
-    nodes = np.zeros(R, np.int64)
-    nv_all = var_fixed.shape[0]
-    # one allocation of each kind for all ranks (small graphs are dominated by allocations)
+
+@jit
+def _scratch(I, F):
+    # Largest rank (ops, edges, variables) and the scratch of _ranks_into: one float and one
+    # int block on graphs up to WORKSPACE_MAX_OPS, empty arrays above (see _ranks_into)
+    op_ptr = _seg(I, 0)
+    edge_ptr = _seg(I, 1)
+    var_ptr = _seg(I, 2)
     nmax = 0
     mmax = 0
     vmax = 0
-    for r in range(R):
+    for r in range(op_ptr.shape[0] - 1):
         nmax = max(nmax, op_ptr[r + 1] - op_ptr[r])
         mmax = max(mmax, edge_ptr[r + 1] - edge_ptr[r])
         vmax = max(vmax, var_ptr[r + 1] - var_ptr[r])
-    label = np.empty(nmax, np.int64)
-    ws = np.empty(17 * nmax + 4 * mmax + 16 if nmax <= WORKSPACE_MAX_OPS else 0, np.int64)
-    # separate arrays, allocated once per call (one contiguous block was 3x slower on a
-    # 1e6-op chain)
-    c_all = np.empty(nmax, np.float64)
-    buf_all = np.empty(nmax, np.float64)
-    ncost_all = np.empty(nmax, np.float64)
-    size_all = np.empty(vmax, np.float64)
-    delta_all = np.empty(nmax + 2, np.float64)
-    elems = np.empty(nv_all, np.float64)
+    nv_all = _seg(F, 1).shape[0]
+    if nmax > WORKSPACE_MAX_OPS:
+        return nmax, vmax, np.empty(0, np.float64), np.empty(0, np.int64)
+    fs = np.empty(4 * nmax + vmax + 2 + nv_all, np.float64)
+    return nmax, vmax, fs, np.empty(nmax + merge_workspace_size(nmax, mmax), np.int64)
+
+
+@jit
+def _ranks_into(I, F, P, out, nmax, vmax, fs_own, is_own):
+    # Every rank of the packed program: merged and pre-merge phase times, static and peak
+    # memory, node counts, written straight into ``out`` (layout of estimate_packed).
+    # I, F, P and out are borrowed views; fs_own and is_own are the caller's scratch (kept
+    # alive by the caller's variables across this call), used through borrowed views too.
+    op_ptr = _seg(I, 0)
+    edge_ptr = _seg(I, 1)
+    var_ptr = _seg(I, 2)
+    phase = _seg(I, 3)
+    comm = _seg(I, 4)
+    comm_var = _seg(I, 5)
+    comm_ranks = _seg(I, 6)
+    comm_lo = _seg(I, 7)
+    comm_hi = _seg(I, 8)
+    edge_src = _seg(I, 9)
+    edge_dst = _seg(I, 10)
+    var_ndyn = _seg(I, 11)
+    persistable = _seg(I, 12)
+    first_use = _seg(I, 13)
+    last_use = _seg(I, 14)
+    base_cost = _seg(F, 0)
+    var_fixed = _seg(F, 1)
+    var_dsize = _seg(F, 2)
+    batch = P[0]
+    bw_intra = P[1]
+    lat_intra = P[2]
+    bw_inter = P[3]
+    lat_inter = P[4]
+    gpus_per_node = np.int64(P[5])
+    overhead = P[6]
+    comm_model = P[7] != 0.0
+    mem_bytes = P[8] != 0.0
+    serial_first = P[9] != 0.0
+    R = op_ptr.shape[0] - 1
+    nv_all = var_fixed.shape[0]
+    if nmax <= WORKSPACE_MAX_OPS:
+        fs = borrow(fs_own)
+        c_all = fs[:nmax]
+        buf_all = fs[nmax : 2 * nmax]
+        ncost_all = fs[2 * nmax : 3 * nmax]
+        delta_all = fs[3 * nmax : 4 * nmax + 2]
+        size_all = fs[4 * nmax + 2 : 4 * nmax + 2 + vmax]
+        elems = fs[4 * nmax + 2 + vmax :]
+        ints = borrow(is_own)
+        label = ints[:nmax]
+        ws = ints[nmax:]
+    else:
+        # large graphs: separate arrays (one block was 3x slower on a 1e6-op chain); the
+        # merge allocates its own
+        c_all = np.empty(nmax, np.float64)
+        buf_all = np.empty(nmax, np.float64)
+        ncost_all = np.empty(nmax, np.float64)
+        delta_all = np.empty(nmax + 2, np.float64)
+        size_all = np.empty(vmax, np.float64)
+        elems = np.empty(nv_all, np.float64)
+        label = np.empty(nmax, np.int64)
+        ws = np.empty(0, np.int64)
     for v in range(nv_all):
         e = var_fixed[v]
         for _ in range(var_ndyn[v]):
@@ -232,7 +257,7 @@ def estimate_ranks(
                 if ph[i] == p:
                     buf[k] = c[i]
                     k += 1
-            pre[r, p] = pairwise_sum(buf, k)
+            out[1 + 3 * R + 3 * r + p] = pairwise_sum(buf, k)
         e0 = edge_ptr[r]
         e1 = edge_ptr[r + 1]
         ncost = ncost_all[:n]
@@ -244,96 +269,62 @@ def estimate_ranks(
                 if label[i] == i and ph[i] == p:
                     buf[k] = ncost[i]
                     k += 1
-            times[r, p] = pairwise_sum(buf, k)
+            out[1 + 3 * r + p] = pairwise_sum(buf, k)
             cnt += k
-        nodes[r] = cnt
+        out[1 + 8 * R + r] = cnt
         size = size_all[:nv]
         for v in range(nv):
             size[v] = elems[v0 + v] * var_dsize[v0 + v] if mem_bytes else elems[v0 + v]
         st, pk = static_and_peak_into(
             first_use[v0 : v0 + nv], last_use[v0 : v0 + nv], size, persistable[v0 : v0 + nv], n, delta_all
         )
-        static[r] = st
-        peak[r] = pk
-    return times, pre, static, peak, nodes
+        out[1 + 6 * R + r] = st
+        out[1 + 7 * R + r] = pk
+    return R
 
 
 @jit
-def _seg(a, k):
-    # segment k of a packed array whose header holds the segment offsets
-    return a[int(a[k]) : int(a[k + 1])]
-
-
-@jit
-def estimate_packed(I, F, PP, P, out):
+def estimate_packed(IF, P, out):
     """One call for a whole estimate: ranks, stages, pipeline schedule; results into ``out``.
 
-    ``I`` and ``F`` are an encoded program packed by ``encode`` (segments
-    :data:`INT_FIELDS`, :data:`FLOAT_FIELDS`); ``PP`` is ``[S, stage_ptr[0..S], ranks...]``
-    (empty without a pipeline); ``P`` holds the settings (:data:`PARAMS`, then one
-    activation size per stage when ``act_given``). ``out`` (float64, length
+    ``IF`` is an encoded program packed by ``encode``: the int64 segments
+    :data:`INT_FIELDS` behind their header, then the float64 segments
+    :data:`FLOAT_FIELDS` behind theirs, stored as int64 bits (one array: each array
+    argument costs the call ~35 ns). ``P`` holds the settings (:data:`PARAMS`), then one
+    activation size per stage when ``act_given``, then, from index ``pp_start`` (0: no
+    pipeline), the stage table ``[S, stage_ptr[0..S], ranks...]``. ``out`` (float64, length
     ``2 + 9 R + 4 S``) receives::
 
         [runtime, times[R, 3], premerge[R, 3], static[R], peak[R], nodes[R],
          bubble, busy[S], peak_inflight[S], p2p_time[S], peak_activation_bytes[S]]
 
+    ``times`` and ``premerge`` hold forward, backward and optimizer ms per rank; memory is
+    in bytes (``mem_bytes``) or elements. ``batch`` fills ``-1`` dimensions. A
+    communication op uses the inter-node link (bytes/ms, ms per step) when its lowest and
+    highest rank sit on different nodes of ``gpus_per_node`` GPUs.
+
     Returns 0, or 1 when a fixed-order schedule deadlocked (never on valid input).
     Without a pipeline the runtime is the slowest rank's ``fwd + bwd + optim`` and the
     pipeline block is absent.
     """
-    times, pre, static, peak, nodes = estimate_ranks(
-        _seg(I, 0),
-        _seg(I, 1),
-        _seg(I, 2),
-        _seg(I, 3),
-        _seg(I, 4),
-        _seg(F, 0),
-        _seg(I, 5),
-        _seg(I, 6),
-        _seg(I, 7),
-        _seg(I, 8),
-        _seg(I, 9),
-        _seg(I, 10),
-        _seg(F, 1),
-        _seg(I, 11),
-        _seg(F, 2),
-        _seg(I, 12),
-        _seg(I, 13),
-        _seg(I, 14),
-        P[0],
-        P[1],
-        P[2],
-        P[3],
-        P[4],
-        np.int64(P[5]),
-        P[6],
-        P[7] != 0.0,
-        P[8] != 0.0,
-        P[9] != 0.0,
-    )
-    R = static.shape[0]
-    k = 1
-    for r in range(R):
-        for p in range(3):
-            out[k] = times[r, p]
-            k += 1
-    for r in range(R):
-        for p in range(3):
-            out[k] = pre[r, p]
-            k += 1
-    for r in range(R):
-        out[k + r] = static[r]
-        out[k + R + r] = peak[r]
-        out[k + 2 * R + r] = nodes[r]
-    k += 3 * R
-    if PP.shape[0] == 0:
+    # borrowed views (no reference counting, see _borrow): the caller holds the arguments
+    IF = borrow(IF)
+    I = IF[: IF[_NI]]
+    F = IF[IF[_NI] :].view(np.float64)
+    P = borrow(P)
+    out = borrow(out)
+    nmax, vmax, fs, ints = _scratch(I, F)
+    R = _ranks_into(I, F, P, out, nmax, vmax, fs, ints)
+    k = 1 + 9 * R
+    if P[16] == 0.0:
         top = 0.0
         for r in range(R):
-            t = times[r, 0] + times[r, 1] + times[r, 2]
+            t = out[1 + 3 * r] + out[2 + 3 * r] + out[3 + 3 * r]
             if r == 0 or t > top:
                 top = t
         out[0] = top
         return 0
+    PP = P[int(P[16]) :].astype(np.int64)
     S = PP[0]
     sf = np.zeros(S, np.float64)
     sb = np.zeros(S, np.float64)
@@ -344,14 +335,15 @@ def estimate_packed(I, F, PP, P, out):
         st = -np.inf
         for j in range(PP[1 + s], PP[2 + s]):
             r = PP[2 + S + j]
-            if j == PP[1 + s] or times[r, 0] > sf[s]:
-                sf[s] = times[r, 0]
-            if j == PP[1 + s] or times[r, 1] > sb[s]:
-                sb[s] = times[r, 1]
-            if j == PP[1 + s] or times[r, 2] > so[s]:
-                so[s] = times[r, 2]
-            pk = max(pk, peak[r])
-            st = max(st, static[r])
+            f, b, o = out[1 + 3 * r], out[2 + 3 * r], out[3 + 3 * r]
+            if j == PP[1 + s] or f > sf[s]:
+                sf[s] = f
+            if j == PP[1 + s] or b > sb[s]:
+                sb[s] = b
+            if j == PP[1 + s] or o > so[s]:
+                so[s] = o
+            pk = max(pk, out[1 + 7 * R + r])
+            st = max(st, out[1 + 6 * R + r])
         act[s] = P[_NP + s] if P[15] != 0.0 else max(pk - st, 0.0)
     m = np.int64(P[10])
     kind = np.int64(P[11])
@@ -406,3 +398,26 @@ def pack(arrays, fields, dtype):
     out[k] = pos
     out.flags.writeable = False
     return out
+
+
+def compiled_for(kernel, *args):
+    """``kernel``'s compiled entry point for the numba types of ``args`` (else ``kernel``).
+
+    Call ``kernel`` with such arguments first (else there is nothing compiled to find and
+    ``kernel`` itself is returned). The entry point skips the dispatcher's type resolution (~0.1 us a call) and checks
+    nothing: call it only with arrays of exactly these types, e.g. the same arrays again
+    and fresh ones made the same way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pairwise_sum(np.ones(3), 3)
+    3.0
+    >>> f = compiled_for(pairwise_sum, np.ones(3), 3)
+    >>> f is not pairwise_sum, f(np.ones(4), 4)
+    (True, 4.0)
+    """
+    try:
+        return kernel.overloads[tuple(map(typeof, args))].entry_point
+    except (AttributeError, KeyError, TypeError):  # another numba's internals: dispatch
+        return kernel

@@ -65,8 +65,10 @@ class EncodedProgram(NamedTuple):
     facts : frozenset           features that touch the reference's bugs (see
         :func:`fastsched.costmodel.deviations.deviations`)
     packed_i, packed_f : int64[...], float64[...]  the arrays above packed into two
-        contiguous arrays (segments ``_estimate.INT_FIELDS`` / ``FLOAT_FIELDS``), so one
-        estimate is one kernel call with few arguments
+        contiguous arrays (segments ``_estimate.INT_FIELDS`` / ``FLOAT_FIELDS``)
+    packed : int64[...]
+        ``packed_i`` then ``packed_f``'s bits, in one array of which both are views: one
+        estimate is one kernel call with three array arguments
     cache : dict
         Settings-dependent constants of :func:`fastsched.costmodel.estimate` (the
         validated settings vector, never results), filled on first use
@@ -104,6 +106,7 @@ class EncodedProgram(NamedTuple):
     facts: frozenset = frozenset()
     packed_i: np.ndarray | None = None
     packed_f: np.ndarray | None = None
+    packed: np.ndarray | None = None
     cache: dict | None = None
 
     @property
@@ -721,9 +724,7 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     cols["op_ptr"] = [_ptr(cols["phase"])]
     cols["edge_ptr"] = [_ptr(cols["edge_src"])]
     cols["var_ptr"] = [_ptr(cols["var_fixed"])]
-    packed_i, fields = _pack_parts(cols, INT_FIELDS, np.int64)
-    packed_f, fields_f = _pack_parts(cols, FLOAT_FIELDS, np.float64)
-    fields.update(fields_f)
+    packed_all, packed_i, packed_f, fields = _pack_parts(cols)
     pers = cols["persistable"]
     fields["persistable"] = _frozen(pers[0] if len(pers) == 1 else np.concatenate(pers) if pers else np.empty(0, bool))
     enc = EncodedProgram(
@@ -733,6 +734,7 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
         facts=frozenset(facts),
         packed_i=packed_i,
         packed_f=packed_f,
+        packed=packed_all,
         cache={},
     )
     return enc
@@ -742,15 +744,44 @@ def _ptr(xs):
     return np.array([0, *accumulate(x.shape[0] for x in xs)], np.int64)
 
 
-def _pack_parts(cols, fields, dtype):
-    # pack() over per-rank parts, in one concatenation; returns the packed array and its fields
-    # as read-only views
-    k = len(fields)
-    sizes = [sum(map(len, cols[f])) for f in fields]
-    head = list(accumulate(sizes, initial=k + 1))
-    out = np.concatenate([np.array(head, dtype), *chain.from_iterable(cols[f] for f in fields)], dtype=dtype)
+def _pack_parts(cols):
+    # pack() of the int and the float fields over per-rank parts into one int64 array (the
+    # floats as their bits), one concatenation per kind; returns (packed, its int part, its
+    # float part, the fields as read-only views)
+    ki, kf = len(INT_FIELDS), len(FLOAT_FIELDS)
+    head_i = list(accumulate((sum(map(len, cols[f])) for f in INT_FIELDS), initial=ki + 1))
+    head_f = list(accumulate((sum(map(len, cols[f])) for f in FLOAT_FIELDS), initial=kf + 1))
+    ni = head_i[-1]
+    out = np.empty(ni + head_f[-1], np.int64)
+    packed_i = out[:ni]
+    packed_f = out[ni:].view(np.float64)
+    np.concatenate([np.array(head_i, np.int64), *chain.from_iterable(cols[f] for f in INT_FIELDS)], out=packed_i)
+    np.concatenate(
+        [np.array(head_f, np.float64), *chain.from_iterable(cols[f] for f in FLOAT_FIELDS)],
+        out=packed_f,
+        casting="unsafe",
+    )
     out.flags.writeable = False
-    return out, {f: out[head[i] : head[i + 1]] for i, f in enumerate(fields)}
+    packed_i = out[:ni]
+    packed_f = out[ni:].view(np.float64)
+    fields = {f: packed_i[head_i[i] : head_i[i + 1]] for i, f in enumerate(INT_FIELDS)}
+    fields.update({f: packed_f[head_f[i] : head_f[i + 1]] for i, f in enumerate(FLOAT_FIELDS)})
+    return out, packed_i, packed_f, fields
+
+
+def join_packed(packed_i, packed_f):
+    """One int64 array holding ``packed_i`` then the bits of ``packed_f`` (the kernel's input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> j = join_packed(np.array([1, 2]), np.array([0.5]))
+    >>> j[:2].tolist(), j[2:].view(np.float64).tolist(), j.flags.writeable
+    ([1, 2], [0.5], False)
+    """
+    out = np.concatenate((packed_i, np.ascontiguousarray(packed_f, np.float64).view(np.int64)))
+    out.flags.writeable = False
+    return out
 
 
 def with_packed(enc: EncodedProgram) -> EncodedProgram:
@@ -764,4 +795,5 @@ def with_packed(enc: EncodedProgram) -> EncodedProgram:
     """
     d = enc._asdict()
     d["persistable"] = enc.persistable.astype(np.int64)
-    return enc._replace(packed_i=pack(d, INT_FIELDS, np.int64), packed_f=pack(d, FLOAT_FIELDS, np.float64), cache={})
+    pi, pf = pack(d, INT_FIELDS, np.int64), pack(d, FLOAT_FIELDS, np.float64)
+    return enc._replace(packed_i=pi, packed_f=pf, packed=join_packed(pi, pf), cache={})

@@ -117,14 +117,6 @@ class Cost:
         object.__setattr__(self, "_prep", None)
         object.__setattr__(self, "_vals", vals)
 
-    @classmethod
-    def _view(cls, out, prep):
-        c = _new(cls)
-        _set_out(c, out)
-        _set_prep(c, prep)
-        _set_vals(c, None)
-        return c
-
     def __setattr__(self, name, value):
         raise AttributeError(f"Cost is immutable: cannot set {name!r}")
 
@@ -270,7 +262,17 @@ def _cost_from_fields(*vals):
 _new = object.__new__
 _set_out = Cost._out.__set__
 _set_prep = Cost._prep.__set__
-_set_vals = Cost._vals.__set__
+
+
+def _cost_view(out, prep) -> Cost:
+    """Return the :class:`Cost` read from a kernel's output array ``out`` (which it then owns).
+
+    ``_vals`` stays unset: every field reads ``out`` when ``_out`` is set.
+    """
+    c = _new(Cost)
+    _set_out(c, out)
+    _set_prep(c, prep)
+    return c
 
 
 def bandwidth_of(cluster) -> float:
@@ -414,7 +416,6 @@ def _check_batch(enc: EncodedProgram, batch_size):
 
 class _Prepared(NamedTuple):
     # Settings-dependent constants of one (encoding, settings, pipeline) combination.
-    PP: np.ndarray
     P: np.ndarray
     out_len: int
     n_ranks: int
@@ -433,12 +434,13 @@ _CACHE_MAX = 64
 
 def packed(enc: EncodedProgram) -> EncodedProgram:
     """``enc`` itself when it carries its packed arrays, else a packed copy."""
-    return enc if enc.packed_i is not None and enc.cache is not None else with_packed(enc)
+    return enc if enc.packed is not None and enc.cache is not None else with_packed(enc)
 
 
 def _prepare(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes, p2p_bytes) -> _Prepared:
     # Validate everything that depends on the settings and the pipeline (not on the
-    # kernel's results) and lay it out as the kernel's P and PP arrays.
+    # kernel's results) and lay it out as the kernel's settings vector P (the stage table
+    # follows the settings, see _estimate.PARAMS).
     pp = check_pipeline_config(pipeline_config, enc.n_ranks)
     _check_batch(enc, s.batch_size)
     R = enc.n_ranks
@@ -460,11 +462,10 @@ def _prepare(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes
         0.0,
         0.5,
         0.0,
+        0.0,
     ]
     if pp is None:
-        return _Prepared(
-            np.empty(0, np.int64), np.array(P), 2 + 9 * R, R, 0, tuple(enc.ops_per_rank()), s.mem_unit, None, 0, 0, None
-        )
+        return _Prepared(np.array(P), 2 + 9 * R, R, 0, tuple(enc.ops_per_rank()), s.mem_unit, None, 0, 0, None)
     S = len(pp)
     schedule, m, v = check_schedule(s.schedule, S, s.microbatch_num, s.virtual_stages)
     p2p_ms = check_finite_scalar("p2p_ms", float(p2p_bytes) / c.bw_inter + c.lat_inter, low=0.0)
@@ -476,11 +477,10 @@ def _prepare(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes
         P[15] = 1.0
         P.extend(act.tolist())
     ptr = np.cumsum([0] + [len(r) for r in pp])
-    PP = np.array([S, *ptr.tolist(), *(r for st in pp for r in st)], np.int64)
+    P[16] = float(len(P))  # the stage table: [S, stage_ptr[0..S], ranks...]
+    P.extend([float(S), *ptr.tolist(), *(r for st in pp for r in st)])
     src = [list(st) for st in pipeline_config]
-    return _Prepared(
-        PP, np.array(P), 2 + 9 * R + 4 * S, R, S, tuple(enc.ops_per_rank()), s.mem_unit, schedule, m, v, src
-    )
+    return _Prepared(np.array(P), 2 + 9 * R + 4 * S, R, S, tuple(enc.ops_per_rank()), s.mem_unit, schedule, m, v, src)
 
 
 def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_bytes, p2p_bytes) -> _Prepared:
@@ -505,7 +505,7 @@ def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_byte
 def run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
     """Run the one-call kernel with prepared constants; return its output array."""
     out = np.empty(prep.out_len)
-    if estimate_packed(enc.packed_i, enc.packed_f, prep.PP, prep.P, out):
+    if estimate_packed(enc.packed, prep.P, out):
         # a fixed-order schedule that cannot progress: a bug, never user input
         raise RuntimeError(f"schedule {prep.schedule!r} deadlocked")
     return out
@@ -627,7 +627,7 @@ def estimate(
     )
     enc = packed(enc)
     prep = _prepared(enc, s, pipeline_config, activation_bytes, p2p_bytes)
-    return Cost._view(run_packed(enc, prep), prep)
+    return _cost_view(run_packed(enc, prep), prep)
 
 
 def estimate_cost(

@@ -136,6 +136,16 @@ class PolluxPolicy:
         it (default), or leave it unallocated for this round, log a warning with the reason
         and go on (``last_stats["skipped"]`` maps its key to the reason).
 
+    Attributes
+    ----------
+    last_stats : dict
+        Figures of the last round: ``round``, ``jobs``, ``nodes``, ``skipped``; after a round
+        with jobs and nodes also ``objective``, ``objective_real`` (best within the real
+        nodes), ``desired_nodes``, ``front_size``, ``generations`` (run), ``population_bytes``
+        and wall seconds ``build_s``, ``search_s``, ``total_s``. A round whose steps run as
+        separate (threaded) kernels adds the split of ``search_s``: ``seed_s``, ``pool_s``,
+        ``evolve_s``, ``polish_s``; a serial round runs as one kernel and has no such split.
+
     Notes
     -----
     A job whose :class:`JobInfo` sets ``restart_penalty`` uses its own penalty instead of
@@ -300,13 +310,15 @@ class PolluxPolicy:
             self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
             return {k: [] for k in jobs}, desired
         self._times = {}
-        pop = self._search(prob)
+        pop, rank, util = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
-        # Pareto front of the final population.
-        rank = G.nondominated_rank(-pop.obj, pop.size.astype(np.float64))
+        # Pareto front of the final population (the serial round computes it in its kernel).
+        if rank is None:
+            rank = G.nondominated_rank(-pop.obj, pop.size.astype(np.float64))
         front = np.flatnonzero(rank == 0)
         values = np.column_stack([-pop.obj[front], pop.size[front].astype(np.float64)])
-        util = G.cluster_utilities(pop.off, pop.node, pop.cnt, front, prob.table, prob.job_res, prob.node_res)
+        if util is None:
+            util = G.cluster_utilities(pop.off, pop.node, pop.cnt, front, prob.table, prob.job_res, prob.node_res)
         desired = self._desired_nodes(util, values, prob.num_real)
         limit = min(prob.num_real, desired) if self.shrink_to_desired else prob.num_real
         idx = self._select_result(values, limit)
@@ -425,7 +437,8 @@ class PolluxPolicy:
         per_job_base = int(np.diff(prob.base_off).max()) if prob.num_jobs else 0
         return int(min(int(prob.max_rep.max()), prob.num_nodes)) + per_job_base + 2
 
-    def _search(self, prob: Problem) -> G.Pop:
+    def _search(self, prob: Problem):
+        """Return the final population and, when the search computed them, its ranks and front utilities."""
         P = self.pop_size
         J = prob.num_jobs
         width = J + prob.num_nodes + prob.base_width + 1
@@ -433,7 +446,7 @@ class PolluxPolicy:
         scratch = self._scratch(prob)
         warm = self._adapt_previous(prob)
         if self.init == "front":
-            return self._search_front(prob, width, A, scratch, warm)
+            return self._search_front(prob, width, A, scratch, warm), None, None
         # Extra rows of the initial pool: a warm round has a whole population already.
         extra = P if warm is None else max(P // 4, 1)
         if not self._use_parallel(max(P, extra, _rows(warm) if warm is not None else 1), J):
@@ -461,7 +474,7 @@ class PolluxPolicy:
         t2 = time.perf_counter()
         final = self._polish_best(prob, A, scratch, _take(out, np.arange(keep.shape[0], dtype=np.int64)))
         self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
-        return final
+        return final, None, None
 
     def _pool_rows(self, src_rows: int, extra: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed % (2**32), self._round])
@@ -471,9 +484,11 @@ class PolluxPolicy:
     def _pm_init(J: int) -> float:
         return min(1.0, max(0.1, 8.0 / J))
 
-    def _search_serial(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm, extra: int) -> G.Pop:
-        """Run the steps of :meth:`_search` in one kernel (every step serial; see ``_ga/search.py``)."""
-        t0 = time.perf_counter()
+    def _search_serial(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm, extra: int):
+        """Run the steps of :meth:`_search` in one kernel (every step serial; see ``_ga/search.py``).
+
+        Returns the final population, its ranks and the cluster utilities of its rank-0 rows.
+        """
         P, J = self.pop_size, prob.num_jobs
         limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm is not None)
         nwarm = _rows(warm) if warm is not None else 0
@@ -495,10 +510,6 @@ class PolluxPolicy:
             transfers=np.bool_(transfers),
             kicks=i64(_KICKS if transfers else 0),
             polish=np.bool_(self.polish),
-            key_seed=_key(self.seed, self._round, 0, 9),
-            key_warm=_key(self.seed, self._round, r, 9),
-            key_pool=_key(self.seed, self._round, src_rows, 9),
-            key_final=_key(self.seed, self._round, 0, 11),
             limits=np.array(limits, dtype=np.int64),
             ff_rows=np.array(ff_rows, dtype=np.int64),
             fills=np.array(fills, dtype=np.int64).reshape(-1, 3),
@@ -514,15 +525,12 @@ class PolluxPolicy:
         cur = G.new_pop(2 * P, J, width)
         nxt = G.new_pop(2 * P, J, width)
         work = G.new_work(1, scratch, prob.num_nodes, prob.job_res.shape[1])
-        polished = G.new_pop(1, J, width)
+        # The survivors of the initial pool (at most P), then the polished row.
+        final = G.new_pop(min(P, src_rows + extra) + 1, J, width)
         base = self._base_row(prob, width)
-        where, ran, n, best = G.search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, polished)
+        ran, n, rank, util = G.search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final)
         self._generations_run = int(ran)
-        pop = _take(cur if where == 0 else nxt, np.arange(n, dtype=np.int64))
-        self._times["search_s"] = time.perf_counter() - t0
-        if best < 0 or polished.obj[0] <= pop.obj[best]:
-            return pop
-        return _concat(pop, polished)
+        return G.Pop(*(a[:n] for a in final)), rank, util
 
     def _evolve(self, prob: Problem, A: G.Arrays, scratch: int, cur: G.Pop, nxt: G.Pop, count: int, start: int):
         J = prob.num_jobs

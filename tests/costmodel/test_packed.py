@@ -156,3 +156,33 @@ def test_case_fast_path_follows_changed_settings():
     case.microbatch_num = 2.5
     with pytest.raises(ValueError, match="microbatch_num"):
         case.estimate()
+
+
+def test_case_fast_path_is_thread_safe_and_unaliased():
+    # the fast path runs the compiled kernel without the GIL, allocating its scratch and
+    # output per call: concurrent calls on one Case agree with a serial one, and no two
+    # results share an output array
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fastsched.costmodel import Case
+
+    ranks = [_rank(r, 5, [1.0, 2.0, 3.0, 0.5, 0.25], [0, 0, 1, 1, 2]) for r in range(3)]
+    for pp in (None, [[0], [1, 2]]):
+        case = Case("c", ranks, pipeline_config=pp, microbatch_num=3)
+        want = estimate(case.encoded, pipeline_config=pp, microbatch_num=3)
+        case.estimate()  # prepares the fast path
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda _, c=case: c.estimate(), range(400)))
+        assert all(g == want and g.pipeline == want.pipeline for g in got)
+        assert len({id(g._out) for g in got}) == len(got)
+
+
+def test_case_pickles_after_estimate():
+    import pickle
+
+    from fastsched.costmodel import Case
+
+    case = Case("c", [_rank(0, 3, [1.0, 2.0, 3.0], [0, 1, 1])], microbatch_num=2)
+    first = case.estimate()
+    back = pickle.loads(pickle.dumps(case))
+    assert back.estimate() == first and back.estimate() == first

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +31,33 @@ def test_nondominated_rank(pts):
     np.testing.assert_array_equal(G.nondominated_rank(f1, f2), naive.nondominated_rank(f1, f2))
 
 
+_floats = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan]), st.floats(-3, 3))
+
+
+@functools.cache
+def _sort_and_argmax():
+    import numba
+
+    from fastsched.policy._ga.seeding import _argmax
+    from fastsched.policy._ga.select import _argsort
+
+    @numba.njit
+    def both(a):
+        return _argsort(a), _argmax(a)
+
+    return both
+
+
+@FAST
+@given(st.lists(_floats, min_size=1, max_size=80))
+def test_own_sort_and_argmax_match_numpy(values):
+    """The package's stable argsort and argmax (numba's generic ones compile kernels of their own)."""
+    a = np.array(values, dtype=np.float64)
+    order, best = _sort_and_argmax()(a)
+    np.testing.assert_array_equal(order, np.argsort(a, kind="stable"))
+    assert best == np.argmax(a)
+
+
 @FAST
 @given(points)
 def test_crowding_distance(pts):
@@ -49,14 +78,14 @@ def _population(inst, seed):
     jobs, nodes, base, template = inst
     policy = PolluxPolicy(seed=seed, pop_size=12, generations=3)
     prob = build_problem(jobs, nodes, base, template)
-    pop = policy._search(prob)
-    return policy, prob, pop
+    pop, rank, util = policy._search(prob)
+    return policy, prob, pop, rank, util
 
 
 @FAST
 @given(instances(tabulated_fn=TAB), st.integers(0, 1000))
 def test_fitness_and_utilities(inst, seed):
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, rank_round, util_round = _population(inst, seed)
     base = naive.base_dense(prob)
     rows_n = pop.off.shape[0]
     obj = np.zeros(rows_n)
@@ -90,6 +119,11 @@ def test_fitness_and_utilities(inst, seed):
         assert abs(util[i] - u) <= 1e-9 * max(1.0, u)
         # Every row is feasible: repairing it again changes nothing.
         np.testing.assert_array_equal(naive.repair(state, prob), state)
+    # The serial round's kernel ranks its final population and scores the front itself.
+    assert rank_round is not None and util_round is not None
+    np.testing.assert_array_equal(rank_round, naive.nondominated_rank(-pop.obj, pop.size.astype(np.float64)))
+    front = np.flatnonzero(rank_round == 0)
+    np.testing.assert_allclose(util_round, util[front], rtol=1e-12)
 
 
 @FAST
@@ -131,7 +165,7 @@ def test_repair(inst, seed, data):
 @FAST
 @given(instances(tabulated_fn=TAB), st.integers(0, 1000))
 def test_offspring_feasible_and_deterministic(inst, seed):
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, _, _ = _population(inst, seed)
     A = policy._arrays(prob)
     scratch = policy._scratch(prob)
     rows_n = pop.off.shape[0]
@@ -165,7 +199,7 @@ def test_offspring_feasible_and_deterministic(inst, seed):
 def test_polish_feasible_scored_and_not_worse(inst, seed, transfers):
     """The local search returns a feasible row, scored exactly, no worse than its start,
     within its size limit; no single-job move of the plain reference improves it."""
-    policy, prob, pop = _population(inst, seed)
+    policy, prob, pop, _, _ = _population(inst, seed)
     A = policy._arrays(prob)
     scratch = policy._scratch(prob)
     base = naive.base_dense(prob)

@@ -64,7 +64,7 @@ def test_fitness_with_per_job_penalties(inst, seed, p, shift):
     jobs = _with_penalties(jobs, pens)
     policy = PolluxPolicy(seed=seed, pop_size=12, generations=3, p=p, power_shift=shift)
     prob = build_problem(jobs, nodes, base, template)
-    pop = policy._search(prob)
+    pop, _, _ = policy._search(prob)
     A = policy._arrays(prob)
     per_job = prob.penalties(policy.restart_penalty)
     assert isinstance(per_job, np.ndarray) == any(x is not None for x in pens)

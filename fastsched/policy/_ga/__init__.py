@@ -10,6 +10,11 @@ mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 (a whole serial round in one kernel),
 :mod:`.utility` (cluster utilities) and :mod:`.linkonly` (how helpers that only kernels call
 are compiled: once, into their callers).
+
+Compile cost: kernels allocate with ``np.empty`` and a fill, and sort, take minima and
+maxima with the package's own loops (``select._argsort``, ...), not ``np.zeros``, ``np.full``,
+``np.arange``, ``np.argsort`` or ``.min()``: each such numba overload compiles kernels of its
+own (optimised and emitted apart, once per caller kind), which was seconds of a first round.
 """
 
 from fastsched.policy._ga.evolve import evolve_parallel, evolve_serial, gather

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
-from fastsched.policy._ga.linkonly import inner
-from fastsched.policy._ga.offspring import offspring_parallel, offspring_serial
-from fastsched.policy._ga.rng import stream_key, variant
+from fastsched.policy._ga.linkonly import inner, leaf
+from fastsched.policy._ga.offspring import children_linked, offspring_parallel, offspring_serial
+from fastsched.policy._ga.rng import _stream_key, variant
 from fastsched.policy._ga.select import (
     _crowding_distance,
     _front_hypervolume,
@@ -23,8 +23,8 @@ __all__ = ["gather", "evolve_serial", "evolve_parallel", "STALL_TOL"]
 STALL_TOL = 0.01
 
 
-@jit(_nrt=False)
-def gather(a, rows, b):
+@leaf
+def _gather(a, rows, b):
     """Copy rows ``rows`` of population ``a`` into rows ``0 .. len(rows)`` of ``b``."""
     width = a.off.shape[1]
     for i in range(rows.shape[0]):
@@ -62,20 +62,21 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     rank = _nondominated_rank(f1, f2)
     crowd = _crowding_distance(f1, f2, rank)
     ref2 = float(A.node_res.shape[0] + 1)
-    hv = np.zeros(generations + 1, dtype=np.float64)
+    hv = np.empty(generations + 1, dtype=np.float64)
+    hv[:] = 0.0
     hv[0] = _front_hypervolume(f1, f2, rank, ref2)
     ran = 0
     for gen in range(1, generations + 1):
         cur = a if where == 0 else b
         nxt = b if where == 0 else a
-        parents = _tournament(rank, crowd, stream_key(seed, round_, gen, np.int64(0)), count)
-        key = stream_key(seed, round_, gen, np.int64(1))
+        parents = _tournament(rank, crowd, _stream_key(seed, round_, gen, np.int64(0)), count)
+        key = _stream_key(seed, round_, gen, np.int64(1))
         offspring(key, cur, parents, pm, A, cur, n, work)
         total = n + count
         keep, rank, crowd = _survive_ranked(
             -cur.obj[:total], cur.size[:total].astype(np.float64), cur.hash[:total], count, protect_size
         )
-        gather(cur, keep, nxt)
+        _gather(cur, keep, nxt)
         n = keep.shape[0]
         where = 1 - where
         ran = gen
@@ -85,8 +86,13 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     return where, ran
 
 
+# Kernels link ``_gather``; Python callers get this compiled twin of the same source.
+gather = jit(variant(_gather.py_func, "gather"), _nrt=False)
+
 # One source, two kernels: the serial one never compiles the parallel child builder (seconds
 # of compilation that small problems do not need).
 offspring_linked = inner(variant(offspring_serial.py_func, "offspring_linked"))
+# The serial round's copy, with the child builder linked too (see ``offspring._children``).
+offspring_search = inner(variant(offspring_serial.py_func, "offspring_search", _children=children_linked))
 evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_linked))
 evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))

@@ -49,7 +49,8 @@ def best_single_counts(A):
     """
     njobs = A.table.shape[0]
     rmax = A.table.shape[2] - 1
-    best = np.zeros((njobs, rmax + 1), dtype=np.int64)
+    best = np.empty((njobs, rmax + 1), dtype=np.int64)
+    best[:] = 0
     for j in range(njobs):
         lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
         b = 0
@@ -297,7 +298,8 @@ def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
 def _occupants(S, num_nodes):
     """Jobs on each node, as CSR ``(occ_off[N + 1], occ_job)``."""
     njobs = S.jk.shape[0]
-    occ_off = np.zeros(num_nodes + 1, dtype=np.int64)
+    occ_off = np.empty(num_nodes + 1, dtype=np.int64)
+    occ_off[:] = 0
     for j in range(njobs):
         for q in range(S.jk[j]):
             occ_off[S.jn[j, q] + 1] += 1
@@ -317,7 +319,8 @@ def _occupants(S, num_nodes):
 def _transfer_pass(S, A, limit):
     """Apply the best replica transfer of each job in turn; returns the number applied."""
     njobs = A.job_res.shape[0]
-    out = np.zeros(4, dtype=np.int64)
+    out = np.empty(4, dtype=np.int64)
+    out[:] = 0
     applied = 0
     for j in range(njobs):
         if A.pinned[j]:
@@ -465,7 +468,7 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst
         st[0] = key
         st[1] = np.uint64(0)
         chosen = np.empty(A.job_res.shape[0] + 1, dtype=np.int64)
-        patience = max(8, kicks // 4)
+        patience = kicks // 4 if kicks // 4 > 8 else 8  # (builtin max compiles a kernel)
         stall = 0
         for _ in range(kicks):
             _kick(S, A, st, limit, best1, tn, tc, chosen)

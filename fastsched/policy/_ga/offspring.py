@@ -12,10 +12,10 @@ import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
-from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
+from fastsched.policy._ga.fitness import differs_from_base, fair_term, job_value
 from fastsched.policy._ga.linkonly import leaf
-from fastsched.policy._ga.repair import repair_job
-from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key
+from fastsched.policy._ga.repair import end_row, repair_job
+from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key, variant
 from fastsched.policy._ga.variation import crossover_job, job_hash, mutate_job
 
 __all__ = ["offspring_parallel", "offspring_serial", "CHUNKS"]
@@ -74,8 +74,10 @@ def _entries_equal(node, cnt, s, ka, tn, tc, k):
 
 
 # A kernel of its own (optimised at -O3 with its helpers before the generation loop links
-# it): linked only, LLVM leaves the per-job helpers un-inlined in the loop and a 1000-job
-# generation runs about 2x slower.
+# it): linked only, LLVM left the per-job helpers un-inlined in the threaded loop and a 1000-job
+# generation ran about 2x slower. The serial round (:mod:`.search`) links ``children_linked``
+# instead: there its own -O3 pass and machine code were a tenth of a first round's compile time,
+# and its rounds run as fast.
 @jit(_nrt=False)
 def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used, owner):
     """Children ``c0 .. c1``, each built as a delta of its first parent ``pa``.
@@ -104,8 +106,8 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
         owner[:] = False
         acc = src.acc[pa]
         h = src.hash[pa]
-        pos = 0
-        size = 0
+        pos = np.int64(0)
+        size = np.int64(0)
         next_mut = next_event(st, np.int64(-1), pm)
         for j in range(njobs):
             dst.off[row, j] = pos
@@ -148,11 +150,7 @@ def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used
                 acc += _term(tn, tc, np.int64(0), k, j, A) - _term(src.node[pa], src.cnt[pa], s, ka, j, A)
                 h += job_hash(j, tn, tc, np.int64(0), k) - job_hash(j, src.node[pa], src.cnt[pa], s, ka)
             pos += k
-        dst.off[row, njobs] = pos
-        dst.acc[row] = acc
-        dst.obj[row] = fair_total(acc, njobs, A.mode, A.p)
-        dst.size[row] = size
-        dst.hash[row] = h
+        end_row(dst, row, pos, acc, size, h, A)
 
 
 def offspring(key, src, parents, pm, A, dst, dst_start, work):
@@ -162,7 +160,7 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
     :class:`~fastsched.policy._ga.types.Work` scratch with one slot per chunk.
     """
     count = parents.shape[0]
-    chunks = min(count, work.st.shape[0])
+    chunks = work.st.shape[0] if work.st.shape[0] < count else count  # (builtin min compiles a kernel)
     for t in prange(chunks):
         _children(
             t * count // chunks,
@@ -184,3 +182,4 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
 
 offspring_parallel = pjit(offspring)
 offspring_serial = jit(offspring)
+children_linked = leaf(variant(_children.py_func, "children_linked"))

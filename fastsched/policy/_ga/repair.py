@@ -15,7 +15,7 @@ from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.rng import M1, next_event, sub_key
 from fastsched.policy._ga.variation import CAP_NONE, crossover_job, job_hash, mutate_job, node_capacity
 
-__all__ = ["repair_job", "commit_row", "repair_serial", "repair_parallel"]
+__all__ = ["repair_job", "commit_row", "end_row", "repair_serial", "repair_parallel"]
 
 
 @leaf
@@ -120,6 +120,17 @@ def commit_row(dst, row, j, pos, tn, tc, k, size, A):
     return term, size, job_hash(j, tn, tc, np.int64(0), k)
 
 
+@leaf
+def end_row(dst, row, pos, acc, size, h, A):
+    """Close row ``row`` of ``dst`` after its jobs: end offset, accumulator, objective, size, hash."""
+    njobs = A.job_res.shape[0]
+    dst.off[row, njobs] = pos
+    dst.acc[row] = acc
+    dst.obj[row] = fair_total(acc, njobs, A.mode, A.p)
+    dst.size[row] = size
+    dst.hash[row] = h
+
+
 @inner
 def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     """Rebuild row ``pa`` of ``src`` into row ``row`` of ``dst``, job by job.
@@ -128,8 +139,10 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     """
     njobs = A.job_res.shape[0]
     num_nodes = A.node_res.shape[0]
-    used = np.zeros(A.node_res.shape, dtype=np.int64)
-    owner = np.zeros(num_nodes, dtype=np.bool_)
+    used = np.empty(A.node_res.shape, dtype=np.int64)
+    used[:] = 0
+    owner = np.empty(num_nodes, dtype=np.bool_)
+    owner[:] = False
     pos = np.int64(0)
     acc = 0.0
     size = np.int64(0)
@@ -153,11 +166,7 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
         acc += term
         h += hj
         pos += k
-    dst.off[row, njobs] = pos
-    dst.acc[row] = acc
-    dst.obj[row] = fair_total(acc, njobs, A.mode, A.p)
-    dst.size[row] = size
-    dst.hash[row] = h
+    end_row(dst, row, pos, acc, size, h, A)
 
 
 def repair_population(key, src, rows, pm, A, scratch, dst, dst_start):

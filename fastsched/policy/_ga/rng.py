@@ -52,8 +52,8 @@ def mix64(x):
     return x ^ (x >> _S31)
 
 
-@jit
-def stream_key(seed, a, b, c):
+@leaf
+def _stream_key(seed, a, b, c):
     """Key of the stream ``(seed, a, b, c)`` (all non-negative ints), a ``uint64``."""
     k = mix64(np.uint64(seed) + GOLD)
     k = mix64(k ^ (np.uint64(a) * M1 + GOLD))
@@ -94,3 +94,7 @@ def next_event(st, j, pm):
         return j + 1
     u = rand_u01(st)
     return j + 1 + np.int64(np.log(1.0 - u) / np.log(1.0 - pm))
+
+
+# Kernels link ``_stream_key``; Python callers (and tests) get this compiled twin of the same source.
+stream_key = jit(variant(_stream_key.py_func, "stream_key"))

@@ -25,15 +25,23 @@ resources ``used[n, r]``, distributed owners ``owner[n]`` and job values ``val[j
 def unpack_row(src, row, A, width):
     """State of row ``row`` of population ``src`` (entries per job up to ``width``)."""
     njobs = A.job_res.shape[0]
+    # np.empty and a fill: numba's np.zeros compiles two more kernels per array type.
     S = State(
-        np.zeros((njobs, width), dtype=np.int32),
-        np.zeros((njobs, width), dtype=np.int32),
-        np.zeros(njobs, dtype=np.int64),
-        np.zeros(njobs, dtype=np.int64),
-        np.zeros(A.node_res.shape, dtype=np.int64),
-        np.zeros(A.node_res.shape[0], dtype=np.bool_),
-        np.zeros(njobs, dtype=np.float64),
+        np.empty((njobs, width), dtype=np.int32),
+        np.empty((njobs, width), dtype=np.int32),
+        np.empty(njobs, dtype=np.int64),
+        np.empty(njobs, dtype=np.int64),
+        np.empty(A.node_res.shape, dtype=np.int64),
+        np.empty(A.node_res.shape[0], dtype=np.bool_),
+        np.empty(njobs, dtype=np.float64),
     )
+    S.jn[:] = 0
+    S.jc[:] = 0
+    S.jk[:] = 0
+    S.reps[:] = 0
+    S.used[:] = 0
+    S.owner[:] = False
+    S.val[:] = 0.0
     for j in range(njobs):
         s = src.off[row, j]
         k = src.off[row, j + 1] - s

@@ -6,6 +6,9 @@ compiled once per kernel. :func:`search_serial` runs the same steps, in the same
 with the same random streams, as the separate kernels the driver calls for large problems
 (``repair_serial``, ``first_fit_rows``, ``greedy_fill``, ``polish_row``, ``survive``,
 ``gather``, ``evolve_serial``), through link-only copies of them: one module, one ``-O3``.
+It also ranks the final population and scores its first front (``nondominated_rank``,
+``cluster_utilities``) and derives the round's stream keys itself, so a serial round
+compiles no other kernel of the package.
 """
 
 from __future__ import annotations
@@ -14,20 +17,21 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastsched.policy._ga.evolve import _evolve, gather, offspring_linked
+from fastsched.policy._ga.evolve import _evolve, _gather, offspring_search
 from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
-from fastsched.policy._ga.rng import variant
+from fastsched.policy._ga.rng import _stream_key, variant
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
-from fastsched.policy._ga.select import _survive_ranked
+from fastsched.policy._ga.select import _nondominated_rank, _survive_ranked
+from fastsched.policy._ga.utility import _cluster_utilities
 
 __all__ = ["Plan", "search_serial"]
 
 Plan = namedtuple(
     "Plan",
     "seed round_ generations patience pm protect scratch num_real passes transfers kicks polish "
-    "key_seed key_warm key_pool key_final limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
+    "limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
 )
 Plan.__doc__ = """What the driver decided for one serial round (see ``PolluxPolicy._search``).
 
@@ -42,20 +46,49 @@ _repair = inner(variant(repair_population, "repair_linked"))
 _first_fit_rows = inner(variant(first_fit_rows.py_func, "first_fit_rows_linked"))
 _greedy_fill = inner(variant(greedy_fill.py_func, "greedy_fill_linked"))
 _polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
-_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_linked))
+_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_search))
+
+
+@inner
+def _iota(n):
+    """``np.arange(n)`` (numba's compiles a kernel of its own)."""
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = i
+    return out
+
+
+@inner
+def _first_front(rank):
+    """Return the indices of the rank-0 entries of ``rank``, in order (``np.flatnonzero(rank == 0)``)."""
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            out[n] = i
+            n += 1
+    return out
 
 
 @entry
-def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
-    """Run a serial round; return ``(buffer: 0 = cur, 1 = nxt, generations run, rows, polished row or -1)``.
+def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
+    """Run a serial round; return ``(generations run, rows, rank, utilities)``.
 
     ``base`` holds the base allocation (one row), ``fixed`` receives the seed rows, ``warm`` the
     previous population adapted to this round (zero rows in a first round), ``pool`` the
-    initial pool, ``cur`` / ``nxt`` the generation buffers and ``best_out`` (one row) the
-    polish of the best final row within the real nodes.
+    initial pool and ``cur`` / ``nxt`` the generation buffers. ``final`` (``min(count, pool
+    rows) + 1`` rows) receives the final population and, when it scores higher than the best
+    final row within the real nodes, that row's polish as its last row; ``rows`` is the number
+    of rows written. ``rank`` is the non-dominated rank of each of them and ``utilities`` the
+    cluster utility of each rank-0 row (in row order), as the driver needs them.
     """
-    zero = np.zeros(1, dtype=np.int64)
-    _repair(plan.key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
+    key_seed = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(9))
+    zero = _iota(np.int64(1))  # row 0
+    _repair(key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
     _first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
     for i in range(plan.fills.shape[0]):
         _greedy_fill(fixed, plan.fills[i, 0], plan.fills[i, 1], A, plan.scratch, fixed, plan.fills[i, 2])
@@ -74,24 +107,29 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
             plan.polish_dst[i],
         )
     seeds = plan.seeds
-    _repair(plan.key_seed, fixed, np.arange(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
+    _repair(key_seed, fixed, _iota(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
     nwarm = warm.obj.shape[0]
     if nwarm > 0:
-        _repair(plan.key_warm, warm, np.arange(nwarm), 0.0, A, plan.scratch, pool, seeds)
-    _repair(plan.key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
+        key_warm = _stream_key(plan.seed, plan.round_, seeds, np.int64(9))
+        _repair(key_warm, warm, _iota(nwarm), 0.0, A, plan.scratch, pool, seeds)
+    key_pool = _stream_key(plan.seed, plan.round_, seeds + nwarm, np.int64(9))
+    _repair(key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
     keep, _, _ = _survive_ranked(-pool.obj, pool.size.astype(np.float64), pool.hash, plan.count, plan.protect)
-    gather(pool, keep, cur)
+    _gather(pool, keep, cur)
     n = np.int64(keep.shape[0])
     where, ran = _evolve_linked(
         plan.seed, plan.round_, plan.generations, plan.patience, n, n, plan.pm, plan.protect, cur, nxt, A, work
     )
     out = cur if where == 0 else nxt
-    best = np.int64(-1)  # not a literal: polish_row keeps one specialisation
+    _gather(out, _iota(n), final)
+    rows = n
     if plan.polish:
+        best = np.int64(-1)  # not a literal: polish_row keeps one specialisation
         for i in range(n):
             if out.size[i] <= plan.num_real and (best < 0 or out.obj[i] > out.obj[best]):
                 best = i
         if best >= 0:
+            key_final = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(11))
             _polish_row(
                 out,
                 best,
@@ -101,8 +139,12 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, best_out):
                 plan.passes,
                 plan.transfers,
                 plan.kicks,
-                plan.key_final,
-                best_out,
-                np.int64(0),
+                key_final,
+                final,
+                n,
             )
-    return where, ran, n, best
+            if final.obj[n] > out.obj[best]:
+                rows = n + 1
+    rank = _nondominated_rank(-final.obj[:rows], final.size[:rows].astype(np.float64))
+    util = _cluster_utilities(final.off, final.node, final.cnt, _first_front(rank), A.table, A.job_res, A.node_res)
+    return ran, rows, rank, util

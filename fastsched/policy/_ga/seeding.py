@@ -6,7 +6,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import job_value
-from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.rowstate import pack_row, shift_entry, unpack_row
 from fastsched.policy._ga.variation import CAP_NONE, node_capacity
 
@@ -27,14 +27,17 @@ def first_fit_rows(A, limits, dst, rows):
     pass's row without the unpinned entries at nodes ``>= L``.
     """
     njobs = A.job_res.shape[0]
-    used = np.zeros(A.node_res.shape, dtype=np.int64)
+    used = np.empty(A.node_res.shape, dtype=np.int64)
+    used[:] = 0
     for j in range(njobs):
         if A.pinned[j]:
             for q in range(A.base_off[j], A.base_off[j + 1]):
                 for r in range(A.job_res.shape[1]):
                     used[A.base_node[q], r] += A.base_cnt[q] * A.job_res[j, r]
-    at = np.full(njobs, -1, dtype=np.int64)
-    want = np.zeros(njobs, dtype=np.int64)
+    at = np.empty(njobs, dtype=np.int64)  # (np.full compiles a kernel of its own)
+    at[:] = -1
+    want = np.empty(njobs, dtype=np.int64)
+    want[:] = 0
     for j in range(njobs):
         if A.pinned[j]:
             continue
@@ -117,6 +120,21 @@ def _candidate(S, j, A, limit):
     return best, bn, bc
 
 
+@leaf
+def _argmax(a):
+    """``np.argmax`` of a non-empty float64 vector (the first maximum; the first NaN wins)."""
+    best = 0
+    if a[0] != a[0]:
+        return best
+    for i in range(1, a.shape[0]):
+        v = a[i]
+        if v != v:
+            return i
+        if v > a[best]:
+            best = i
+    return best
+
+
 @jit
 def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
     """Add replicas to a repaired row by best marginal gain until none helps.
@@ -128,12 +146,13 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
     """
     njobs = A.job_res.shape[0]
     S = unpack_row(src, src_row, A, width)
-    gain = np.full(njobs, -np.inf)
+    gain = np.empty(njobs, dtype=np.float64)
+    gain[:] = -np.inf
     for j in range(njobs):
         if not A.pinned[j]:
             gain[j] = _candidate(S, j, A, limit)[0]
-    while True:
-        j = np.argmax(gain)
+    while njobs > 0:  # (no jobs: nothing to fill)
+        j = _argmax(gain)
         if not gain[j] > 1e-12:
             break
         g, n, c = _candidate(S, j, A, limit)

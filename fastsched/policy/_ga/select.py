@@ -9,10 +9,70 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
-from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.rng import rand_int, rand_u01, variant
 
 __all__ = ["nondominated_rank", "crowding_distance", "survive", "survive_ranked", "tournament", "front_hypervolume"]
+
+
+# numba's np.argsort / min / max are generic overloads that each compile (and emit machine
+# code for) a kernel of their own in a first round; these loops cost a fraction of that.
+_RUN = 16  # insertion-sorted run length of the merge sort
+
+
+@leaf
+def _before(x, y):
+    """``x < y`` with NaN after every number (numpy's sort order)."""
+    return x < y or (y != y and x == x)
+
+
+@inner
+def _argsort(a):
+    """Stable argsort of a float64 vector: ``np.argsort(a, kind="mergesort")``.
+
+    Insertion sort of runs of :data:`_RUN`, then bottom-up merges (a stable sort: the same
+    permutation as numpy's).
+    """
+    n = a.shape[0]
+    idx = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    for s in range(0, n, _RUN):
+        e = s + _RUN if s + _RUN < n else n
+        for i in range(s, e):
+            x = a[i]
+            j = i
+            while j > s and _before(x, a[idx[j - 1]]):
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = i
+    width = _RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i = lo
+            j = mid
+            for t in range(lo, hi):
+                # Take from the right run only when strictly before: equal keys keep their order.
+                if j < hi and (i >= mid or _before(a[idx[j]], a[idx[i]])):
+                    tmp[t] = idx[j]
+                    j += 1
+                else:
+                    tmp[t] = idx[i]
+                    i += 1
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
+
+
+@leaf
+def _max_rank(rank):
+    """Largest entry of a non-empty int64 vector."""
+    m = rank[0]
+    for i in range(1, rank.shape[0]):
+        if rank[i] > m:
+            m = rank[i]
+    return m
 
 
 @inner
@@ -26,8 +86,8 @@ def _nondominated_rank(f1, f2):
     n = f1.shape[0]
     order = np.empty(n, dtype=np.int64)
     # lexsort by (f1, f2): argsort of f2 stable, then stable argsort by f1.
-    o2 = np.argsort(f2, kind="mergesort")
-    o1 = np.argsort(f1[o2], kind="mergesort")
+    o2 = _argsort(f2)
+    o1 = _argsort(f1[o2])
     for i in range(n):
         order[i] = o2[o1[i]]
     rank = np.empty(n, dtype=np.int64)
@@ -59,20 +119,28 @@ def _nondominated_rank(f1, f2):
 def _crowding_distance(f1, f2, rank):
     """NSGA-II crowding distance within each front (boundary points get inf)."""
     n = f1.shape[0]
-    dist = np.zeros(n, dtype=np.float64)
+    dist = np.empty(n, dtype=np.float64)
+    dist[:] = 0.0
     if n == 0:
         return dist
-    nf = rank.max() + 1
+    nf = _max_rank(rank) + 1
     for obj in range(2):
         f = f1 if obj == 0 else f2
         # Sort by (rank, f) so each front is a contiguous sorted run: one sort of a key that
         # is the rank plus f scaled into [0, 0.5].
-        lo = f.min()
-        span = f.max() - lo
+        lo = f[0]
+        hi = f[0]
+        for i in range(1, n):  # numpy's min / max: a NaN wins
+            v = f[i]
+            if lo == lo and not v >= lo:
+                lo = v
+            if hi == hi and not v <= hi:
+                hi = v
+        span = hi - lo
         key = np.empty(n, dtype=np.float64)
         for i in range(n):
             key[i] = rank[i] + (0.5 * (f[i] - lo) / span if span > 0.0 else 0.0)
-        order = np.argsort(key, kind="mergesort")
+        order = _argsort(key)
         start = 0
         for r in range(nf):
             end = start
@@ -114,20 +182,21 @@ def _survive_ranked(f1, f2, hashes, count, protect_size):
     # predecessor in hash order is a clone. O(n log n) even for a converged population.
     # One sort specialisation for the module (float64 mergesort) compiles seconds faster than
     # three; hashes that differ but round to one float64 (about 2**-53) only miss a clone.
-    o = np.argsort(hashes.astype(np.float64), kind="mergesort")
-    dup = np.zeros(n, dtype=np.bool_)
+    o = _argsort(hashes.astype(np.float64))
+    dup = np.empty(n, dtype=np.bool_)
+    dup[:] = False
     for t in range(1, n):
         i = o[t]
         k = o[t - 1]
         if hashes[k] == hashes[i] and f1[k] == f1[i] and f2[k] == f2[i]:
             dup[i] = True
-    big = rank.max() + 1
+    big = _max_rank(rank) + 1 if n > 0 else 1
     key = np.empty(n, dtype=np.float64)
     for i in range(n):
         r = rank[i] + (big if dup[i] else 0)
         c = crowd[i]
         # Lexicographic (rank asc, crowd desc) as one float: crowding is in [0, 2] or inf.
-        key[i] = r * 8.0 + (0.0 if c == np.inf else 4.0 - min(c, 3.9))
+        key[i] = r * 8.0 + (0.0 if c == np.inf else 4.0 - (3.9 if 3.9 < c else c))
     # Elitism for the allocation optimize returns: the best point with f2 <= protect_size
     # (cluster size within the real nodes) always survives, even when the first front is
     # larger than ``count`` and crowding would thin it out.
@@ -137,7 +206,7 @@ def _survive_ranked(f1, f2, hashes, count, protect_size):
             best = i
     if best >= 0:
         key[best] = -1.0
-    order = np.argsort(key, kind="mergesort")
+    order = _argsort(key)
     keep = order[:count].copy()
     eff = np.empty(keep.shape[0], dtype=np.int64)
     for t in range(keep.shape[0]):
@@ -183,7 +252,7 @@ def _front_hypervolume(f1, f2, rank, ref2):
         if rank[i] == 0:
             idx[n] = i
             n += 1
-    order = np.argsort(f2[idx], kind="mergesort")
+    order = _argsort(f2[idx])
     hv = 0.0
     best = 0.0
     for t in range(n):

@@ -6,12 +6,14 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import job_value
+from fastsched.policy._ga.linkonly import inner
+from fastsched.policy._ga.rng import variant
 
 __all__ = ["cluster_utilities"]
 
 
-@jit
-def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
+@inner
+def _cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
     """AdaptDL's cluster utility of each row in ``rows``.
 
     Per resource type: sum over jobs of (speedup / replicas) x (job's share of the resources
@@ -19,19 +21,23 @@ def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
     """
     njobs = job_res.shape[0]
     nres = job_res.shape[1]
-    out = np.zeros(rows.shape[0], dtype=np.float64)
-    active = np.zeros(node_res.shape[0], dtype=np.bool_)
+    out = np.empty(rows.shape[0], dtype=np.float64)
+    out[:] = 0.0
+    active = np.empty(node_res.shape[0], dtype=np.bool_)
+    active[:] = False
     for t in range(rows.shape[0]):
         i = rows[t]
         active[:] = False
         for q in range(off[i, 0], off[i, njobs]):
             active[node[i, q]] = True
-        total = np.zeros(nres, dtype=np.float64)
+        total = np.empty(nres, dtype=np.float64)
+        total[:] = 0.0
         for n in range(node_res.shape[0]):
             if active[n]:
                 for r in range(nres):
                     total[r] += node_res[n, r]
-        util = np.zeros(nres, dtype=np.float64)
+        util = np.empty(nres, dtype=np.float64)
+        util[:] = 0.0
         for j in range(njobs):
             s = off[i, j]
             e = off[i, j + 1]
@@ -51,3 +57,7 @@ def cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
                 best = util[r]
         out[t] = best
     return out
+
+
+# The serial round (:mod:`.search`) links ``_cluster_utilities``; Python callers get this twin.
+cluster_utilities = jit(variant(_cluster_utilities.py_func, "cluster_utilities"))

@@ -72,6 +72,22 @@ def _rank_of(program):
     raise _Fallback
 
 
+def _slots(x, get, nslots, lens, idx, slots):
+    # one op's [[slot, [names]], ...]: slot count, names per slot, variable indices, slot names
+    if not x:
+        nslots.append(0)
+        return
+    if type(x) is not list:
+        raise _Fallback
+    nslots.append(len(x))
+    for s, ns in x:
+        if type(ns) is not list:
+            raise _Fallback
+        slots.append(s)
+        lens.append(len(ns))
+        idx += map(get, ns)
+
+
 def _one_rank(program):
     r = _rank_of(program)
     if type(r.get("rank", 0)) is not int:
@@ -108,7 +124,7 @@ def _one_rank(program):
     # ops: one pass (slots resolved to variable indices; an unknown name raises KeyError)
     n = len(ops)
     ids, types, costs, roles, others = [], [], [], [], []
-    in_len, in_idx, in_ns, out_len, out_idx, out_ns, optim, slots = [], [], [], [], [], [], [], []
+    in_len, in_idx, in_ns, in_slots, out_len, out_idx, out_ns, out_slots = [], [], [], [], [], [], [], []
     get = index.__getitem__
     for o in ops:
         ids.append(o.get("id"))
@@ -116,36 +132,15 @@ def _one_rank(program):
         costs.append(o.get("cost"))
         roles.append(o.get("op_role", 0))
         others += (o.get("ring_id"), o.get("desc_id"), o.get("peer"))
-        lr = 0
-        x = o.get("inputs")
-        if x:
-            if type(x) is not list:
-                raise _Fallback
-            in_ns.append(len(x))
-            for s, ns in x:
-                if type(ns) is not list:
-                    raise _Fallback
-                slots.append(s)
-                in_len.append(len(ns))
-                in_idx += map(get, ns)
-                if s == "LearningRate":
-                    lr = 1
-        else:
-            in_ns.append(0)
-        optim.append(lr)
-        x = o.get("outputs")
-        if x:
-            if type(x) is not list:
-                raise _Fallback
-            out_ns.append(len(x))
-            for s, ns in x:
-                if type(ns) is not list:
-                    raise _Fallback
-                slots.append(s)
-                out_len.append(len(ns))
-                out_idx += map(get, ns)
-        else:
-            out_ns.append(0)
+        _slots(o.get("inputs"), get, in_ns, in_len, in_idx, in_slots)
+        _slots(o.get("outputs"), get, out_ns, out_len, out_idx, out_slots)
+    optim = [0] * n  # an optimizer op: one of its input slots is LearningRate
+    if "LearningRate" in in_slots:
+        k = 0
+        for i, c in enumerate(in_ns):
+            optim[i] = 1 if "LearningRate" in in_slots[k : k + c] else 0
+            k += c
+    slots = in_slots + out_slots
     if n and (
         set(map(type, ids)) != _STR
         or set(map(type, types)) != _STR

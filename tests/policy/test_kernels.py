@@ -355,3 +355,30 @@ def test_every_ga_kernel_compiles_once_per_round_and_helpers_refuse_python_calls
         return
     with pytest.raises(TypeError, match="only other kernels"):
         node_capacity(np.ones((1, 1), np.int64), np.ones((1, 1), np.int64), np.zeros((1, 1), np.int64), 0, 0, 1)
+
+
+@pytest.mark.parametrize("penalty, expected", [(0.4, 16), (0.6, 8)])
+def test_polish_jumps_over_several_free_nodes(penalty, expected):
+    """A job on 2 of 8 four-GPU nodes with linear speedup and restart penalty 0.4: one node more
+    (12 replicas, 7.2 after the penalty) loses against staying (8), two more (16 replicas, 9.6)
+    win. The local search must make the two-node jump in one move; at penalty 0.6 no jump pays."""
+    from fastsched.policy import JobInfo, NodeInfo
+
+    def linear(nodes, replicas):
+        return np.asarray(replicas, dtype=np.float64)
+
+    jobs = {"a": JobInfo({"nvidia.com/gpu": 1}, linear, 0, 0, 16, restart_penalty=penalty)}
+    nodes = {i: NodeInfo({"nvidia.com/gpu": 4}, preemptible=False) for i in range(8)}
+    prob = build_problem(jobs, nodes, {"a": [0] * 4 + [1] * 4}, None)
+    policy = PolluxPolicy(seed=0)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
+    base = policy._base_row(prob, width)
+    out = G.new_pop(1, prob.num_jobs, width)
+    G.polish_row(base, 0, A, prob.num_real, scratch, 50, False, 0, np.uint64(0), out, 0)
+    state = naive.to_dense(out.off, out.node, out.cnt, 0, prob.num_nodes)
+    assert state[0].sum() == expected
+    assert (state[0][state[0] > 0] == 4).all()  # whole free nodes, packed
+    o, _ = naive.objectives(state, prob.table, prob.scale, naive.base_dense(prob), penalty)
+    assert abs(out.obj[0] - o) <= 1e-9 * max(1.0, o)

@@ -85,11 +85,12 @@ def _base_fits(S, j, A):
 
 
 @leaf
-def _best_move(S, j, A, limit, best1, tn, tc):
+def _best_move(S, j, A, limit, best1, tn, tc, hist):
     """Write the best placement of job ``j`` (taken out of ``S``) into ``tn/tc``.
 
     Returns ``(gain, k)`` where gain is the change of the accumulated term (sign-adjusted)
     against its current placement and ``k`` its entry count (``-1``: keep the current placement).
+    ``hist`` is scratch of at least ``max_replicas + 1`` entries.
     """
     mode = A.mode
     p = A.p
@@ -210,6 +211,70 @@ def _best_move(S, j, A, limit, best1, tn, tc):
                     if not placed:
                         tn[m] = rn
                         tc[m] = add
+    # Several new nodes in one jump: the free nodes with the most room (lowest id first on
+    # ties), each filled, the last up to max_replicas. Under a restart penalty every one-node
+    # step can lose while a jump over several nodes pays (a job on 8 GPUs whose speedup at 16
+    # outweighs the penalty but at 12 does not); neither the steps above nor the genetic
+    # operators' small random changes make that jump. Rooms are bucketed (``hist``), so the
+    # move costs one pass over the nodes plus one over the room sizes.
+    if multi_ok and r0 < mx and k0 + 2 <= tn.shape[0]:
+        want = mx - r0
+        for c in range(want + 1):
+            hist[c] = 0
+        for n in range(limit):
+            if not S.owner[n] and find_entry(S, j, n) < 0:
+                hist[node_capacity(A.job_res, A.node_res, S.used, j, n, want)] += 1
+        added = np.int64(0)
+        nodes = np.int64(0)
+        level = np.int64(0)  # nodes taken at room c so far
+        jump_room = np.int64(0)
+        jump_need = np.int64(0)
+        jump_take = np.int64(0)
+        c = want
+        while c >= 1 and added < want and k0 + nodes < tn.shape[0]:
+            if hist[c] == level:
+                c -= 1
+                level = 0
+                continue
+            level += 1
+            take = c if c < want - added else want - added
+            added += take
+            nodes += 1
+            if nodes >= 2:
+                g = improves(fair_term(_value(A, j, k0 + nodes, r0 + added), mode, p) - t0, mode, p)
+                if g > best:
+                    best = g
+                    bk = k0 + nodes
+                    jump_room = c
+                    jump_need = level
+                    jump_take = take
+        if jump_need > 0:
+            # the chosen nodes: every room above jump_room, the first jump_need at it (by id)
+            m = 0
+            a = 0
+            seen = 0
+            for n in range(limit):
+                if S.owner[n] or find_entry(S, j, n) >= 0:
+                    continue
+                c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
+                if c > jump_room or (c == jump_room and seen < jump_need):
+                    if c == jump_room:
+                        seen += 1
+                        if seen == jump_need:
+                            c = jump_take
+                    while a < k0 and S.jn[j, a] < n:
+                        tn[m] = S.jn[j, a]
+                        tc[m] = S.jc[j, a]
+                        m += 1
+                        a += 1
+                    tn[m] = n
+                    tc[m] = c
+                    m += 1
+            while a < k0:
+                tn[m] = S.jn[j, a]
+                tc[m] = S.jc[j, a]
+                m += 1
+                a += 1
     return best, bk
 
 
@@ -342,7 +407,7 @@ def _transfer_pass(S, A, limit):
 
 
 @inner
-def _settle(S, A, limit, best1, tn, tc, max_passes, transfers):
+def _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers):
     """Steepest single-job moves (then transfers) until nothing improves; returns moves."""
     njobs = A.job_res.shape[0]
     moves = 0
@@ -352,7 +417,7 @@ def _settle(S, A, limit, best1, tn, tc, max_passes, transfers):
             if A.pinned[j]:
                 continue
             remove_job(S, j, A)
-            _, k = _best_move(S, j, A, limit, best1, tn, tc)
+            _, k = _best_move(S, j, A, limit, best1, tn, tc, hist)
             if k >= 0:
                 set_entries(S, j, tn, tc, k)
                 changed += 1
@@ -402,7 +467,7 @@ def _drop(S, j, A):
 
 
 @inner
-def _kick(S, A, st, limit, best1, tn, tc, chosen):
+def _kick(S, A, st, limit, best1, tn, tc, hist, chosen):
     """Ruin and recreate part of the row.
 
     Drop the jobs on the nodes of two random placed jobs and one more random job, then put
@@ -435,7 +500,7 @@ def _kick(S, A, st, limit, best1, tn, tc, chosen):
         j = chosen[t]
         if S.jk[j] > 0:
             continue  # listed twice
-        _, k = _best_move(S, j, A, limit, best1, tn, tc)
+        _, k = _best_move(S, j, A, limit, best1, tn, tc, hist)
         if k > 0:
             set_entries(S, j, tn, tc, k)
             add_job(S, j, A)
@@ -459,7 +524,8 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst
     best1 = best_single_counts(A)
     tn = np.empty(width, dtype=np.int32)
     tc = np.empty(width, dtype=np.int32)
-    moves = _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+    hist = np.empty(A.table.shape[2] + 1, dtype=np.int64)
+    moves = _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers)
     if kicks > 0:
         B = unpack_row(src, row, A, width)
         _copy_state(S, B)
@@ -471,8 +537,8 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst
         patience = kicks // 4 if kicks // 4 > 8 else 8  # (builtin max compiles a kernel)
         stall = 0
         for _ in range(kicks):
-            _kick(S, A, st, limit, best1, tn, tc, chosen)
-            _settle(S, A, limit, best1, tn, tc, max_passes, transfers)
+            _kick(S, A, st, limit, best1, tn, tc, hist, chosen)
+            _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers)
             acc = _accumulated(S, A)
             if improves(acc - best, A.mode, A.p) > _EPS * (1.0 + abs(best)):
                 best = acc

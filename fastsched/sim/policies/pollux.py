@@ -22,6 +22,11 @@
     :mod:`fastsched.sim.api` uses it: the policy now reaches the per-round optimum and lands
     close to the paper's JCTs (measured in ``benchmarks/results/sim.md``).
 
+After the search, the ``osdi21`` variant gives idle GPUs to any job whose own value in the
+objective rises by a jump in replicas (:meth:`PolluxSimPolicy.grow_into_free`): one replica
+at a time the restart penalty can make every step a loss while a larger jump pays, and the
+paper's genetic search, which redraws whole rows, finds such jumps.
+
 In both, ``max_replicas = min(max(2 * largest profiled replicas, 1), 64, max_batch //
 min_local_bsz)`` (a job at most doubles its largest observed scale per round), or the
 application's own cap.
@@ -112,6 +117,20 @@ class LinearSpeedup:
         return np.asarray(num_replicas, dtype=np.float64) / self.divisor
 
 
+def _added(old, new):
+    """Node ids in ``new`` beyond those in ``old`` (multiset difference)."""
+    left = {}
+    for n in old:
+        left[n] = left.get(n, 0) + 1
+    out = []
+    for n in new:
+        if left.get(n, 0) > 0:
+            left[n] -= 1
+        else:
+            out.append(n)
+    return out
+
+
 class PolluxSimPolicy(SimPolicy):
     """Adapter from the simulator to :class:`fastsched.policy.PolluxPolicy`.
 
@@ -131,6 +150,10 @@ class PolluxSimPolicy(SimPolicy):
         Seconds lost per restart in the research factor (30).
     max_replicas_cap : int
         Upper bound of any job's replicas (64 in the published simulator).
+    grow_free : bool, optional
+        After the search (``osdi21`` variant, plain cluster): give idle GPUs to any job whose
+        value in the objective rises, by the best jump in replicas (see
+        :meth:`PolluxSimPolicy.grow_into_free`). Default: on for ``osdi21``, off otherwise.
     placeholders : bool
         Pass a node template so the policy can propose extra (autoscaled) nodes (default).
         The paper's simulator has none (its cluster is fixed). The share scale is the same
@@ -161,6 +184,7 @@ class PolluxSimPolicy(SimPolicy):
         restart_delay=30,
         max_replicas_cap=64,
         placeholders=True,
+        grow_free=None,
         **policy_options,
     ):
         if variant not in VARIANTS:
@@ -181,6 +205,7 @@ class PolluxSimPolicy(SimPolicy):
         if restart_penalty is not None and not isinstance(restart_penalty, str):
             kwargs["restart_penalty"] = restart_penalty
         self.placeholders = bool(placeholders)
+        self.grow_free = research if grow_free is None else bool(grow_free)
         self._JobInfo, self._NodeInfo = JobInfo, NodeInfo
         self.policy = PolluxPolicy(seed=seed, **kwargs)
         self.restart_delay = restart_delay
@@ -228,6 +253,92 @@ class PolluxSimPolicy(SimPolicy):
             den += gpus
         return 1.0 - num / den if den else 0.0
 
+    def grow_into_free(self, new, infos, nodes, allocations):
+        """Give idle GPUs to jobs whose objective value rises: the best jump in replicas per job.
+
+        The objective is separable in the jobs' values (a power mean or a sum, increasing in
+        each), so with the other jobs fixed a job's move into idle GPUs raises it exactly when
+        the job's own value rises. Moves one replica at a time cannot find such jumps when
+        the restart penalty makes every single step a loss (a job on 8 GPUs whose speedup at
+        16 outweighs the penalty but at 9 does not: the paper's genetic search draws whole
+        rows and does find them). Each job, in the policy's order (earlier jobs first, as in
+        the repair), keeps its GPUs and tries every count of extra replicas on idle GPUs:
+        its own nodes first, then the nodes with most idle GPUs; nodes of other distributed
+        jobs are skipped (interference avoidance), at most 16 nodes, at most
+        ``max_replicas``. The best count is taken if it beats the job's value in ``new``;
+        passes repeat while any job gains.
+
+        Examples
+        --------
+        One job on 2 of 8 GPUs that scales linearly, placed last round: the restart penalty
+        (here 0.5) still leaves 8 replicas worth more than 2 unchanged ones.
+
+        >>> from fastsched.policy import JobInfo
+        >>> pol = PolluxSimPolicy(variant="osdi21", restart_penalty=0.5)
+        >>> infos = {"a": JobInfo({"nvidia.com/gpu": 1}, LinearSpeedup(), 0, 0, 8)}
+        >>> pol.grow_into_free({"a": [0, 0]}, infos, {0: 4, 1: 4}, {"a": [0, 0]})
+        {'a': [0, 0, 0, 0, 1, 1, 1, 1]}
+        """
+        free = dict(nodes)
+        for alloc in new.values():
+            for n in alloc:
+                free[n] -= 1
+        out = {k: list(v) for k, v in new.items()}
+        if sum(free.values()) <= 0:
+            return out
+        scale = len(nodes) / sum(nodes.values())  # dominant share (1 GPU) x nodes
+        order = sorted(infos, key=lambda k: infos[k].creation_timestamp)
+        tables = {}
+
+        def value(key, alloc, changed):
+            if not alloc:
+                return 0.0
+            info = infos[key]
+            if key not in tables:
+                tables[key] = np.asarray(info.speedup_fn.table(int(info.max_replicas)))
+            v = float(tables[key][0 if len(set(alloc)) == 1 else 1, len(alloc)]) * scale
+            if changed:
+                pen = info.restart_penalty
+                v *= 1.0 - (self.policy.restart_penalty if pen is None else pen)
+            return v
+
+        gained = True
+        while gained and sum(free.values()) > 0:
+            gained = False
+            for key in order:
+                cur = out.get(key, [])
+                room = int(infos[key].max_replicas) - len(cur)
+                if room <= 0:
+                    continue
+                base = sorted(allocations.get(key, []))
+                best_v = value(key, cur, sorted(cur) != base)
+                busy = set()  # nodes of other distributed jobs
+                for k, a in out.items():
+                    if k != key and len(set(a)) > 1:
+                        busy.update(a)
+                own = set(cur)
+                cand = sorted((n for n in free if free[n] > 0), key=lambda n: (n not in own, -free[n], n))
+                alloc, best = list(cur), None
+                for n in cand:
+                    if n in busy:
+                        continue
+                    for _ in range(free[n]):
+                        if len(alloc) - len(cur) >= room:
+                            break
+                        alloc.append(n)
+                        nodes_used = set(alloc)
+                        if len(nodes_used) > 16 or (len(nodes_used) > 1 and nodes_used & busy):
+                            break
+                        v = value(key, alloc, sorted(alloc) != base)
+                        if v > best_v * (1.0 + 1e-12):
+                            best_v, best = v, sorted(alloc)
+                if best is not None:
+                    for n in _added(cur, best):
+                        free[n] -= 1
+                    out[key] = best
+                    gained = True
+        return out
+
     def optimize(self, now, jobs, nodes, allocations):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         research = self.variant == "osdi21"
@@ -265,6 +376,8 @@ class PolluxSimPolicy(SimPolicy):
         template = next(iter(node_infos.values())) if self.placeholders else None
         new, desired = self.policy.optimize(infos, node_infos, allocations, template)
         self._desired = desired
+        if self.grow_free and self.cluster is None:
+            new = self.grow_into_free(new, infos, nodes, allocations)
         if self.cluster is not None and not self.cluster.is_homogeneous:
             return keep_majority_type(new, self.cluster.node_types)
         return {k: list(v) for k, v in new.items()}

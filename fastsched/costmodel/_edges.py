@@ -162,3 +162,114 @@ def rank_columns(
             dst[ne] = key[j] % m
             ne += 1
     return in_ptr, out_ptr, phase, fixed, ndyn, src[:ne], dst[:ne], first, last, bad_op, bad_var, facts
+
+
+#: ``rank_packed``'s status: encoded, a cost negative or not finite, a static element
+#: count past float64's integers (exact products needed), a cycle (``bad_op``).
+PACKED_OK, PACKED_BAD_COST, PACKED_BIG_SHAPE, PACKED_CYCLE = 0, 1, 2, 3
+_N_INT_FIELDS, _N_FLOAT_FIELDS = 15, 3  # len(_estimate.INT_FIELDS), len(FLOAT_FIELDS)
+
+
+@jit
+def _take(a, o, n):
+    # a contiguous copy of a[o:o+n] and the offset after it
+    return a[o : o + n].copy(), o + n
+
+
+@jit
+def rank_packed(ints, cost):
+    """Encode a one-rank program without communication ops straight into the packed layout.
+
+    ``ints`` is ``[n_ops, n_vars, n_in_slots, n_out_slots, n_in, n_out, n_dims]`` followed by
+    the inputs of :func:`rank_columns` (without ``comm``, all 0 here), in its argument order,
+    booleans and byte sizes as integers; ``cost`` the ops' costs. Returns ``(packed, status,
+    facts)``: ``packed`` is ``_estimate.INT_FIELDS`` behind their header, then the bits of
+    ``FLOAT_FIELDS`` behind theirs, exactly what the encoder's general path packs for such a
+    program; ``status`` one of ``PACKED_*`` (anything but ``PACKED_OK``: ``packed`` is empty
+    and the general path reports the problem).
+    """
+    n, nv, npi, npo, ni, no, nd = ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6]
+    o = 7
+    in_len, o = _take(ints, o, npi)
+    in_idx, o = _take(ints, o, ni)
+    in_ns, o = _take(ints, o, n)
+    out_len, o = _take(ints, o, npo)
+    out_idx, o = _take(ints, o, no)
+    out_ns, o = _take(ints, o, n)
+    pers, o = _take(ints, o, nv)
+    shape_len, o = _take(ints, o, nv)
+    dims, o = _take(ints, o, nd)
+    dsize, o = _take(ints, o, nv)
+    grad, o = _take(ints, o, nv)
+    role, o = _take(ints, o, n)
+    optim, o = _take(ints, o, n)
+    empty = np.empty(0, np.int64)
+    for i in range(n):
+        if not (cost[i] >= 0.0 and cost[i] != np.inf):
+            return empty, PACKED_BAD_COST, 0
+    _, _, phase, fixed, ndyn, src, dst, first, last, bad_op, _, facts = rank_columns(
+        in_len,
+        in_idx,
+        in_ns,
+        out_len,
+        out_idx,
+        out_ns,
+        pers != 0,
+        shape_len,
+        dims,
+        dsize.astype(np.float64),
+        grad != 0,
+        role,
+        np.zeros(n, np.int64),  # comm
+        optim != 0,
+    )
+    for v in range(nv):
+        if fixed[v] >= 2.0**53:
+            return empty, PACKED_BIG_SHAPE, facts
+    if bad_op >= 0:
+        return empty, PACKED_CYCLE, facts
+    ne = src.shape[0]
+    ki, kf = _N_INT_FIELDS, _N_FLOAT_FIELDS
+    n_i = ki + 1 + 6 + 6 * n + 2 * ne + 4 * nv
+    n_f = kf + 1 + n + 2 * nv
+    out = np.empty(n_i + n_f, np.int64)
+    # int header and segments: op_ptr, edge_ptr, var_ptr, phase, comm, comm_var, comm_ranks,
+    # comm_lo, comm_hi, edge_src, edge_dst, var_ndyn, persistable, first_use, last_use
+    sizes = (2, 2, 2, n, n, n, n, n, n, ne, ne, nv, nv, nv, nv)
+    p = ki + 1
+    out[0] = p
+    for j in range(ki):
+        p += sizes[j]
+        out[j + 1] = p
+    p = ki + 1
+    for a, b in ((0, n), (0, ne), (0, nv)):
+        out[p] = a
+        out[p + 1] = b
+        p += 2
+    for i in range(n):
+        out[p + i] = phase[i]
+        out[p + n + i] = 0  # comm: no communication op
+        out[p + 2 * n + i] = -1  # comm_var
+        out[p + 3 * n + i] = 2  # comm_ranks
+        out[p + 4 * n + i] = 0  # comm_lo, comm_hi: rank 0
+        out[p + 5 * n + i] = 0
+    p += 6 * n
+    for i in range(ne):
+        out[p + i] = src[i]
+        out[p + ne + i] = dst[i]
+    p += 2 * ne
+    for v in range(nv):
+        out[p + v] = ndyn[v]
+        out[p + nv + v] = pers[v] != 0
+        out[p + 2 * nv + v] = first[v]
+        out[p + 3 * nv + v] = last[v]
+    f = np.empty(n_f, np.float64)
+    f[0] = kf + 1
+    f[1] = kf + 1 + n
+    f[2] = kf + 1 + n + nv
+    f[3] = kf + 1 + n + 2 * nv
+    f[kf + 1 : kf + 1 + n] = cost
+    f[kf + 1 + n : kf + 1 + n + nv] = fixed
+    f[kf + 1 + n + nv :] = dsize
+    out[n_i:] = f.view(np.int64)
+    return out, PACKED_OK, facts

@@ -28,6 +28,7 @@ import numpy as np
 
 from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, rank_columns
 from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
+from fastsched.costmodel._one_rank import one_rank
 from fastsched.costmodel.graph import BWD, FWD, comm_class, uses_ring
 from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _norm_dtype
 
@@ -662,6 +663,26 @@ class gc_paused:  # noqa: N801 (used as a function: ``with gc_paused():``)
 
 
 def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
+    if standalone_cost_data is None:
+        one = one_rank(program)  # one rank, no communication op: one pass, one kernel call
+        if one is not None:
+            packed_all, bits, var_names, stage = one
+            packed_all.flags.writeable = False
+            fields, packed_i, packed_f = _fields_of(packed_all)
+            return EncodedProgram(
+                **fields,
+                var_names=var_names,
+                stage=stage,
+                facts=frozenset(f for bit, f in _FACT_BITS if bits & bit),
+                packed_i=packed_i,
+                packed_f=packed_f,
+                packed=packed_all,
+                cache={},
+            )
+    return _encode_general(program, standalone_cost_data, pipeline_config)
+
+
+def _encode_general(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     lists = _rank_lists(program)
     rank2pp = {}
     if pipeline_config is not None and isinstance(pipeline_config, Sequence):
@@ -725,8 +746,6 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
     cols["edge_ptr"] = [_ptr(cols["edge_src"])]
     cols["var_ptr"] = [_ptr(cols["var_fixed"])]
     packed_all, packed_i, packed_f, fields = _pack_parts(cols)
-    pers = cols["persistable"]
-    fields["persistable"] = _frozen(pers[0] if len(pers) == 1 else np.concatenate(pers) if pers else np.empty(0, bool))
     enc = EncodedProgram(
         **fields,
         var_names=tuple(chain.from_iterable(rl.var_names for rl in lists)),
@@ -762,11 +781,23 @@ def _pack_parts(cols):
         casting="unsafe",
     )
     out.flags.writeable = False
-    packed_i = out[:ni]
-    packed_f = out[ni:].view(np.float64)
+    fields, packed_i, packed_f = _fields_of(out)
+    return out, packed_i, packed_f, fields
+
+
+def _fields_of(packed):
+    # the fields of a (read-only) packed array as views of it, from its two headers; the
+    # bool persistable field is a copy of its int segment
+    ki, kf = len(INT_FIELDS), len(FLOAT_FIELDS)
+    head_i = packed[: ki + 1].tolist()
+    ni = head_i[-1]
+    packed_i = packed[:ni]
+    packed_f = packed[ni:].view(np.float64)
+    head_f = list(map(int, packed_f[: kf + 1].tolist()))
     fields = {f: packed_i[head_i[i] : head_i[i + 1]] for i, f in enumerate(INT_FIELDS)}
     fields.update({f: packed_f[head_f[i] : head_f[i + 1]] for i, f in enumerate(FLOAT_FIELDS)})
-    return out, packed_i, packed_f, fields
+    fields["persistable"] = _frozen(fields["persistable"].astype(np.bool_))
+    return fields, packed_i, packed_f
 
 
 def join_packed(packed_i, packed_f):

@@ -221,15 +221,7 @@ def enumerate_configs(
     >>> enumerate_configs(m, Cluster(gpus=4, gpus_per_node=4)).shape[1]
     10
     """
-    for sname in schedules:
-        if sname not in SCHEDULE_NAMES:
-            raise ValueError(f"schedules: unknown schedule {sname!r}; known: {', '.join(SCHEDULE_NAMES)}")
-    for r in recompute:
-        if r not in RECOMPUTE:
-            raise ValueError(f"recompute: unknown mode {r!r}; known: {', '.join(RECOMPUTE)}")
-    for z in zero:
-        if z not in (0, 1, 2, 3):
-            raise ValueError(f"zero: ZeRO stages are 0-3, got {z!r}")
+    _check_space(schedules, recompute, zero, SCHEDULE_NAMES, RECOMPUTE, "a Transformer model")
     if virtual_stages is not None:
         for v in virtual_stages:
             v = check_int_scalar("virtual_stages", v, low=2)
@@ -292,6 +284,7 @@ def enumerate_configs(
 
 
 def _check_space(schedules, recompute, zero, allowed_s, allowed_r, what):
+    # the search space's names, for either kind of model (one definition of the checks)
     for sname in schedules:
         if sname not in allowed_s:
             raise ValueError(f"schedules: {sname!r} is not available for {what}; known: {', '.join(allowed_s)}")

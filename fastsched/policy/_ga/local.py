@@ -8,6 +8,8 @@ A round-robin over jobs: job ``j`` is taken out of the row and the best of these
   maximises the single-node speedup up to that room (relocation, consolidation);
 * its current nodes with one replica more or less on one of them;
 * its current nodes plus a new node (one replica, or as many as fit), for distributed jobs.
+* its current nodes plus several free nodes at once (those with the most room, filled): under a
+  restart penalty each one-node step can lose while the whole jump pays.
 
 Genetic operators change one job at a time by small random steps; on clusters with more GPUs
 than the jobs use, reaching the optimum needs a job to jump from 1 replica to many on a free

@@ -23,7 +23,7 @@ from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
 from fastsched.policy._ga.rng import _stream_key, variant
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
-from fastsched.policy._ga.select import _nondominated_rank, _survive_ranked
+from fastsched.policy._ga.select import _first_front, _nondominated_rank, _survive_ranked
 from fastsched.policy._ga.utility import _cluster_utilities
 
 __all__ = ["Plan", "search_serial"]
@@ -55,22 +55,6 @@ def _iota(n):
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
         out[i] = i
-    return out
-
-
-@inner
-def _first_front(rank):
-    """Return the indices of the rank-0 entries of ``rank``, in order (``np.flatnonzero(rank == 0)``)."""
-    n = 0
-    for i in range(rank.shape[0]):
-        if rank[i] == 0:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for i in range(rank.shape[0]):
-        if rank[i] == 0:
-            out[n] = i
-            n += 1
     return out
 
 

@@ -237,25 +237,32 @@ def _tournament(rank, crowd, key, count):
 
 
 @inner
+def _first_front(rank):
+    """Return the indices of the rank-0 entries of ``rank``, in order (``np.flatnonzero(rank == 0)``)."""
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for i in range(rank.shape[0]):
+        if rank[i] == 0:
+            out[n] = i
+            n += 1
+    return out
+
+
+@inner
 def _front_hypervolume(f1, f2, rank, ref2):
     """Return the area dominated by the rank-0 points up to the reference point ``(0, ref2)``.
 
     Both ``f1 <= 0`` and ``f2`` are minimised; the area is the progress measure of the early stop.
     """
-    n = 0
-    for i in range(f1.shape[0]):
-        if rank[i] == 0:
-            n += 1
-    idx = np.empty(n, dtype=np.int64)
-    n = 0
-    for i in range(f1.shape[0]):
-        if rank[i] == 0:
-            idx[n] = i
-            n += 1
+    idx = _first_front(rank)
     order = _argsort(f2[idx])
     hv = 0.0
     best = 0.0
-    for t in range(n):
+    for t in range(idx.shape[0]):
         i = idx[order[t]]
         gain = -f1[i]
         if gain > best and f2[i] < ref2:

@@ -290,6 +290,19 @@ def run_orders(orders, fwd, bwd, wgt, optim, v=1, p2p=0.0):
     return max(f + o for f, o in zip(free, optim, strict=True)), peak
 
 
+def _cluster_values(cluster):
+    # the cluster as the cost functions take it: FLOP/s, GPUs per node, then bytes/ms and
+    # ms for the intra- and inter-node links (from GB/s and microseconds)
+    return (
+        float(cluster.flops),
+        float(cluster.gpus_per_node),
+        cluster.intra_bandwidth * 1e6,
+        cluster.intra_latency_us * 1e-3,
+        cluster.inter_bandwidth * 1e6,
+        cluster.inter_latency_us * 1e-3,
+    )
+
+
 def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
     """Every configuration by nested loops (tensor degree powers of two dividing the heads
     and at most a node, pipeline degree dividing the layers, data degree the rest, every
@@ -298,14 +311,7 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
     ``cost_fn`` is the plain Python cost function. Returns ``(n_configs, best_config,
     best_time, n_fit)`` (first minimum in enumeration order)."""
     L, h, a, s, V, dt = model.tuple()
-    cl = (
-        float(cluster.flops),
-        float(cluster.gpus_per_node),
-        cluster.intra_bandwidth * 1e6,
-        cluster.intra_latency_us * 1e-3,
-        cluster.inter_bandwidth * 1e6,
-        cluster.inter_latency_us * 1e-3,
-    )
+    cl = _cluster_values(cluster)
     N = cluster.gpus
     n = 0
     best = None
@@ -378,14 +384,7 @@ def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recomp
     schedules, recomputation, ZeRO with data parallelism); stages from
     :func:`balanced_partition`; ``cost_fn`` is the plain cost function. Returns
     ``(n_configs, best_config, best_time, n_fit)`` (first minimum in enumeration order)."""
-    cl = (
-        float(cluster.flops),
-        float(cluster.gpus_per_node),
-        cluster.intra_bandwidth * 1e6,
-        cluster.intra_latency_us * 1e-3,
-        cluster.inter_bandwidth * 1e6,
-        cluster.inter_latency_us * 1e-3,
-    )
+    cl = _cluster_values(cluster)
     import numpy as np
 
     fw, act, par = pm.fwd_cost.tolist(), pm.act_bytes.tolist(), pm.param_elems.tolist()

@@ -16,7 +16,7 @@ from pathlib import Path
 from fastsched._progress import progress_bar
 from fastsched.sim.api import PRESETS
 from fastsched.sweep import store
-from fastsched.sweep.client import client_for
+from fastsched.sweep.client import check_timeout, client_for
 from fastsched.sweep.spec import GRID_KEYS, load_spec
 from fastsched.sweep.table import SweepResult, make_row, summarize
 from fastsched.sweep.task import METRICS, run_task
@@ -88,7 +88,7 @@ def _prepare(spec, output_dir, resume, force):
     columns = ["workload", *[k for k in GRID_KEYS if k in sweep.grid]]
     out = Path(output_dir) if output_dir is not None else sweep.output_dir()
     if out is not None:
-        out = store.check_output(out, resume=resume, force=force)
+        out = store.check_output(out, resume=resume, force=force, inputs=sweep.inputs())
     ids = {r.run_id for r in runs}
     done = {k: v for k, v in store.load_done(out).items() if k in ids} if resume and out is not None else {}
     return sweep, runs, columns, out, done
@@ -205,6 +205,7 @@ def run_sweep(
     >>> result = run_sweep(spec, workers=2, output_dir="out")  # doctest: +SKIP
     >>> [s["avg_jct_mean"] for s in result.summary]  # doctest: +SKIP
     """
+    check_timeout(connect_timeout)
     sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
     todo = [r for r in runs if r.run_id not in done]
     if not todo:  # everything was done by an earlier sweep: no cluster needed

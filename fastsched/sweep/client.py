@@ -10,7 +10,15 @@ import os
 import signal
 import threading
 
-__all__ = ["client_for", "default_workers", "check_timeout", "WORKER_ENV", "CONNECT_TIMEOUT_S", "MAX_CONNECT_TIMEOUT_S"]
+__all__ = [
+    "client_for",
+    "default_workers",
+    "check_timeout",
+    "WORKER_ENV",
+    "CONNECT_TIMEOUT_S",
+    "MAX_CONNECT_TIMEOUT_S",
+    "MAX_WORKERS",
+]
 
 #: Environment of worker processes: one thread per worker for numba and BLAS (no oversubscription).
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -19,6 +27,9 @@ CONNECT_TIMEOUT_S = 10.0
 #: Longest wait for a scheduler: a day (dask reads the timeout as a duration string, and an
 #: infinite one is not a duration).
 MAX_CONNECT_TIMEOUT_S = 86400.0
+#: Most worker processes of a local cluster: each is an interpreter with the kernels loaded
+#: (~200 MB), so more than this on one machine is a typing slip, not a plan.
+MAX_WORKERS = 1024
 
 
 def check_timeout(timeout) -> float:
@@ -120,8 +131,8 @@ def client_for(client=None, workers=None, *, timeout=CONNECT_TIMEOUT_S):
             yield c
         return
     n = default_workers() if workers is None else int(workers)
-    if n < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not 1 <= n <= MAX_WORKERS:
+        raise ValueError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
     with _sigint_ignored():
         cluster = LocalCluster(
             n_workers=n,

@@ -149,3 +149,16 @@ def test_connect_timeout_inf_is_bad_input(tmp_path, capsys):
 def test_max_runs_is_what_the_message_says():
     with pytest.raises(ValueError, match=str(MAX_RUNS)):
         load_spec({"workloads": "builtin", "seeds": MAX_RUNS + 1})
+
+
+def test_spec_output_outside_its_folder_needs_force(tmp_path, capsys):
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    spec = _spec(sub, output="../../x/a/b")
+    assert main(["sweep", str(spec), "--serial", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "outside the spec's folder" in err and not (tmp_path / "x").exists()
+    assert main(["sweep", str(spec), "--serial", "-q", "--force"]) == 0
+    assert (tmp_path / "x" / "a" / "b" / "runs.csv").is_file()
+    inside = _spec(sub, output="results")  # inside: no question asked
+    assert main(["sweep", str(inside), "--serial", "-q"]) == 0

@@ -244,23 +244,31 @@ def atomic_path(path):
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
     with _cleanup_on_signals():
-        # No signal between creating the file and recording it (its handler would miss the file).
+        # No signal between creating the file and recording it (its handler would miss the file);
+        # one that arrived meanwhile is raised once unblocked, inside the try that removes it.
         blocked = _block(True)
+        fd = tmp = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix or ".tmp", dir=p.parent)
             _live.add(tmp)
-        finally:
             _block(False, blocked)
-        try:
+            blocked = None
             os.fchmod(fd, mode)  # mkstemp makes 0600 files
             os.close(fd)
+            fd = None
             yield tmp
             os.replace(tmp, p)
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             raise
         finally:
+            if blocked is not None:
+                _block(False, blocked)
             _live.discard(tmp)
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fastsched import _validate as V
 from fastsched.goodput import GoodputFunction
 from fastsched.sweep.client import client_for
 
-__all__ = ["evaluate_grid"]
+__all__ = ["evaluate_grid", "MAX_GRID_POINTS"]
+
+#: Most points one grid may have: the flattened inputs and the results take about 60 bytes a
+#: point, so 10**8 points is ~6 GB, checked before anything is broadcast or allocated.
+MAX_GRID_POINTS = 10**8
 
 
 def _optimize_chunk(fn, nodes, replicas, max_batch_size, atomic_bsz_range, accumulation):
@@ -71,7 +77,8 @@ def evaluate_grid(
     ------
     ValueError, TypeError
         As the underlying model method, checked on the first chunk before the rest is sent;
-        also for a bad ``chunk_size`` or only one of ``atomic_bsz`` / ``accum_steps``.
+        also for a bad ``chunk_size``, only one of ``atomic_bsz`` / ``accum_steps``, or a grid
+        of more than :data:`MAX_GRID_POINTS` points.
 
     Examples
     --------
@@ -110,10 +117,12 @@ def evaluate_grid(
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         raise ValueError(f"{', '.join(names)} have shapes {[a.shape for a in arrays]} that do not broadcast") from None
-    flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
-    size = flat[0].shape[0]
+    size = math.prod(shape)
     if size == 0:
         raise ValueError("the grid is empty")
+    if size > MAX_GRID_POINTS:
+        raise ValueError(f"the grid {shape} has {size} points, more than the limit of {MAX_GRID_POINTS}")
+    flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
     bounds = [(i, min(i + chunk_size, size)) for i in range(0, size, chunk_size)]
     if mode_eval:
 

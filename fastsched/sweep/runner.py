@@ -143,17 +143,19 @@ def run_serial(spec, *, output_dir=None, resume=True, force=False, progress=Fals
     [('tiresias', 48), ('optimus', 48)]
     """
     sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
-    _open_output(sweep, out, resume)
-    sink = _Sink(runs, done, columns, out, progress)
+    sink = None
     t0 = time.perf_counter()
-    try:
+    try:  # from the first write on, Ctrl-C says what was kept and how to resume
+        _open_output(sweep, out, resume)
+        sink = _Sink(runs, done, columns, out, progress)
         for run in runs:
             if run.run_id not in done:
                 sink.add(run, run_task(run.kwargs, simulate_fn))
     except KeyboardInterrupt:
-        raise SweepInterrupted(len(sink.rows), len(runs), out) from None
+        raise SweepInterrupted(len(sink.rows) if sink else len(done), len(runs), out) from None
     finally:
-        sink.close()
+        if sink is not None:
+            sink.close()
     return _finish(runs, sink, columns, out, t0, len(done))
 
 
@@ -237,31 +239,38 @@ def run_sweep(
         return _finish(runs, sink, columns, out, time.perf_counter(), len(done))
     from distributed import as_completed  # optional dependency, checked by client_for
 
-    with client_for(client, workers, timeout=connect_timeout) as c:
-        _open_output(sweep, out, resume)  # connected: nothing is written for a scheduler out of reach
-        if warm:
-            register = getattr(c, "register_plugin", None) or c.register_worker_plugin
-            register(warm_plugin(sorted({_policy_of(r.kwargs) for r in todo})))
-        sink = _Sink(runs, done, columns, out, progress)
-        t0 = time.perf_counter()
-        futures = {}
-        try:
-            for run in todo:
-                fut = c.submit(run_task, run.kwargs, simulate_fn, key=f"fastsched-sweep-{run.run_id}", pure=False)
-                futures[fut.key] = (fut, run)
-            for fut in as_completed([f for f, _ in futures.values()]):
-                run = futures[fut.key][1]
-                try:
-                    row = fut.result()
-                except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker after repeated deaths
-                    row = dict.fromkeys(METRICS)
-                    row.update(wall_s=None, error=f"{type(exc).__name__}: {exc}")
-                sink.add(run, row)
-                fut.release()
-        except KeyboardInterrupt:
-            for fut, _ in futures.values():
-                fut.cancel()
-            raise SweepInterrupted(len(sink.rows), len(runs), out) from None
-        finally:
+    sink = None
+    t0 = time.perf_counter()
+    try:  # Ctrl-C from the cluster's start on says what was kept and how to resume
+        with client_for(client, workers, timeout=connect_timeout) as c:
+            _open_output(sweep, out, resume)  # connected: nothing is written for a scheduler out of reach
+            futures = {}
+            try:
+                if warm:
+                    register = getattr(c, "register_plugin", None) or c.register_worker_plugin
+                    register(warm_plugin(sorted({_policy_of(r.kwargs) for r in todo})))
+                sink = _Sink(runs, done, columns, out, progress)
+                t0 = time.perf_counter()
+                for run in todo:
+                    key = f"fastsched-sweep-{run.run_id}"
+                    fut = c.submit(run_task, run.kwargs, simulate_fn, key=key, pure=False)
+                    futures[fut.key] = (fut, run)
+                for fut in as_completed([f for f, _ in futures.values()]):
+                    run = futures[fut.key][1]
+                    try:
+                        row = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker after repeated deaths
+                        row = dict.fromkeys(METRICS)
+                        row.update(wall_s=None, error=f"{type(exc).__name__}: {exc}")
+                    sink.add(run, row)
+                    fut.release()
+            except KeyboardInterrupt:
+                for fut, _ in futures.values():  # before the cluster closes
+                    fut.cancel()
+                raise
+    except KeyboardInterrupt:
+        raise SweepInterrupted(len(sink.rows) if sink else len(done), len(runs), out) from None
+    finally:
+        if sink is not None:
             sink.close()
     return _finish(runs, sink, columns, out, t0, len(done))

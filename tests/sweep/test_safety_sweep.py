@@ -63,7 +63,7 @@ def test_edited_workload_reruns_and_stale_rows_are_not_reported(tmp_path):
     assert third.skipped == 1 and third.rows[0]["jobs"] == 3
 
 
-def test_run_ids_depend_on_traces_and_options(tmp_path):
+def test_run_ids_depend_on_the_options(tmp_path):
     spec = {"workloads": "builtin", "policy": "tiresias", "max_time": 100}
     base = load_spec(spec).runs()[0].run_id
     assert load_spec({**spec, "max_time": 101}).runs()[0].run_id != base
@@ -162,3 +162,16 @@ def test_spec_output_outside_its_folder_needs_force(tmp_path, capsys):
     assert (tmp_path / "x" / "a" / "b" / "runs.csv").is_file()
     inside = _spec(sub, output="results")  # inside: no question asked
     assert main(["sweep", str(inside), "--serial", "-q"]) == 0
+
+
+def test_grid_beyond_the_limit_is_refused_before_allocating():
+    import numpy as np
+
+    from fastsched import GoodputFunction, GradParams, PerfParams
+    from fastsched.sweep import evaluate_grid
+    from fastsched.sweep.grid import MAX_GRID_POINTS
+
+    fn = GoodputFunction(PerfParams(0.1, 0.005, 0.02, 0.006, 0.01, 0.003, 1.1), GradParams(0.001, 0.0005), 128)
+    side = np.ones((10**6, 1), np.int64)  # 10**12 points once broadcast (8 TB): refused, not allocated
+    with pytest.raises(ValueError, match=str(MAX_GRID_POINTS)):
+        evaluate_grid(fn, side, side.T, atomic_bsz=64, accum_steps=0, client="serial")

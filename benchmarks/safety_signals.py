@@ -48,16 +48,19 @@ def _temporaries(folder: Path) -> list:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and p.is_file())
 
 
-def _run(args, delay=None, sig=None, cwd=None) -> tuple[int, float]:
+def _run(args, delay=None, sig=None, cwd=None, watch=None) -> tuple[int, float, bool]:
+    """Run ``args``; after ``delay`` s send ``sig``. Also say whether ``watch`` held a temporary file then."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    writing = False
     if delay is not None:
         try:
             proc.wait(delay)
         except subprocess.TimeoutExpired:
+            writing = watch is not None and watch.is_dir() and bool(_temporaries(watch))
             proc.send_signal(sig)
     rc = proc.wait(600)
-    return rc, time.perf_counter() - t0
+    return rc, time.perf_counter() - t0, writing
 
 
 def _simulate_case(root: Path):
@@ -129,7 +132,8 @@ def _tries(name, make, check, tries, rng, resume):
         case = root / "base"
         case.mkdir()
         args = make(case)
-        _, duration = _run(args, cwd=case)  # an uninterrupted run: how long a try may last
+        # Uninterrupted runs: how long a try may last (the box is shared: the shorter of two).
+        duration = min(_run(args, cwd=case)[1] for _ in range(2))
         counts = Counter()
         failures = []
         for i in range(tries):
@@ -139,7 +143,9 @@ def _tries(name, make, check, tries, rng, resume):
             before = {p.name: _digest(p) for p in folder.iterdir() if p.is_file()}
             sig = rng.choice(SIGNALS)
             delay = rng.uniform(0.0, duration)
-            rc, _ = _run(args, delay, sig, cwd=folder)
+            watch = folder / "out" if name.startswith("sweep") else folder
+            rc, _, writing = _run(args, delay, sig, cwd=folder, watch=watch)
+            counts[("any", "temporary file open when signalled")] += writing
             expected = {signal.SIGINT: 130}.get(sig, -sig)
             if rc in (0, 3):
                 outcome = "finished first"
@@ -152,7 +158,7 @@ def _tries(name, make, check, tries, rng, resume):
             counts[(sig.name, outcome)] += 1
             problems = check(folder, before)
             if resume and outcome.startswith("stopped"):
-                rc2, _ = _run(args, cwd=folder)
+                rc2, _, _ = _run(args, cwd=folder)
                 rows = json.loads((folder / "out" / "runs.json").read_text()) if rc2 == 0 else []
                 if rc2 != 0 or len(rows) != 6:
                     problems.append(f"resume: exit {rc2}, {len(rows)} rows")
@@ -178,7 +184,7 @@ def main(argv=None) -> int:
         duration, counts, failures = _tries(name, make, check, args.tries, rng, resume)
         print(f"## {name}: {args.tries} tries, signal at a uniform moment of a {duration:.1f} s run")
         for (sig, outcome), n in sorted(counts.items()):
-            print(f"  {sig:8s} {outcome:15s} {n}")
+            print(f"  {sig:8s} {outcome:36s} {n}")
         print(f"  failures: {len(failures)}")
         for f in failures:
             print(f"    try {f[0]} {f[1]} at {f[2]} s: {'; '.join(f[3])}")

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from fastsched._atomic import atomic_path
+from fastsched._interrupt import is_interrupt
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
@@ -164,7 +165,9 @@ def run(args) -> int:
             progress=bar,
             max_time=args.max_time,
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
         bar.close()
         kept = f"; {args.output} was not written" if args.output else ""
         raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None

@@ -17,6 +17,7 @@ import re
 import sys
 from pathlib import Path
 
+from fastsched import _firstrun
 from fastsched._atomic import atomic_path
 from fastsched._interrupt import is_interrupt
 from fastsched._progress import JobsBar
@@ -146,7 +147,7 @@ def _save_plot(result, path) -> None:
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     _check_paths(args)
-    bar = JobsBar(quiet=args.quiet, notice=True)
+    bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
         result = simulate(
             args.workload,

@@ -83,7 +83,8 @@ def one_try(kind: str, delay: float, folder: Path) -> dict:
         problems.append("internal error or traceback: " + stderr.strip().splitlines()[-1][:200])
     if startup and "Traceback" in stderr:
         where = [x.strip() for x in stderr.splitlines() if x.strip().startswith("File ")]
-        if any("fastsched/cli.py" in x and x.endswith("in main") for x in where):  # past the import: fastsched's code should have caught it
+        # past the import, fastsched's own code should have caught it
+        if any("fastsched/cli.py" in x and x.endswith("in main") for x in where):
             problems.append("killed by SIGINT after fastsched's code started")
     if out.exists() and _temporaries(out):
         problems.append(f"temporary files left: {_temporaries(out)}")

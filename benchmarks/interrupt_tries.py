@@ -33,7 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("FASTSCHED_SHARED", ROOT.parent / "shared"))
-FASTSCHED = [sys.executable, "-m", "fastsched"]
+# The console script, as a user runs it (its entry point handles Ctrl-C during the imports).
+_SCRIPT = Path(sys.executable).parent / "fastsched"
+FASTSCHED = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "fastsched"]
 
 
 def _simulate_argv(out: Path) -> list:

@@ -9,6 +9,8 @@ round; ``benchmarks/interrupt_tries.py`` sends real SIGINTs at random moments.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import fastsched.sim
 from fastsched.cli import main
@@ -86,3 +88,28 @@ def test_an_unrelated_system_error_is_still_an_internal_error(tmp_path, capsys, 
     monkeypatch.setattr(api.Cluster, "step", step)
     assert main(tiny_args(w)) == 1
     assert "internal error: SystemError: something else" in capsys.readouterr().err
+
+
+def test_console_script_interrupted_while_importing_exits_130():
+    # Ctrl-C while `import fastsched` is still running (seconds on a cold start)
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name == 'fastsched.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "import fastsched_launch\n"
+        "sys.exit(fastsched_launch.main(['--version']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130
+    assert proc.stderr.strip() == "fastsched: interrupted" and "Traceback" not in proc.stderr
+
+
+def test_console_script_entry_point_is_the_launcher():
+    import importlib.metadata
+
+    (ep,) = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "fastsched"]
+    assert ep.value.split(":")[0] == "fastsched_launch"

@@ -113,7 +113,9 @@ def check_resume(folder: Path) -> str:
     """Resume the last interrupted sweep folder to the end; return "" or the problem."""
     spec, out = folder / "spec.json", folder / "out"
     proc = subprocess.run(
-        [*FASTSCHED, "sweep", str(spec), "--serial", "-q", "--output", str(out)], capture_output=True, text=True
+        [*FASTSCHED, "sweep", str(spec), "--serial", "-q", "--allow-incomplete", "--output", str(out)],
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         return f"resume exit status {proc.returncode}: {proc.stderr.strip()[-300:]}"

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.encode import EncodedProgram
+from fastsched.costmodel.model import check_pipeline_config
 
 __all__ = ["deviations", "SEED_UNIT_NOTE"]
 
@@ -60,6 +62,11 @@ def deviations(
     -------
     list of (str, str)
 
+    Raises
+    ------
+    ValueError, TypeError
+        A setting the estimate would reject (naming it), e.g. a stage without ranks.
+
     Examples
     --------
     >>> from fastsched.costmodel import encode
@@ -67,6 +74,12 @@ def deviations(
     >>> [code for code, _ in deviations(enc)]
     ['B8', 'B9']
     """
+    # The estimate's own checks: a bad setting is a ValueError/TypeError naming it.
+    pipeline_config = check_pipeline_config(pipeline_config, enc.n_ranks)
+    microbatch_num = check_int_scalar("microbatch_num", microbatch_num, low=1)
+    opcall_overhead = check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0)
+    mem_unit = check_choice("mem_unit", mem_unit, {"bytes", "elements"})
+    n_parallel_merges = check_int_scalar("n_parallel_merges", n_parallel_merges, low=0)
     out = []
     f = enc.facts
     n_ops = enc.n_ops

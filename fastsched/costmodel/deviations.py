@@ -14,12 +14,19 @@ from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.encode import EncodedProgram
 from fastsched.costmodel.model import check_pipeline_config
 
-__all__ = ["deviations", "SEED_UNIT_NOTE"]
+__all__ = ["deviations", "SEED_UNIT_NOTE", "ROLE_NOTE"]
 
 #: What the default bandwidth means (printed whenever communication is costed with it).
 SEED_UNIT_NOTE = (
     "communication uses the seed's constant: bytes / 32.768 = ms (it meant 32.768 MB/ms but divides bytes, "
     "so comm times are 1e6 x too large); give a cluster (--cluster FILE or --bandwidth GB/s) for real units"
+)
+
+#: Printed when an op's ``op_role`` says optimizer but nothing else does (Paddle's rule decides).
+ROLE_NOTE = (
+    "ops with op_role 2 (optimizer) but no LearningRate input are costed as forward/backward, as Paddle "
+    "decides by that input; give such an op a LearningRate input slot (it may be empty: "
+    '["LearningRate", []]) to cost it as optimizer'
 )
 
 _TEXT = {
@@ -108,6 +115,8 @@ def deviations(
     if "B14" in f:
         out.append("B14")
     res = [(c, _TEXT[c]) for c in out]
+    if "optimizer-role" in f:
+        res.append(("optimizer-role", ROLE_NOTE))
     if (
         "comm" in f
         and not isinstance(cluster, Cluster)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, rank_columns
+from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, FACT_ROLE_OPT, rank_columns
 from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
 from fastsched.costmodel._one_rank import one_rank
 from fastsched.costmodel.graph import BWD, FWD, comm_class, uses_ring
@@ -49,7 +49,13 @@ INT_RANGES = {
     "shape": (-1, 2**53),
 }
 MAX_VAR_BYTES = 2.0**63
-_FACT_BITS = ((FACT_B4, "B4"), (FACT_B10, "B10"), (FACT_B8, "B8"), (FACT_B9_DTYPE, "B9-dtype"))
+_FACT_BITS = (
+    (FACT_B4, "B4"),
+    (FACT_B10, "B10"),
+    (FACT_B8, "B8"),
+    (FACT_B9_DTYPE, "B9-dtype"),
+    (FACT_ROLE_OPT, "optimizer-role"),
+)
 
 
 class EncodedProgram(NamedTuple):

@@ -149,3 +149,56 @@ def test_mutated_programs(prog, pipeline_config, batch_size, overhead):
         vals = np.asarray(getattr(cost, field), dtype=float)
         assert np.all(np.isfinite(vals)) and np.all(vals >= 0), field
     assert math.isfinite(cost.runtime) and cost.runtime >= 0
+
+
+# -- issue 26.3: optimizer ops in hand-written programs --------------------------------------
+def _sgd(inputs, role=2):
+    return {
+        "vars": [{"name": "w", "shape": [4], "persistable": True}, {"name": "lr", "shape": [1]}],
+        "ops": [
+            {
+                "id": "sgd_0",
+                "type": "sgd",
+                "inputs": inputs,
+                "outputs": [["ParamOut", ["w"]]],
+                "cost": 0.5,
+                "op_role": role,
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_optimizer_role_without_learning_rate_reported(ranks):
+    # An sgd op with op_role 2 and no LearningRate input was silently costed as forward/backward.
+    from fastsched.costmodel import Program
+
+    prog = [_sgd([["Param", ["w"]]])] * ranks
+    for program in (prog, Program.from_dict({"ranks": prog})):
+        enc = encode(program)
+        assert "optimizer-role" in [code for code, _ in deviations(enc)]
+        assert estimate(enc).optim_time == (0.0,) * ranks  # Paddle's rule: no LearningRate input
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+@pytest.mark.parametrize("lr", [[], ["lr"]])
+def test_learning_rate_slot_makes_an_optimizer_op(ranks, lr):
+    enc = encode([_sgd([["Param", ["w"]], ["LearningRate", lr]])] * ranks)
+    assert "optimizer-role" not in [code for code, _ in deviations(enc)]
+    assert estimate(enc).optim_time == (0.5,) * ranks
+    # other roles without the slot are not optimizer ops and are not reported
+    for role in (0, 1, 256, 257):
+        enc = encode([_sgd([["Param", ["w"]]], role=role)] * ranks)
+        assert "optimizer-role" not in [code for code, _ in deviations(enc)]
+
+
+def test_shared_cases_report_no_optimizer_role(shared_dir):
+    # Real Paddle programs: every role-2 op has a LearningRate input; nothing new is reported.
+    from fastsched.costmodel import load_case
+
+    paths = sorted((shared_dir / "paddle-cases").glob("*.json"))
+    if not paths:
+        pytest.skip("no shared cases")
+    for path in paths:
+        case = load_case(path)
+        assert "optimizer-role" not in case.encoded.facts, path.name

@@ -419,6 +419,7 @@ class TraceApplication(Application):
         first = self._valid[self._bsz[0]]["metric"]
         self._metric_increases = first[0] < first[-1]
         self._memo_tp: dict = {}
+        self._modelled: set = set()  # keys of _memo_tp answered by the model
         self._memo_gs: dict = {}
         self._memo_prog: dict = {}
         self._memo_it: dict = {}
@@ -551,8 +552,11 @@ class TraceApplication(Application):
         key = (tuple(placement), local_bsz)
         out = self._memo_tp.get(key)
         if out is None:
-            out = self._memo_tp[key] = self._throughput(normalize_placement(placement), local_bsz)
-        return out[:2]
+            step, sync, modelled = self._throughput(normalize_placement(placement), local_bsz)
+            out = self._memo_tp[key] = (step, sync)
+            if modelled:
+                self._modelled.add(key)
+        return out
 
     def is_modelled(self, placement, local_bsz) -> bool:
         r"""Whether :meth:`throughput` answers from the fitted model rather than the traces.
@@ -568,7 +572,7 @@ class TraceApplication(Application):
         (False, True, True)
         """
         self.throughput(placement, local_bsz)
-        return self._memo_tp[(tuple(placement), local_bsz)][2]
+        return (tuple(placement), local_bsz) in self._modelled
 
     def throughput_model(self):
         """Return the throughput model fitted on all measured rows (fitted once, on first use).

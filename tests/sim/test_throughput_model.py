@@ -131,3 +131,27 @@ def test_every_placement_of_a_large_cluster_answers():
             for bsz in (app.min_local_bsz, app.max_local_bsz):
                 step, sync = app.throughput((per,) * nodes, bsz)
                 assert math.isfinite(step) and step > 0 and 0 <= sync <= step
+
+
+def test_one_node_profile_answers_several_nodes():
+    # The Quadro profile has one node: no triangulation exists over its rows (Qhull used to
+    # fail on the flat point set); measured points still answer from the rows.
+    app = _sia("cifar10", "quad")
+    x, st_, sy = app._by_placement[4]
+    assert app.throughput((4,), float(x[0])) == (float(st_[0]), float(sy[0]))
+    step, sync = app.throughput((4, 4), 64)
+    assert app.is_modelled((4, 4), 64) and 0 <= sync <= step
+    assert app.throughput((3,), 64) and not app.is_modelled((3,), 64)
+
+
+def test_batch_cap_beyond_the_measured_placements_never_grows():
+    from fastsched.sim.hetero import load_hetero_applications
+
+    if not (SIA / "cifar10").is_dir():
+        pytest.skip(f"needs the Sia traces at {SIA}")
+    h = load_hetero_applications(SIA, ["aws"], ["cifar10"])["cifar10"]
+    at_64 = h.max_local_bsz_at("aws", (4,) * 16)  # the largest measured: 16 nodes, 64 GPUs
+    assert at_64 < h.apps["aws"].max_local_bsz
+    # 24 and 96 nodes were never measured: the cap stays that of 64 GPUs (was the 1-GPU cap).
+    assert h.max_local_bsz_at("aws", (4,) * 24) == at_64
+    assert h.max_local_bsz_at("aws", (1,) * 96) == at_64

@@ -8,7 +8,7 @@ node, ``k_max`` GPUs on the fullest node and per-GPU batch ``b``:
 
 * **compute** per step: ``T_c = (alpha_c + beta_c * b) * (1 + kappa * (k_max - 1))``,
   ``kappa >= 0``. Pollux has ``kappa = 0``; in the traces GPUs of one node slow each other
-  down (yolov3 on the A100 nodes computes 1.9x slower with 8 GPUs on the node than with one
+  down (yolov3 on the A100 nodes computes 1.8x slower with 8 GPUs on the node than with one
   at batch 4), so the compute time, ``step_time - sync_time``, grows with the fullest
   node's GPU count. A few profiles compute *faster* with more GPUs per node (NCF on the
   V100 nodes, a small model whose step is mostly noise); letting ``kappa`` go negative for
@@ -20,7 +20,7 @@ node, ``k_max`` GPUs on the fullest node and per-GPU batch ``b``:
   synchronisation barely changes from 2 to 5 nodes (bert at batch 8 with 8 GPUs per node:
   0.74 s on 2 nodes, 0.73 s on 3, 0.77 s on 5), while it grows with the GPUs per node
   (they share the node's network link). The node factor ``1 + beta_n * (n - 2)`` carries
-  the growth with more nodes (T4 nodes with 4 GPUs each: 0.11 s on 2 nodes, 0.24 s on 16)
+  the growth with more nodes (cifar10 at batch 64 on T4 nodes of 4 GPUs: 0.11 s on 2 nodes, 0.24 s on 16)
   and is what extrapolates across node counts. It multiplies rather than adds: the more
   each node sends, the more another node in the ring costs. ``beta_n`` is 0 when every
   measured several-node row has 2 nodes (nothing to fit it on: the A100 profile), i.e.

@@ -17,7 +17,9 @@ import re
 import sys
 from pathlib import Path
 
+from fastsched import _firstrun
 from fastsched._atomic import atomic_path
+from fastsched._interrupt import is_interrupt
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
@@ -146,7 +148,7 @@ def _save_plot(result, path) -> None:
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     _check_paths(args)
-    bar = JobsBar(quiet=args.quiet, notice=True)
+    bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
         result = simulate(
             args.workload,
@@ -165,7 +167,9 @@ def run(args) -> int:
             progress=bar,
             max_time=args.max_time,
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
         bar.close()
         kept = f"; {args.output} was not written" if args.output else ""
         raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None

@@ -133,11 +133,14 @@ def _check_sweep(root: Path, before: dict) -> list:
 def _tries(name, make, check, tries, rng, resume):
     root = Path(tempfile.mkdtemp(prefix=f"safety-{name}-"))
     try:
-        case = root / "base"
-        case.mkdir()
-        args = make(case)
-        # Uninterrupted runs: how long a try may last (the box is shared: the shorter of two).
-        duration = min(_run(args, cwd=case)[1] for _ in range(2))
+        # Uninterrupted runs, each in a fresh folder (a second sweep into one would resume):
+        # how long a try may last (the box is shared: the shorter of two).
+        durations = []
+        for k in range(2):
+            case = root / f"base{k}"
+            case.mkdir()
+            durations.append(_run(make(case), cwd=case)[1])
+        duration = min(durations)
         counts = Counter()
         failures = []
         for i in range(tries):
@@ -180,6 +183,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tries", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", choices=("simulate", "sweep"), help="run one of the two commands")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     bad = 0
@@ -187,6 +191,8 @@ def main(argv=None) -> int:
         ("simulate --output", _simulate_case, _check_simulate, False),
         ("sweep --serial", _sweep_case, _check_sweep, True),
     ):
+        if args.only and not name.startswith(args.only):
+            continue
         duration, counts, failures = _tries(name, make, check, args.tries, rng, resume)
         print(f"## {name}: {args.tries} tries, signal at a uniform moment of a {duration:.1f} s run")
         for (sig, outcome), n in sorted(counts.items()):

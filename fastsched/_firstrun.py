@@ -27,15 +27,15 @@ __all__ = ["CacheState", "cache_state", "compile_notice", "compile_estimate", "p
 
 #: Mean compile time of one of fastsched's kernels over the compile time of the probe function,
 #: measured side by side on the development machine (benchmarks/results/cli.md).
-PROBE_RATIO = 6.0
+PROBE_RATIO = 13.0
 
 
 def probe_rate() -> float:
     """Seconds per kernel on this machine, estimated from compiling a small fixed function.
 
-    Compiles (never caches) a loop over an array with a branch, about the size of a small
-    kernel: the machine's compile speed, scaled by :data:`PROBE_RATIO`. Costs that compile
-    (a fraction of a second).
+    Compiles (never caches) a loop over an array with a branch twice and times the second
+    (the first also starts numba's compiler up): the machine's compile speed, scaled by
+    :data:`PROBE_RATIO`. Costs about a second.
 
     Examples
     --------
@@ -55,8 +55,9 @@ def probe_rate() -> float:
                 total -= v * v
         return total
 
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # the first compile of a process also starts numba up
     t0 = time.perf_counter()
-    numba.njit(cache=False)(probe)(np.ones(4), 2.0)
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # a new dispatcher: compiled again
     return (time.perf_counter() - t0) * PROBE_RATIO
 
 

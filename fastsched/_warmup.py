@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state
+from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state, written_since
 
 __all__ = ["warmup", "load_record", "record_path", "POLICIES", "COMMAND_PACKAGES"]
 
@@ -147,8 +147,8 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
     ['simulate:tiresias']
     """
     policies = tuple(policies)
-    before = set(cache_state(ALL_PACKAGES).missing)
     out: dict = {}
+    wall0 = time.time() - 1.0  # file times may be rounded down to the second
     t0 = time.perf_counter()
     _tiny_simulations(policies, out, stream)
     if costmodel:
@@ -160,7 +160,7 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
 
     sim_state = cache_state(SIM_PACKAGES)
     cost_state = cache_state(("fastsched.costmodel",))
-    compiled = len(before - set(sim_state.missing) - set(cost_state.missing))
+    compiled = written_since(ALL_PACKAGES, wall0)
     old = load_record()
     if compiled >= _MIN_TIMED:
         rate, source = seconds / compiled, "warm-up"

@@ -72,7 +72,7 @@ class JobsBar:
     notice : callable, optional
         Called as ``notice(stream=file)`` once, on the first call (before the first round, every
         input checked), unless ``quiet``: the command line passes
-        :func:`fastsched._firstrun.compile_notice` (this base module imports nothing of fastsched).
+        :func:`fastsched._firstrun.compile_notice` (this base module imports no module above it).
 
     Examples
     --------

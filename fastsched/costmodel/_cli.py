@@ -147,9 +147,18 @@ def run(args) -> int:
         n_parallel_merges=cm.parallel_merges(),
     )
     if args.timeline:
+        from fastsched._atomic import output_file
         from fastsched.costmodel.timeline import plot_timeline
 
-        plot_timeline(cm.get_pipeline_schedule(), args.timeline, title=f"{case.name} ({args.schedule})")
+        force = getattr(args, "force", None)  # the output policy: no silent replace, atomic, never an input
+        with output_file(
+            args.timeline,
+            inputs=[args.case, args.cluster],
+            force=bool(force),
+            what="--timeline",
+            force_flag=None if force is None else "--force",
+        ) as tmp:
+            plot_timeline(cm.get_pipeline_schedule(), tmp, title=f"{case.name} ({args.schedule})")
     if args.json:
         d = cost.to_dict()
         d["name"] = case.name

@@ -122,7 +122,8 @@ def _clean(value):
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
-    inputs = [args.workload] if args.workload else []
+    inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
+    inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
     typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
     if args.traces and not typed_cluster:
         preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
@@ -173,7 +174,7 @@ def run(args) -> int:
         kept = f"; {args.output} was not written" if args.output else ""
         raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None
     except OSError as exc:
-        if args.output and exc.filename is None:  # a failed write to the log (e.g. a full disk)
+        if args.output and exc.filename is None and exc.errno is not None:  # a failed write to the log (full disk)
             raise OSError(exc.errno, exc.strerror, args.output) from exc
         raise
     finally:

@@ -30,7 +30,7 @@ from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.result import JobRecord, SimulationResult
 from fastsched.sim.traces import Application, load_applications
-from fastsched.sim.workload import WorkloadJob, read_workload
+from fastsched.sim.workload import read_workload, validate_workload
 
 __all__ = ["simulate", "PRESETS"]
 
@@ -132,10 +132,7 @@ def _resolve_workload(workload):
         return builtin_workload()
     if isinstance(workload, (str, os.PathLike)):
         return read_workload(workload)
-    jobs = list(workload)
-    if not jobs or not all(isinstance(j, WorkloadJob) for j in jobs):
-        raise TypeError("workload must be a CSV path or a non-empty list of WorkloadJob")
-    return jobs
+    return validate_workload(workload)  # the CSV reader's rules (unique names ...) for a list too
 
 
 def simulate(
@@ -274,7 +271,7 @@ def simulate(
     progress, own_bar = progress_callback(progress)
     # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
     layout_checked = traces if applications is None and spec is None else None
-    preflight.check_run(workload=workload, traces=layout_checked, output=output)
+    preflight.check_run(workload=workload, traces=layout_checked, output=output, inputs=(traces, cluster))
 
     wjobs = _resolve_workload(workload)
     profiles = _profiles_source(traces, applications)

@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 import fastsched.sim
 from fastsched.cli import main
 from fastsched.sim import api
@@ -125,6 +127,7 @@ class _SwallowsInterrupt:
             pass
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed interrupt
 def test_interrupt_swallowed_by_a_finalizer_still_stops_simulate(tmp_path, capsys, monkeypatch):
     w = write(tmp_path, "w.csv", TINY)
     real_step = api.Cluster.step

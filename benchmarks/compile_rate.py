@@ -3,7 +3,7 @@
 In a fresh process with an empty ``NUMBA_CACHE_DIR``: time the probe of
 :func:`fastsched._firstrun.probe_rate` (median of 3 fresh compiles), then ``warmup()`` (every
 policy and the cost model), which records seconds per kernel compiled. Prints both and their
-ratio (the ``PROBE_RATIO`` of ``fastsched/_firstrun.py``), and what the notice estimated before
+ratio (``PROBE_RATIO`` of ``fastsched/_warmup.py``), and what the notice estimated before
 the warm-up against what it took. Usage::
 
     .venv/bin/python benchmarks/compile_rate.py

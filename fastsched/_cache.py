@@ -65,16 +65,14 @@ class CacheState:
 
 
 def _dispatchers(packages):
-    try:
-        from numba.core.dispatcher import Dispatcher
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return
+    from numba.extending import is_jitted  # public: no numba.core import needed
+
     prefixes = tuple(packages)
     for name, module in list(sys.modules.items()):
         if module is None or not any(name == p or name.startswith(p + ".") for p in prefixes):
             continue
         for obj in list(vars(module).values()):
-            if isinstance(obj, Dispatcher) and getattr(obj, "__module__", None) == name:
+            if is_jitted(obj) and getattr(obj, "__module__", None) == name:
                 if obj.targetoptions.get("inline", "never") == "always":
                     continue  # compiled into its callers only, never cached on its own
                 yield obj

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state, written_since
 
-__all__ = ["warmup", "load_record", "record_path", "POLICIES", "COMMAND_PACKAGES"]
+__all__ = ["warmup", "load_record", "record_path", "probe_rate", "POLICIES", "COMMAND_PACKAGES", "PROBE_RATIO"]
 
 #: Every simulator policy a command can run.
 POLICIES = ("pollux", "sia", "gavel", "tiresias", "optimus")
@@ -28,6 +28,43 @@ COMMAND_PACKAGES = {
     "plan": ("fastsched.costmodel",),
     "warmup": ALL_PACKAGES,
 }
+#: Cold compile time of a command over (kernels the record-less notice counts x the probe's time),
+#: measured on the development machine: 13.6 and 5.3 in two runs under heavy load (the probe is
+#: noisy there), so 9 (benchmarks/results/cli.md). Used only before the first warm-up.
+PROBE_RATIO = 9.0
+
+
+def probe_rate() -> float:
+    """Seconds per kernel on this machine, estimated from compiling a small fixed function.
+
+    Compiles (never caches) a loop over an array with a branch twice and times the second
+    (the first also starts numba's compiler up): the machine's compile speed, scaled by
+    :data:`PROBE_RATIO`. Costs about a second.
+
+    Examples
+    --------
+    >>> probe_rate() > 0
+    True
+    """
+    import numba
+    import numpy as np
+
+    def probe(x, k):  # a fresh function each call: compiled, never taken from a cache
+        total = 0.0
+        for i in range(x.shape[0]):
+            v = x[i] * k
+            if v > 1.0:
+                total += np.sqrt(v)
+            else:
+                total -= v * v
+        return total
+
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # the first compile of a process also starts numba up
+    t0 = time.perf_counter()
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # a new dispatcher: compiled again
+    return (time.perf_counter() - t0) * PROBE_RATIO
+
+
 # Fewer newly compiled kernels than this: too little to time a rate from (the record keeps its old one).
 _MIN_TIMED = 5
 _RECORD = "fastsched-warmup.json"
@@ -167,8 +204,6 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
     elif old is not None:
         rate, source = old["rate_s"], old.get("rate_from", "warm-up")
     else:  # everything was cached already: nothing timed; the probe's rate until a warm-up compiles
-        from fastsched._firstrun import probe_rate
-
         rate, source = probe_rate(), "probe"
     _write_record(
         {

@@ -29,6 +29,8 @@ def cluster_shape(config) -> dict:
     (11, 64, None)
     >>> shape["nodes_by_type"], shape["gpus_by_type"]
     ({'aws': 6, 'rtx': 3, 'dgx-ext': 2}, {'aws': 24, 'rtx': 24, 'dgx-ext': 16})
+    >>> cluster_shape({"cluster": "1xslow:2,3xfast:4"})["gpus_by_type"]  # any GPU type's name
+    {'slow': 2, 'fast': 12}
     >>> cluster_shape({"nodes": 16, "gpus": 4})
     {'nodes': 16, 'gpus': 4, 'total_gpus': 64}
     """

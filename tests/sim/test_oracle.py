@@ -1,0 +1,71 @@
+"""OracleApplication, the profile writer and ``fastsched profile``."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from fastsched.catalog import model_spec, step_time
+from fastsched.cli import main
+from fastsched.sim.hetero import HeteroApplication, load_hetero_applications
+from fastsched.sim.oracle import OracleApplication, calibrate_from_traces, oracle_applications, write_profile
+from fastsched.sim.traces import Application, TraceApplication
+
+
+def test_oracle_application_answers_the_interface():
+    app = OracleApplication("imagenet", "v100", efficiency=0.5)
+    assert isinstance(app, Application)
+    assert app.throughput([0, 4, 0], 64) == tuple(step_time("imagenet", "v100", (4,), 64, efficiency=0.5))
+    assert app.progress(0) == 0 and app.progress(2) == pytest.approx(2 * 1_281_167 / 200)
+    # Statistical efficiency: no gain at the initial batch, more gain at larger batches, bounded
+    # by 1 + noise scale / initial batch (the gradient-noise model).
+    sqr, var = app.grad_stats(200, 10)
+    gains = [(var + sqr) / (var / (b / 200) + sqr) for b in (200, 800, 12800)]
+    assert gains[0] == 1.0 and gains[0] < gains[1] < gains[2] < 1 + app.noise_scale(10) / 200
+    assert app.iteration(400, 0) == np.ceil(1_281_167 / 400)
+    with pytest.raises(ValueError, match="noise_scale"):
+        OracleApplication("yolov3", "t4", noise_scale=(1, -2))
+    huge = model_spec("yolov3")._replace(activation_bytes=64e9)
+    with pytest.raises(ValueError, match="does not fit one t4"):
+        OracleApplication(huge, "t4")
+
+
+def test_llm_jobs_are_fixed_batch():
+    app = OracleApplication("gpt-1.3b", "h100")
+    assert app.fixed_batch_size == app.init_batch_size == 512
+    assert OracleApplication("gpt-1.3b", "h100", fixed_batch=False).fixed_batch_size is None
+
+
+def test_profile_round_trips_through_the_trace_reader(tmp_path):
+    write_profile("cifar10", ["t4", "h100"], tmp_path, efficiencies={"aws": 0.6})
+    apps = load_hetero_applications(tmp_path, ["aws", "h100"])
+    h = apps["cifar10"]
+    assert isinstance(h, HeteroApplication) and h.types == ("aws", "h100")
+    oracle_t4 = OracleApplication("cifar10", "t4", efficiency=0.6)
+    trace = TraceApplication(tmp_path / "cifar10", gpu_type="aws")
+    with open(tmp_path / "cifar10" / "placements-aws.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["placement"] for r in rows} >= {"1", "4", "44", "4444"}
+    for r in rows[::7]:
+        p = tuple(int(c) for c in r["placement"])
+        b = int(r["local_bsz"])
+        assert trace.throughput(p, b) == pytest.approx(oracle_t4.throughput(p, b), rel=1e-12)
+    assert trace.init_batch_size == 128 and trace.max_batch_size == 4096
+    assert trace.grad_stats(128, 5) == pytest.approx(oracle_t4.grad_stats(128, 5))
+    assert calibrate_from_traces(tmp_path / "cifar10", ["t4"])["aws"] == pytest.approx(0.6, rel=1e-3)
+
+
+def test_oracle_applications_for_a_typed_cluster():
+    apps = oracle_applications(["bert"], ["aws", "h100"], efficiencies={"aws": 0.7})
+    assert apps["bert"].apps["aws"].efficiency == 0.7
+    assert apps["bert"].throughput_ratio("h100", "aws") > 5
+
+
+def test_profile_command(tmp_path, capsys):
+    assert main(["profile", "ncf", "--gpu", "t4,b200", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "b200" in out and (tmp_path / "ncf" / "placements-b200.csv").is_file()
+    assert main(["profile", "ncf", "--gpu", "h800", "--output", str(tmp_path)]) == 2
+    assert "unknown GPU type 'h800'" in capsys.readouterr().err
+    assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--efficiency", "2"]) == 2
+    assert "--efficiency" in capsys.readouterr().err

@@ -60,6 +60,7 @@ def run(traces: Path) -> dict:
 
     effs = calibrate_from_traces(traces / "cifar10", TYPES)
     cells, all_err, worst = [], [], []
+    by_shape: dict = {"one GPU": [], "one node, several GPUs": [], "several nodes": []}
     for app in APPS:
         for t in TYPES:
             rows = measured_rows(traces / app, t)
@@ -71,6 +72,8 @@ def run(traces: Path) -> dict:
                 errs.append(e)
                 if app != "cifar10":
                     worst.append((e, app, t, "".join(map(str, p)), b, st, pred))
+                    shape = "one GPU" if sum(p) == 1 else ("one node, several GPUs" if len(p) == 1 else "several nodes")
+                    by_shape[shape].append(e)
             errs = np.array(errs)
             cells.append(
                 {
@@ -117,6 +120,10 @@ def run(traces: Path) -> dict:
             "median": float(np.median(flat)),
             "p90": float(np.percentile(flat, 90)),
         },
+        "by_shape": {
+            k: {"rows": len(v), "median": float(np.median(v)), "p90": float(np.percentile(v, 90))}
+            for k, v in by_shape.items()
+        },
         "worst": [
             {"err": e, "app": a, "type": t, "placement": p, "local_bsz": b, "measured": st, "predicted": pr}
             for e, a, t, p, b, st, pr in worst[:8]
@@ -138,7 +145,10 @@ def markdown(res: dict) -> str:
         )
     o = res["overall"]
     out += ["", f"Five applications x five types, {o['rows']} rows: median {o['median']:.1%}, p90 {o['p90']:.1%}.", ""]
+    out += ["| placement shape | rows | median error | p90 error |", "|---|---|---|---|"]
+    out += [f"| {k} | {v['rows']} | {v['median']:.0%} | {v['p90']:.0%} |" for k, v in res["by_shape"].items()]
     out += [
+        "",
         "Worst rows:",
         "",
         "| application | type | placement | local bsz | measured s | predicted s | error |",
@@ -164,17 +174,117 @@ def markdown(res: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+ALL_TYPES = ("t4", "v100", "a100-40gb", "a100-80gb", "rtx2080ti", "quadro-rtx6000", "l4", "l40s", "h100", "h200",
+             "b200", "mi300x")  # fmt: skip
+
+
+def speed(traces: Path, repeats: int = 5) -> dict:
+    """``fastsched profile`` of one model on 12 types, beside reading one application's measured traces."""
+    import statistics
+    import subprocess
+    import tempfile
+    import time
+
+    from fastsched.sim.hetero import load_hetero_applications
+    from fastsched.sim.oracle import write_profile
+
+    def median_time(fn):
+        fn()  # warm
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    profile = median_time(lambda: write_profile("cifar10", ALL_TYPES, tempfile.mkdtemp()))
+    read = median_time(lambda: load_hetero_applications(traces, TYPES, ["cifar10"]))
+    exe = Path(sys.executable).with_name("fastsched")
+    out = tempfile.mkdtemp()
+    cli = median_time(
+        lambda: subprocess.run(
+            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q"], check=True
+        )
+    )
+    start = median_time(lambda: subprocess.run([exe, "--version"], check=True, capture_output=True))
+    return {"write_profile_s": profile, "read_measured_s": read, "cli_s": cli, "cli_startup_s": start}
+
+
+def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False) -> dict:
+    """Sia's philly study on measured traces and on oracle profiles calibrated on cifar10 only.
+
+    ``measured_stats``: the oracle's throughput with the measured validation files (separates
+    the throughput's share of a JCT gap from the gradient-noise model's).
+    """
+    import shutil
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sim.oracle import calibrate_from_traces, write_profile
+
+    types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
+    effs = calibrate_from_traces(traces / "cifar10", types)
+    oracle_dir = Path(tempfile.mkdtemp())
+    for app in APPS:
+        write_profile(app, types, oracle_dir, efficiencies=effs)
+        if measured_stats:
+            for old in (oracle_dir / app).glob("validation-*.csv"):
+                old.unlink()
+            for v in (traces / app).glob("validation-*.csv"):
+                shutil.copy(v, oracle_dir / app / v.name)
+    folder = SHARED / "sia-traces" / "workloads" / "philly"
+    files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
+    if workloads:
+        files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
+    out: dict = {}
+    for pol in policies:
+        for f in files:
+            for source, tdir in (("traces", traces), ("oracle", oracle_dir)):
+                t0 = time.perf_counter()
+                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
+                jct = r.summary()["avg_jct"]
+                out.setdefault(pol, {}).setdefault(source, []).append(jct)
+                print(f"# {pol} {f.stem} {source}: avg JCT {jct / 3600:.3f} h ({time.perf_counter() - t0:.1f} s)",
+                      file=sys.stderr, flush=True)  # fmt: skip
+    return {pol: {k: float(np.mean(v)) for k, v in d.items()} | {"runs": len(d["traces"])} for pol, d in out.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--traces", type=Path, default=TRACES)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--speed", action="store_true", help="also time fastsched profile (12 types)")
+    ap.add_argument("--e2e", default=None, help="also run the philly study: comma-separated workload numbers or 'all'")
+    ap.add_argument("--policies", default="sia,pollux,gavel", help="policies of --e2e")
+    ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
         return 2
     res = run(args.traces)
     text = markdown(res)
+    if args.speed:
+        sp = res["speed"] = speed(args.traces)
+        text += (
+            f"\nSpeed (medians of 5 warm runs, one process): `write_profile` of cifar10 on 12 types "
+            f"{sp['write_profile_s']:.3f} s = {sp['write_profile_s'] / sp['read_measured_s']:.2f} x reading cifar10's "
+            f"measured traces on the 5 Sia types ({sp['read_measured_s']:.3f} s); the whole `fastsched profile` "
+            f"command {sp['cli_s']:.2f} s = {sp['cli_s'] / sp['cli_startup_s']:.2f} x `fastsched --version` "
+            f"({sp['cli_startup_s']:.2f} s, interpreter and import start-up).\n"
+        )
+    if args.e2e:
+        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats)
+        text += "\n| policy | workloads | avg JCT, traces (h) | avg JCT, oracle (h) | oracle / traces |\n|---|---|---|---|---|\n"
+        for pol, d in e2e.items():
+            text += (
+                f"| {pol} | {d['runs']} | {d['traces'] / 3600:.3f} | {d['oracle'] / 3600:.3f} | "
+                f"{d['oracle'] / d['traces']:.2f} |\n"
+            )
+        order = [sorted(e2e, key=lambda p: e2e[p][k]) for k in ("traces", "oracle")]
+        text += f"\nPolicy order by average JCT: traces {' < '.join(order[0])}; oracle {' < '.join(order[1])}.\n"
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

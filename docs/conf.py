@@ -78,6 +78,7 @@ API_PACKAGES = [
     ("fastsched.sim", "the cluster simulator"),
     ("fastsched.sweep", "sweeps and large grids on dask"),
     ("fastsched.costmodel", "static cost model of distributed training programs"),
+    ("fastsched.catalog", "GPU and model catalogues, and the throughput oracle"),
     ("fastsched.cuda", "optional CUDA target"),
 ]
 

@@ -87,3 +87,15 @@ def test_costmodel_cluster_from_catalogue():
     assert Cluster.from_dict({"gpu": "h200", "gpus": 16, "memory_gib": 100}).memory_gib == 100
     with pytest.raises(ValueError, match="unknown GPU type 'nope'"):
         Cluster.from_dict({"gpu": "nope"})
+
+
+def test_plan_reads_the_catalogue(tmp_path, capsys):
+    from fastsched.cli import main
+
+    model = tmp_path / "m.json"
+    model.write_text('{"layers": 4, "hidden": 256, "heads": 4, "seq": 256, "vocab": 1024, "global_batch": 16}')
+    assert main(["plan", str(model), "--gpus", "8", "--gpu", "h200", "--top", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cluster"]["memory_gib"] == 141.0 and out["cluster"]["gpus_per_node"] == 8
+    assert main(["plan", str(model), "--gpus", "8", "--gpu", "h800"]) == 2
+    assert "unknown GPU type 'h800'" in capsys.readouterr().err

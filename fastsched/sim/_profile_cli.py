@@ -55,13 +55,19 @@ def run(args) -> int:
     files = write_profile(model, types, args.output, efficiencies=effs, catalog=catalog)
     if not args.quiet:
         print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
-        print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s (1 GPU)':>18}")
+        print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")
         for t, n in zip(types, names, strict=True):
-            app = OracleApplication(model, gcat.gpu_type(t, catalog), efficiency=effs.get(n))
-            step, _ = app.throughput((1,), app.max_local_bsz)
+            g = gcat.gpu_type(t, catalog)
+            app = OracleApplication(model, g, efficiency=effs.get(n))
+            try:  # one GPU at its largest batch; a model too large for one GPU: one node, one sample each
+                step, _ = app.throughput((1,), app.max_local_bsz)
+                rate = app.max_local_bsz / step
+            except ValueError:
+                step, _ = app.throughput((g.gpus_per_node,), 1)
+                rate = 1.0 / step
             src = " (fit)" if args.calibrate and n in effs else ""
             print(
                 f"{gcat.canonical_name(t, catalog):>16} {n:>12} {app.efficiency:>10.3f}{src} "
-                f"{app.max_local_bsz:>13d} {app.max_local_bsz / step:>18.1f}"
+                f"{app.max_local_bsz:>13d} {rate:>18.1f}"
             )
     return 0

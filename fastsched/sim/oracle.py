@@ -241,25 +241,39 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, 
         name = gcat.trace_name(t, catalog)
         app = OracleApplication(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)))
         first = first or app
-        grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
+        hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
+        if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
+            grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
+        else:
+            grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
+
+        def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
+            if not hybrid:
+                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency), strict=True)
+            out = []
+            for b in grid:
+                try:
+                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency)))
+                except ValueError:  # no plan of these GPUs fits the model, or divides its batch
+                    pass
+            return out
+
         gpn = g.gpus_per_node
         rows = []
         for k in range(1, 5):
-            for c in range(1, gpn + 1):
+            for c in range(1, min(gpn, 9) + 1):  # one digit per node in the placement id
                 p = (c,) * k
-                st, sy = step_time(m, g, p, grid, efficiency=app.efficiency)
-                pid = "".join(map(str, p)) if gpn < 10 else None
-                if pid is None:
-                    continue
-                rows += [(pid, int(b), s, y) for b, s, y in zip(grid, st, sy, strict=True)]
+                pid = "".join(map(str, p))
+                rows += [(pid, int(b), s, y) for b, s, y in points(p)]
+        if not rows:
+            raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
         path = folder / f"placements-{name}.csv"
         _write_csv(path, ("placement", "local_bsz", "step_time", "sync_time"), rows)
         written.append(path)
         rows = []
         for nodes in sorted({1, 2, 4, 8, max_nodes}):
             for per in sorted({1, max(gpn // 2, 1), gpn}):
-                st, sy = step_time(m, g, (per,) * nodes, grid, efficiency=app.efficiency)
-                rows += [(nodes, nodes * per, int(b), s, y) for b, s, y in zip(grid, st, sy, strict=True)]
+                rows += [(nodes, nodes * per, int(b), s, y) for b, s, y in points((per,) * nodes)]
         path = folder / f"scalability-{name}.csv"
         _write_csv(path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), rows)
         written.append(path)

@@ -69,3 +69,16 @@ def test_profile_command(tmp_path, capsys):
     assert "unknown GPU type 'h800'" in capsys.readouterr().err
     assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--efficiency", "2"]) == 2
     assert "--efficiency" in capsys.readouterr().err
+
+
+def test_profile_of_a_model_too_large_for_one_gpu(tmp_path):
+    from fastsched.catalog import with_types
+
+    catalog = with_types({"small": {"base": "l4", "memory_gib": 4.0, "gpus_per_node": 4}})
+    files = write_profile("gpt-350m", ["small"], tmp_path, catalog=catalog)
+    with open(tmp_path / "gpt-350m" / "placements-small.csv") as f:
+        placements = {r["placement"] for r in csv.DictReader(f)}
+    assert "1" not in placements and placements  # one GPU holds no plan; larger placements do
+    assert len(files) == 3  # fixed batch: one validation file
+    trace = TraceApplication(tmp_path / "gpt-350m", gpu_type="small")
+    assert trace.fixed_batch_size is None and trace.init_batch_size == 512

@@ -26,6 +26,18 @@ def register(subparsers) -> None:
     )
     p.add_argument("--efficiency", type=float, default=None, help="efficiency of every uncalibrated type (0, 1]")
     p.add_argument("--gpu-types", metavar="FILE", default=None, help="TOML/JSON of added or overridden GPU types")
+    p.add_argument(
+        "--noise-scale",
+        metavar="START,END",
+        default=None,
+        help="gradient-noise scale (samples) at the start and end of training (default: the model family's)",
+    )
+    p.add_argument(
+        "--batch",
+        choices=("adaptive", "fixed"),
+        default=None,
+        help="fixed: keep the initial batch (scale GPUs, not batch; default for decoders); adaptive: allow larger",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     p.set_defaults(func=run)
 
@@ -35,12 +47,21 @@ def run(args) -> int:
     import os
 
     from fastsched.catalog import gpus as gcat
-    from fastsched.catalog.models import load_model_spec, model_spec
+    from fastsched.catalog.models import check_model, load_model_spec, model_spec
     from fastsched.sim.oracle import OracleApplication, calibrate_from_traces, write_profile
 
     catalog = gcat.with_types(args.gpu_types) if args.gpu_types else None
     model = load_model_spec(args.model) if args.model.endswith(".json") or os.sep in args.model else None
     model = model or model_spec(args.model)
+    if args.noise_scale is not None:
+        try:
+            start, end = (float(x) for x in args.noise_scale.split(","))
+        except ValueError:
+            raise ValueError(f"--noise-scale: expected START,END (samples), got {args.noise_scale!r}") from None
+        model = model._replace(noise_scale=(start, end))
+    if args.batch is not None:
+        model = model._replace(fixed_batch=args.batch == "fixed")
+    model = check_model(model)
     types = [t.strip() for t in args.gpu.split(",") if t.strip()]
     if not types:
         raise ValueError("--gpu: give at least one GPU type")

@@ -24,6 +24,7 @@ import numpy as np
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import DEFAULT_EFFICIENCY, calibrate, max_local_bsz, step_time
+from fastsched.goodput import GradParams
 from fastsched.sim.hetero import HeteroApplication
 from fastsched.sim.traces import Application, normalize_placement
 
@@ -116,9 +117,22 @@ class OracleApplication(Application):
         f = min(max(epoch, 0), self.max_epochs - 1) / max(self.max_epochs - 1, 1)
         return float(start * (end / start) ** f)
 
+    def grad_params(self, epoch) -> GradParams:
+        """Return the gradient-noise model's :class:`~fastsched.goodput.GradParams` during ``epoch``.
+
+        ``sqr = 1`` (the scale is arbitrary) and ``var = noise_scale(epoch) / init_batch_size``:
+        the variance of a gradient estimate at the initial batch relative to its squared norm.
+
+        Examples
+        --------
+        >>> OracleApplication("cifar10", "t4").grad_params(0)
+        GradParams(sqr=1.0, var=1.5625)
+        """
+        return GradParams(1.0, self.noise_scale(epoch) / self.init_batch_size)
+
     def grad_stats(self, batch_size, epoch):
-        """``(grad_sqr, grad_var)`` = ``(1, noise_scale(epoch) / init_batch_size)``."""
-        return 1.0, self.noise_scale(epoch) / self.init_batch_size
+        """``(grad_sqr, grad_var)`` of :meth:`grad_params` (independent of the batch size)."""
+        return tuple(self.grad_params(epoch))
 
     def progress(self, epoch):
         """Progress (steps at the initial batch size) to finish ``epoch`` epochs."""

@@ -69,6 +69,26 @@ def test_profile_command(tmp_path, capsys):
     assert "unknown GPU type 'h800'" in capsys.readouterr().err
     assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--efficiency", "2"]) == 2
     assert "--efficiency" in capsys.readouterr().err
+    assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--noise-scale", "5,-1"]) == 2
+    assert "noise_scale" in capsys.readouterr().err
+    argv = ["profile", "bert", "--gpu", "t4", "--output", str(tmp_path), "--noise-scale", "100,400", "--batch", "fixed"]
+    assert main(argv + ["-q"]) == 0
+    with open(tmp_path / "bert" / "validation-12.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert float(rows[0]["grad_var"]) == pytest.approx(100 / 12)
+    assert sorted(p.name for p in (tmp_path / "bert").glob("validation-*.csv")) == ["validation-12.csv"]
+
+
+def test_calibrate_option_fits_measured_rows(tmp_path, capsys):
+    measured = tmp_path / "measured"
+    write_profile("cifar10", ["rtx2080ti"], measured, efficiencies={"rtx": 0.45})
+    out = tmp_path / "out"
+    argv = ["profile", "imagenet", "--gpu", "rtx", "--output", str(out), "--calibrate", str(measured / "cifar10")]
+    assert main(argv) == 0
+    assert "0.450 (fit)" in capsys.readouterr().out
+    assert TraceApplication(out / "imagenet", gpu_type="rtx").throughput((2,), 32) == pytest.approx(
+        OracleApplication("imagenet", "rtx", efficiency=0.45).throughput((2,), 32), rel=1e-3
+    )
 
 
 def test_profile_of_a_model_too_large_for_one_gpu(tmp_path):

@@ -198,8 +198,24 @@ def known_models() -> list[str]:
     return sorted(STUDY_MODELS) + sorted(_DECODERS)
 
 
+#: Global batch in sequences: the GPT-3 paper's batch in tokens (Brown et al. 2020, Table 2.1:
+#: 0.5M up to 760M, 1M for 1.3B/2.7B, 2M for 6.7B/13B, 3.2M for 175B) over 2048-token sequences;
+#: Llama 2's 4M tokens over 4096 for 70B.
+DECODER_BATCH = {
+    "gpt-125m": 256,
+    "gpt-350m": 256,
+    "gpt-760m": 256,
+    "gpt-1.3b": 512,
+    "gpt-2.7b": 512,
+    "gpt-6.7b": 1024,
+    "gpt-13b": 1024,
+    "gpt-175b": 1536,
+    "llama-70b": 1024,
+}
+
+
 def _decoder_batch(name):
-    return 1024 if name == "llama-70b" else 512
+    return DECODER_BATCH[name]
 
 
 MODELS = tuple(known_models())

@@ -101,4 +101,39 @@ def test_profile_of_a_model_too_large_for_one_gpu(tmp_path):
     assert "1" not in placements and placements  # one GPU holds no plan; larger placements do
     assert len(files) == 3  # fixed batch: one validation file
     trace = TraceApplication(tmp_path / "gpt-350m", gpu_type="small")
-    assert trace.fixed_batch_size is None and trace.init_batch_size == 512
+    assert trace.fixed_batch_size is None and trace.init_batch_size == 256
+
+
+def test_llm_workload_distributions():
+    from fastsched.catalog.models import DECODER_BATCH
+    from fastsched.sim.llm_workload import llm_workload
+
+    jobs = llm_workload(400, jobs_per_hour=30, seed=7)
+    assert jobs == llm_workload(400, jobs_per_hour=30, seed=7) and jobs != llm_workload(400, jobs_per_hour=30, seed=8)
+    gaps = np.diff([0] + [j.time for j in jobs])
+    assert abs(gaps.mean() / 120.0 - 1) < 0.15  # Poisson arrivals at 30 per hour
+    for j in jobs:
+        m = model_spec(j.application)
+        assert j.num_replicas & (j.num_replicas - 1) == 0 and j.num_replicas <= 64
+        assert j.num_replicas * 80 * 2**30 >= 16 * m.parameters * 1.25 or j.num_replicas == 64
+        assert j.batch_size == DECODER_BATCH[j.application]
+    small = sum(j.application == "gpt-125m" for j in jobs) / len(jobs)
+    assert 0.2 < small < 0.4  # default weight 0.3
+    assert all(j.time <= 3600 for j in llm_workload(hours=1.0, seed=2))
+    with pytest.raises(ValueError, match="not a catalogued decoder"):
+        llm_workload(3, mix={"bert": 1.0})
+    with pytest.raises(ValueError, match="jobs_per_hour"):
+        llm_workload(3, jobs_per_hour=0)
+
+
+def test_llm_jobs_run_end_to_end_on_oracle_applications():
+    from fastsched.sim import simulate
+    from fastsched.sim.llm_workload import llm_workload
+
+    mix = {"gpt-125m": 0.6, "gpt-350m": 0.4}
+    jobs = llm_workload(4, mix=mix, jobs_per_hour=30, max_gpus=8, seed=3)
+    # Short runs: a budget of 2e8 tokens (100 "epochs" of 1e3 sequences of 2048 tokens).
+    models = [model_spec(n)._replace(samples_per_epoch=1000) for n in mix]
+    apps = oracle_applications(models, ["h100", "a100-80gb"])
+    result = simulate(jobs, applications=apps, cluster="1xh100,1xa100-80gb", policy="sia")
+    assert result.summary()["completed"] == 4

@@ -27,7 +27,8 @@ at half precision, doubled for FP32). Kernel counts are about three per forward 
 
 Decoder-only transformers (``gpt-125m`` ... ``gpt-175b``, ``llama-70b``) use the shapes of
 the GPT-3 paper (Brown et al. 2020, Table 2.1; 13B with hidden 5120) and Llama 2 70B's depth and
-width, in BF16 with sequence length 2048 (4096 for 70B). Their costs come from
+width, in BF16 with sequence length 2048 (4096 for 70B), with FlashAttention (no stored
+attention matrix). Their costs come from
 :class:`fastsched.costmodel.search.Transformer` (one definition of the transformer formulas).
 
 Gradient-noise defaults (:attr:`ModelSpec.noise_scale`: the simple noise scale
@@ -174,8 +175,10 @@ def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, glob
                     dtype_bytes=dtype_bytes)  # fmt: skip
     params = t.parameters
     flops = t.flops_per_step(recompute=False) / 3.0  # forward of one sequence
-    # Korthikanti et al. 2022: s h (34 + 5 a s / h) bytes per layer at 16 bits, no recomputation.
-    act = layers * seq * hidden * (34.0 + 5.0 * heads * seq / hidden) * dtype_bytes / 2.0
+    # Korthikanti et al. 2022: s h (34 + 5 a s / h) bytes per layer at 16 bits, no recomputation;
+    # the 5 a s / h term is the attention matrix, which FlashAttention (Dao et al. 2022, the norm
+    # in LLM training since) never stores.
+    act = layers * seq * hidden * 34.0 * dtype_bytes / 2.0
     total_tokens = 20.0 * params if tokens is None else float(tokens)
     epochs = 100  # progress is reported in hundredths of the token budget
     samples = max(int(total_tokens / seq / epochs), global_batch)

@@ -101,8 +101,27 @@ class OracleApplication(Application):
             p = normalize_placement(placement)
             if not p:
                 raise ValueError("throughput of an empty placement")
-            out = self._memo[key] = tuple(step_time(self.model, self.gpu, p, local_bsz, efficiency=self.efficiency))
+            out = self._memo[key] = self._priced(p, local_bsz)
         return out
+
+    def _priced(self, p, local_bsz):
+        try:
+            return tuple(step_time(self.model, self.gpu, p, local_bsz, efficiency=self.efficiency))
+        except ValueError:
+            if self.model.transformer is None:
+                raise
+        # No plan of these GPUs holds the model (it would run out of memory). Policies still ask
+        # (Sia's bootstrap prices one GPU): answer with the smallest multiple of the placement
+        # that fits, run time-sliced on these GPUs, so no such placement looks faster per GPU
+        # than a real one.
+        for k in (2, 4, 8, 16, 32, 64):
+            try:
+                step, sync = step_time(self.model, self.gpu, tuple(c * k for c in p), local_bsz / k,
+                                       efficiency=self.efficiency)  # fmt: skip
+            except ValueError:
+                continue
+            return step * k, sync * k
+        raise ValueError(f"{self.name}: no plan on up to 64 x {p} GPUs of {self.gpu.name} holds the model")
 
     def noise_scale(self, epoch) -> float:
         """Gradient-noise scale (samples) during ``epoch``: geometric from start to end.

@@ -137,3 +137,21 @@ def test_llm_jobs_run_end_to_end_on_oracle_applications():
     apps = oracle_applications(models, ["h100", "a100-80gb"])
     result = simulate(jobs, applications=apps, cluster="1xh100,1xa100-80gb", policy="sia")
     assert result.summary()["completed"] == 4
+
+
+def test_placements_too_small_for_the_model_are_priced_time_sliced():
+    app = OracleApplication("gpt-6.7b", "h100")
+    with pytest.raises(ValueError, match="fits no configuration"):
+        step_time("gpt-6.7b", "h100", (1,), 4)
+    one, _ = app.throughput((1,), 4)
+    fits = next(k for k in (2, 4, 8) if _fits(k))
+    real, _ = app.throughput((fits,), 4 / fits)
+    assert one == pytest.approx(real * fits)  # no better per GPU than the smallest placement that fits
+
+
+def _fits(k):
+    try:
+        step_time("gpt-6.7b", "h100", (k,), 4 / k)
+    except ValueError:
+        return False
+    return True

@@ -235,8 +235,8 @@ def simulate(
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     cfg = PRESETS[preset]
     policy = cfg["policy"] if policy is None else policy
-    if not isinstance(policy, SimPolicy):
-        V.check_choice("policy", policy, POLICY_NAMES)
+    if not isinstance(policy, SimPolicy) and policy not in POLICY_NAMES:
+        policy = make_policy(policy)  # "module:Class" or a plugin's name; a ValueError naming it otherwise
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     pol_name = policy.name if isinstance(policy, SimPolicy) else policy
     if policy_options and pol_name not in POLICY_OPTIONS:

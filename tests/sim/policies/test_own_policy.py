@@ -35,11 +35,11 @@ FIFO = textwrap.dedent(
     """
 )
 
-ROWS = [  # short jobs (ncf trains in minutes): the runs stay cheap
-    WorkloadJob("a", 0, "ncf", 2, 32768),
-    WorkloadJob("b", 20, "ncf", 4, 32768),
-    WorkloadJob("c", 40, "ncf", 4, 32768),
-    WorkloadJob("d", 60, "ncf", 1, 32768),
+ROWS = [  # short jobs (ncf, at most 1 GPU, trains in minutes) and one of several GPUs
+    WorkloadJob("a", 0, "ncf", 1, 32768),
+    WorkloadJob("b", 20, "cifar10", 6, 1024),
+    WorkloadJob("c", 40, "ncf", 1, 32768),
+    WorkloadJob("d", 60, "cifar10", 3, 512),
 ]
 
 

@@ -75,6 +75,13 @@ PRESETS = {
         "sia": {"p": -0.5, "lambda_n": 1.1},
         "pollux": {"variant": "osdi21", "placeholders": False},
         "job_model": "sia",
+        # Issue 24's baselines as Gavel's artifact runs them: its sequential worker assignment,
+        # the allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
+        "fifo": {"strict": False},
+        "las": {"placement": "sequential", "reoptimize": "on-change"},
+        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
+        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
+        "max-sum-throughput": {"placement": "sequential"},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).
@@ -170,8 +177,10 @@ def simulate(
         builtin application profiles.
     applications : dict of str -> Application, optional
         Ready application models (instead of ``traces``).
-    policy : {"pollux", "tiresias", "optimus", "sia", "gavel"} or SimPolicy, optional
-        Scheduler (default from the preset: pollux).
+    policy : str or SimPolicy, optional
+        Scheduler (default from the preset: pollux): a name of
+        :data:`~fastsched.sim.policies.POLICY_NAMES`, ``"package.module:Class"`` or an installed
+        plugin's name (:func:`~fastsched.sim.policies.make_policy`), or a ready policy.
     nodes, gpus : int, optional
         Cluster size of one (unnamed) GPU type (default from the preset: 16 x 4).
     interval : int, optional

@@ -82,6 +82,7 @@ PRESETS = {
         "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
         "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
         "max-sum-throughput": {"placement": "sequential"},
+        "gandiva": {"quantum": 600},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fastsched.sim.policies.base import JobView, SimPolicy, free_gpus, pack
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
+from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
 from fastsched.sim.policies.gavel_objectives import (
     LasPolicy,
@@ -52,5 +53,6 @@ __all__ = [
     "ThemisPolicy",
     "MinTotalDurationPolicy",
     "MaxSumThroughputPolicy",
+    "GandivaPolicy",
     "POLICY_OPTIONS",
 ]

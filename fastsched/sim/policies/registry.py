@@ -18,6 +18,7 @@ import importlib.metadata
 
 from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
+from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
 from fastsched.sim.policies.gavel_objectives import (
     LasPolicy,
@@ -43,10 +44,21 @@ _REGISTRY = {
     "themis": ThemisPolicy,
     "min-total-duration": MinTotalDurationPolicy,
     "max-sum-throughput": MaxSumThroughputPolicy,
+    "gandiva": GandivaPolicy,
 }
 POLICY_NAMES = tuple(_REGISTRY)
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = ("pollux", "sia", "gavel", "fifo", "themis", "las", "min-total-duration", "max-sum-throughput")
+POLICY_OPTIONS = (
+    "pollux",
+    "sia",
+    "gavel",
+    "fifo",
+    "themis",
+    "las",
+    "min-total-duration",
+    "max-sum-throughput",
+    "gandiva",
+)
 #: Entry-point group in which installed packages register policy names.
 ENTRY_POINT_GROUP = "fastsched.policies"
 

@@ -8,12 +8,14 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, simulate, write_workload
 from fastsched.sim.builtin import builtin_applications
 from fastsched.sim.job import Job
-from fastsched.sim.policies import SimPolicy, load_policy, make_policy, registry
+from fastsched.sim.policies import SimPolicy, load_policy, make_policy, pack, registry
 
 FIFO = textwrap.dedent(
     """
@@ -134,3 +136,21 @@ def test_entry_point_names_a_policy(plugin_dir, monkeypatch):
     assert type(make_policy("plugged-fifo")).__name__ == "Fifo"
     result = simulate(ROWS[:2], policy="plugged-fifo", nodes=2, gpus=4)
     assert result.policy == "my-fifo" and result.completed == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 8), min_size=1, max_size=6), st.integers(1, 20))
+def test_pack_takes_exactly_what_fits_on_as_few_nodes_as_needed(free_list, need):
+    free = dict(enumerate(free_list))
+    before = dict(free)
+    alloc = pack(need, free)
+    if sum(before.values()) < need:
+        assert alloc is None and free == before  # nothing taken when it does not fit
+        return
+    assert len(alloc) == need and alloc == sorted(alloc)
+    for node in before:
+        assert free[node] == before[node] - alloc.count(node) >= 0
+    # As few nodes as possible: no fewer nodes' largest free counts could hold the job.
+    largest = sorted(before.values(), reverse=True)
+    fewest = next(k for k in range(1, len(largest) + 1) if sum(largest[:k]) >= need)
+    assert len(set(alloc)) == fewest

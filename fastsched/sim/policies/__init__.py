@@ -19,7 +19,7 @@ from fastsched.sim.policies.gavel_objectives import (
     ThemisPolicy,
 )
 from fastsched.sim.policies.pollux import LinearSpeedup, PolluxSimPolicy, RebasedSpeedup
-from fastsched.sim.policies.queue import FifoPolicy, SrtfPolicy
+from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.registry import (
     ENTRY_POINT_GROUP,
     POLICY_NAMES,
@@ -54,5 +54,6 @@ __all__ = [
     "MinTotalDurationPolicy",
     "MaxSumThroughputPolicy",
     "GandivaPolicy",
+    "AlloxPolicy",
     "POLICY_OPTIONS",
 ]

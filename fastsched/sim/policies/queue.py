@@ -1,4 +1,4 @@
-"""Queue baselines on rigid jobs: FIFO and SRTF, heterogeneity-aware as in Gavel's study.
+"""Queue baselines on rigid jobs: FIFO, SRTF and AlloX, heterogeneity-aware as in Gavel's study.
 
 Jobs run on the GPU count and batch size of their workload row (Gavel's job model: the
 throughputs are :meth:`GavelPolicy.throughputs`, true steps per second packed on each type).
@@ -16,7 +16,7 @@ from fastsched.sim.policies._oracle import remaining_steps
 from fastsched.sim.policies._placement import place_type
 from fastsched.sim.policies.gavel import GavelPolicy
 
-__all__ = ["FifoPolicy", "SrtfPolicy"]
+__all__ = ["FifoPolicy", "SrtfPolicy", "AlloxPolicy"]
 
 
 class _QueuePolicy(GavelPolicy):
@@ -31,6 +31,10 @@ class _QueuePolicy(GavelPolicy):
     def order(self, now, jobs, tput) -> list:  # pragma: no cover - interface
         """Return the indices of ``jobs`` in scheduling order."""
         raise NotImplementedError
+
+    def candidate_types(self, j, tput) -> list:
+        """Return the types job ``j`` may take, preferred first: the fastest (ties: type order)."""
+        return [int(t) for t in np.argsort(-tput[j], kind="stable") if tput[j, t] > 0]
 
     def optimize(self, now, jobs, nodes, allocations):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
@@ -51,7 +55,7 @@ class _QueuePolicy(GavelPolicy):
             if j in chosen:
                 continue
             need = int(jobs[j].target_num_replicas)
-            fits = [t for t in np.argsort(-tput[j], kind="stable") if tput[j, t] > 0 and left[t] >= need]
+            fits = [t for t in self.candidate_types(j, tput) if left[t] >= need]
             if not fits:
                 if self.strict:
                     break
@@ -159,3 +163,78 @@ class SrtfPolicy(_QueuePolicy):
         """Ascending true remaining time, ties by submission time then workload order."""
         rem = [self.remaining_time(job, tput[j]) for j, job in enumerate(jobs)]
         return sorted(range(len(jobs)), key=lambda j: (rem[j], jobs[j].submission_time))
+
+
+class AlloxPolicy(_QueuePolicy):
+    """AlloX's min-cost matching of jobs to GPU types (Le et al., EuroSys'20, §4.1-4.2), non-preemptive.
+
+    AlloX minimises the average completion time on machines of different speeds by the classic
+    matching of jobs to (machine, position) pairs: putting job ``j`` ``k``-th from the end of
+    machine ``m``'s queue costs ``k p[j, m]`` (it delays itself and the ``k - 1`` jobs after it).
+    Our adaptation to rigid multi-GPU jobs (own, not the paper's): a GPU type ``t`` is one
+    machine whose processing time of job ``j`` is its GPU-time share of the type,
+    ``q[j, t] = n_j p[j, t] / g_t`` (``p``: the true remaining time at its requested GPUs,
+    the oracle of :mod:`fastsched.sim.policies._oracle`; ``g_t``: the type's GPUs). Each round
+    the waiting jobs are matched (:func:`scipy.optimize.linear_sum_assignment`); running jobs
+    keep their GPUs; each type's queue (largest position first) starts jobs while its GPUs
+    last. AlloX's fairness knob is not modelled (its ``alpha = 1``: pure average JCT).
+
+    Examples
+    --------
+    One type: the matching is shortest-GPU-time first. Two waiting 2-GPU jobs on a 2-GPU node,
+    ``b`` nearly done: ``b`` starts.
+
+    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.workload import WorkloadJob
+    >>> apps = {"cifar10": HeteroApplication({"aws": builtin_applications()["cifar10"]})}
+    >>> pol = AlloxPolicy()
+    >>> pol.bind_cluster(parse_cluster("1xaws:2"), 60)
+    >>> a, b = make_hetero_jobs([WorkloadJob(n, 0, "cifar10", 2, 128) for n in "ab"], apps, pol, pol.cluster)
+    >>> b.progress, b.epoch = b.hetero_application.progress(90), 90
+    >>> pol.optimize(60, [a, b], pol.cluster.nodes(), {})
+    {'b': [0, 0]}
+    """
+
+    name = "allox"
+    preemptive = False
+    strict = False
+
+    def optimize(self, now, jobs, nodes, allocations):
+        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
+        self._queue = self._match(jobs, allocations)
+        return super().optimize(now, jobs, nodes, allocations)
+
+    def _match(self, jobs, allocations) -> list:
+        """Return the waiting jobs' indices in start order: by type as matched, each queue's front first."""
+        from scipy.optimize import linear_sum_assignment
+
+        waiting = [j for j, job in enumerate(jobs) if not allocations.get(job.name)]
+        if not waiting:
+            return []
+        tput = np.array([self._tput(jobs[j]) for j in waiting]).reshape(len(waiting), len(self.types))
+        steps = np.array([remaining_steps(jobs[j]) * getattr(jobs[j], "slowdown", 1.0) for j in waiting])
+        gpus = np.array([jobs[j].target_num_replicas for j in waiting], dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            q = np.where(tput > 0, (gpus * steps)[:, None] / np.where(tput > 0, tput, 1.0), np.inf)
+        q = q / self.capacity[None, :]
+        n = len(waiting)
+        k = np.arange(1, n + 1, dtype=np.float64)
+        # Columns: (type t, position k from the end of t's queue), cost k q[j, t].
+        cost = (q[:, :, None] * k[None, None, :]).reshape(n, -1)
+        big = np.nanmax(np.where(np.isfinite(cost), cost, np.nan)) * 1e3 + 1.0 if np.isfinite(cost).any() else 1.0
+        rows, cols = linear_sum_assignment(np.where(np.isfinite(cost), cost, big))
+        slot = {int(r): divmod(int(c), n) for r, c in zip(rows, cols, strict=True)}
+        # Queue front = largest position from the end; types in order.
+        order = sorted(slot, key=lambda r: (slot[r][0], -slot[r][1]))
+        self._matched = {waiting[r]: slot[r][0] for r in order if np.isfinite(q[r, slot[r][0]])}
+        return list(self._matched)
+
+    def order(self, now, jobs, tput):
+        """Return the matching's start order (see the class docstring)."""
+        return self._queue
+
+    def candidate_types(self, j, tput):
+        """Return the type the matching gave job ``j``."""
+        return [self._matched[j]] if j in self._matched else []

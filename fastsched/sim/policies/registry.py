@@ -27,7 +27,7 @@ from fastsched.sim.policies.gavel_objectives import (
     ThemisPolicy,
 )
 from fastsched.sim.policies.pollux import PolluxSimPolicy
-from fastsched.sim.policies.queue import FifoPolicy, SrtfPolicy
+from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.sia import SiaPolicy
 
 __all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
@@ -45,6 +45,7 @@ _REGISTRY = {
     "min-total-duration": MinTotalDurationPolicy,
     "max-sum-throughput": MaxSumThroughputPolicy,
     "gandiva": GandivaPolicy,
+    "allox": AlloxPolicy,
 }
 POLICY_NAMES = tuple(_REGISTRY)
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).

@@ -17,7 +17,9 @@ import re
 import sys
 from pathlib import Path
 
+from fastsched import _firstrun
 from fastsched._atomic import atomic_path
+from fastsched._interrupt import is_interrupt
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
@@ -153,7 +155,8 @@ def _policies(text) -> list:
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
-    inputs = [args.workload] if args.workload else []
+    inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
+    inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
     typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
     if args.traces and not typed_cluster:
         preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
@@ -227,7 +230,9 @@ def _run_many(args, policies) -> int:
         results = run_policies(
             policies, workers=args.workers, on_done=note, workload=args.workload, **_simulate_kwargs(args)
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
         raise Interrupted("nothing to resume from: rerun the same command (the runs are deterministic)") from None
     if args.json:
         for result in results:
@@ -247,15 +252,17 @@ def run(args) -> int:
     _check_paths(args)
     if len(policies) > 1:
         return _run_many(args, policies)
-    bar = JobsBar(quiet=args.quiet, notice=True)
+    bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
         result = simulate(args.workload, policy=policies[0], output=args.output, progress=bar, **_simulate_kwargs(args))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
         bar.close()
         kept = f"; {args.output} was not written" if args.output else ""
         raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None
     except OSError as exc:
-        if args.output and exc.filename is None:  # a failed write to the log (e.g. a full disk)
+        if args.output and exc.filename is None and exc.errno is not None:  # a failed write to the log (full disk)
             raise OSError(exc.errno, exc.strerror, args.output) from exc
         raise
     finally:

@@ -18,8 +18,17 @@ from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state, written_si
 
 __all__ = ["warmup", "load_record", "record_path", "probe_rate", "POLICIES", "COMMAND_PACKAGES", "PROBE_RATIO"]
 
-#: Every simulator policy a command can run.
+#: The simulator's policies whose kernels warm-up always compiles (at least; by default it runs
+#: every policy of the registry, :data:`fastsched.sim.policies.POLICY_NAMES`).
 POLICIES = ("pollux", "sia", "gavel", "tiresias", "optimus")
+
+
+def _registry_policies() -> tuple:
+    from fastsched.sim.policies import POLICY_NAMES
+
+    return tuple(dict.fromkeys((*POLICIES, *POLICY_NAMES)))
+
+
 #: Packages whose kernels each command compiles.
 COMMAND_PACKAGES = {
     "simulate": SIM_PACKAGES,
@@ -155,15 +164,15 @@ def _tiny_costmodel(out, stream):
         stream.write(f"  cost model: {out['costmodel']:.1f} s\n")
 
 
-def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> dict:
+def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
     """Compile (or load from numba's cache) every CPU kernel a command can use.
 
     Useful when building a container image: later processes start warm.
 
     Parameters
     ----------
-    policies : iterable of str
-        Simulator policies to run once (default: all of them).
+    policies : iterable of str, optional
+        Simulator policies to run once (default: every policy of the registry).
     costmodel : bool
         Also compile the cost model's kernels (estimates and the plan search).
     stream : file object, optional
@@ -183,7 +192,8 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
     >>> sorted(times)  # doctest: +SKIP
     ['simulate:tiresias']
     """
-    policies = tuple(policies)
+    every = _registry_policies()
+    policies = every if policies is None else tuple(policies)
     out: dict = {}
     wall0 = time.time() - 1.0  # file times may be rounded down to the second
     t0 = time.perf_counter()
@@ -191,7 +201,7 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
     if costmodel:
         _tiny_costmodel(out, stream)
     seconds = time.perf_counter() - t0
-    if not (record and costmodel and set(policies) >= set(POLICIES)):
+    if not (record and costmodel and set(policies) >= set(every)):
         return out
     import numba
 

@@ -30,7 +30,7 @@ from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.result import JobRecord, SimulationResult
 from fastsched.sim.traces import Application, load_applications
-from fastsched.sim.workload import WorkloadJob, read_workload
+from fastsched.sim.workload import read_workload, validate_workload
 
 __all__ = ["simulate", "PRESETS"]
 
@@ -75,6 +75,14 @@ PRESETS = {
         "sia": {"p": -0.5, "lambda_n": 1.1},
         "pollux": {"variant": "osdi21", "placeholders": False},
         "job_model": "sia",
+        # Issue 24's baselines as Gavel's artifact runs them: its sequential worker assignment,
+        # the allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
+        "fifo": {"strict": False},
+        "las": {"placement": "sequential", "reoptimize": "on-change"},
+        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
+        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
+        "max-sum-throughput": {"placement": "sequential"},
+        "gandiva": {"quantum": 600},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).
@@ -132,10 +140,7 @@ def _resolve_workload(workload):
         return builtin_workload()
     if isinstance(workload, (str, os.PathLike)):
         return read_workload(workload)
-    jobs = list(workload)
-    if not jobs or not all(isinstance(j, WorkloadJob) for j in jobs):
-        raise TypeError("workload must be a CSV path or a non-empty list of WorkloadJob")
-    return jobs
+    return validate_workload(workload)  # the CSV reader's rules (unique names ...) for a list too
 
 
 def simulate(
@@ -170,8 +175,10 @@ def simulate(
         builtin application profiles.
     applications : dict of str -> Application, optional
         Ready application models (instead of ``traces``).
-    policy : {"pollux", "tiresias", "optimus", "sia", "gavel"} or SimPolicy, optional
-        Scheduler (default from the preset: pollux).
+    policy : str or SimPolicy, optional
+        Scheduler (default from the preset: pollux): a name of
+        :data:`~fastsched.sim.policies.POLICY_NAMES`, ``"package.module:Class"`` or an installed
+        plugin's name (:func:`~fastsched.sim.policies.make_policy`), or a ready policy.
     nodes, gpus : int, optional
         Cluster size of one (unnamed) GPU type (default from the preset: 16 x 4).
     interval : int, optional
@@ -235,8 +242,8 @@ def simulate(
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     cfg = PRESETS[preset]
     policy = cfg["policy"] if policy is None else policy
-    if not isinstance(policy, SimPolicy):
-        V.check_choice("policy", policy, POLICY_NAMES)
+    if not isinstance(policy, SimPolicy) and policy not in POLICY_NAMES:
+        policy = make_policy(policy)  # "module:Class" or a plugin's name; a ValueError naming it otherwise
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     pol_name = policy.name if isinstance(policy, SimPolicy) else policy
     if policy_options and pol_name not in POLICY_OPTIONS:
@@ -274,7 +281,7 @@ def simulate(
     progress, own_bar = progress_callback(progress)
     # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
     layout_checked = traces if applications is None and spec is None else None
-    preflight.check_run(workload=workload, traces=layout_checked, output=output)
+    preflight.check_run(workload=workload, traces=layout_checked, output=output, inputs=(traces, cluster))
 
     wjobs = _resolve_workload(workload)
     profiles = _profiles_source(traces, applications)
@@ -332,8 +339,16 @@ def simulate(
         idle_rounds = 0
         if progress is not None:
             progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
+        by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
+            if by_type is not None:
+                held = dict.fromkeys(by_type, 0)
+                for alloc in cluster.allocations.values():
+                    for n in alloc:
+                        held[spec.node_types[n]] += 1
+                for t, n in held.items():
+                    by_type[t].append(n)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.
             stalled = cluster.used_gpus[-1] == 0 and cluster.active[-1] > 0 and cluster.current_time > last_arrival
             idle_rounds = idle_rounds + 1 if stalled else 0
@@ -371,6 +386,7 @@ def simulate(
             total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
             active_jobs=np.array(cluster.active, dtype=np.int64),
             allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
+            used_gpus_by_type=None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()},
         )
         result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
         if log is not None:

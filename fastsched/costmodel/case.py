@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.costmodel._estimate import compiled_for, estimate_packed
+from fastsched._numba_private import compiled_for
+from fastsched.costmodel._estimate import estimate_packed
 from fastsched.costmodel.encode import EncodedProgram, encode, gc_paused
 from fastsched.costmodel.model import (
     Cost,

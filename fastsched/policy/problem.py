@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastsched.goodput.speedup import SpeedupFunction
+from fastsched.policy._ga.fitness import penalty_array
 
 LOG = logging.getLogger(__name__)
 
@@ -108,8 +109,10 @@ class Problem:
     penalty: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
 
-    def penalties(self, default: float):
-        """Restart penalty argument of the kernels: ``default`` or a float64[J] array.
+    def penalties(self, default: float) -> np.ndarray:
+        """Restart penalty of every job as the kernels take it (a fresh float64[J] array).
+
+        A job's own penalty where it has one, else ``default``.
 
         Examples
         --------
@@ -119,12 +122,12 @@ class Problem:
         ...         "b": JobInfo({"gpu": 1}, lambda n, r: r, 1, 0, 4, restart_penalty=0.5)}
         >>> build_problem(jobs, nodes, {}, None).penalties(0.1).tolist()
         [0.1, 0.5]
-        >>> build_problem({"a": jobs["a"]}, nodes, {}, None).penalties(0.1)
-        0.1
+        >>> build_problem({"a": jobs["a"]}, nodes, {}, None).penalties(0.1).tolist()
+        [0.1]
         """
         if self.penalty is None:
-            return float(default)
-        return np.ascontiguousarray(np.where(np.isnan(self.penalty), float(default), self.penalty))
+            return penalty_array(float(default), self.num_jobs)
+        return penalty_array(np.where(np.isnan(self.penalty), float(default), self.penalty), self.num_jobs)
 
     @property
     def num_jobs(self) -> int:
@@ -536,6 +539,6 @@ def allocation_objective(prob: Problem, allocations: dict, restart_penalty: floa
         base = {int(prob.base_node[q]): int(prob.base_cnt[q]) for q in range(prob.base_off[j], prob.base_off[j + 1])}
         v = prob.table[j, min(len(counts), kmax), reps] * prob.scale[j]
         if counts != base:
-            v *= 1.0 - (pen[j] if isinstance(pen, np.ndarray) else pen)
+            v *= 1.0 - pen[j]
         total += v
     return float(total)

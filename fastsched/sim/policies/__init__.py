@@ -6,12 +6,26 @@
 
 from __future__ import annotations
 
-from fastsched.sim.policies.base import SimPolicy
-from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
-from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.pollux import LinearSpeedup, PolluxSimPolicy, RebasedSpeedup
-from fastsched.sim.policies.registry import POLICY_NAMES, POLICY_OPTIONS, make_policy
-from fastsched.sim.policies.sia import SiaPolicy
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SimPolicy": "fastsched.sim.policies.base",
+        "OptimusPolicy": "fastsched.sim.policies.baselines",
+        "TiresiasPolicy": "fastsched.sim.policies.baselines",
+        "GavelPolicy": "fastsched.sim.policies.gavel",
+        "LinearSpeedup": "fastsched.sim.policies.pollux",
+        "PolluxSimPolicy": "fastsched.sim.policies.pollux",
+        "RebasedSpeedup": "fastsched.sim.policies.pollux",
+        "POLICY_NAMES": "fastsched.sim.policies.registry",
+        "POLICY_OPTIONS": "fastsched.sim.policies.registry",
+        "make_policy": "fastsched.sim.policies.registry",
+        "SiaPolicy": "fastsched.sim.policies.sia",
+    },
+)
 
 __all__ = [
     "SimPolicy",

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched.policy._ga.rng import stream_key as _stream_key
 from fastsched.policy._ga.search import Plan
 
-__all__ = ["POLISH_PASSES", "SMALL", "KICKS", "make_plan", "seed_buffer_rows", "seed_plan", "transfers"]
+__all__ = ["POLISH_PASSES", "SMALL", "KICKS", "make_plan", "seed_buffer_rows", "seed_plan", "stream_key", "transfers"]
 
 #: Local-search passes over the jobs per polished row (a pass that changes nothing ends it
 #: earlier; one or two usually suffice).
@@ -202,3 +203,17 @@ def make_plan(
         pm_init=np.float64(min(1.0, max(0.1, 8.0 / J))),
         count=i64(pop_size),
     )
+
+
+def stream_key(plan: Plan, start: int, stream: int) -> np.uint64:
+    """Key of the round's random stream ``(start, stream)``, as the serial kernel derives it.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> plan = SimpleNamespace(seed=np.uint64(1), round_=np.int64(2))
+    >>> type(stream_key(plan, 0, 9)).__name__
+    'uint64'
+    """
+    # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
+    return np.uint64(_stream_key(plan.seed, int(plan.round_), int(start), int(stream)))

@@ -27,18 +27,12 @@ from fastsched.policy import _ga as G
 from fastsched.policy._ga.population import adapt_previous, base_row, concat, nbytes, rows, take
 from fastsched.policy._ga.rng import POLISH, REPAIR
 from fastsched.policy._result import desired_nodes, row_to_allocations, select_result
-from fastsched.policy._round import make_plan, seed_buffer_rows
+from fastsched.policy._round import make_plan, seed_buffer_rows, stream_key
 from fastsched.policy.problem import Problem, build_problem, sort_nodes
 
 LOG = logging.getLogger(__name__)
 
 __all__ = ["PolluxPolicy"]
-
-
-def _key(plan: G.Plan, start: int, stream: int) -> np.uint64:
-    """Key of the round's random stream ``(start, stream)`` (as the serial kernel derives it)."""
-    # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
-    return np.uint64(G.stream_key(plan.seed, int(plan.round_), int(start), int(stream)))
 
 
 class PolluxPolicy:
@@ -99,7 +93,9 @@ class PolluxPolicy:
         the template has, requests nothing, ``min_replicas > max_replicas``, a speedup
         function that fails or returns NaN/negative values): raise a ``ValueError`` naming
         it (default), or leave it unallocated for this round, log a warning with the reason
-        and go on (``last_stats["skipped"]`` maps its key to the reason).
+        and go on (``last_stats["skipped"]`` maps its key to the reason). A non-preemptible
+        job with a base allocation is never dropped: skipped, it keeps that allocation (and
+        its resources) as it is; a job requesting nothing is valid when so pinned.
 
     Attributes
     ----------
@@ -290,24 +286,29 @@ class PolluxPolicy:
         True
         """
         with self._lock:
-            return self._run(prob, time.perf_counter(), 0.0, None)
+            return self._run(prob, time.perf_counter(), 0.0, None, None)
 
     def _optimize(self, jobs, nodes, base_allocations, node_template):
         t0 = time.perf_counter()
         self._draw_seed()
         base_allocations = {} if base_allocations is None else base_allocations
         prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
-        return self._run(prob, t0, time.perf_counter() - t0, list(jobs))
+        return self._run(prob, t0, time.perf_counter() - t0, list(jobs), base_allocations)
 
     def _draw_seed(self):
         if self.seed is None:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.
             self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
 
-    def _run(self, prob: Problem, t0: float, t_build: float, keys):
-        """Run a round on ``prob`` (``keys``: the caller's job keys, in order, for an empty round)."""
+    def _run(self, prob: Problem, t0: float, t_build: float, keys, base_allocations):
+        """Run a round on ``prob``.
+
+        ``keys``: the caller's job keys, in order, for an empty round; ``base_allocations``: the
+        caller's dict (``None``: read from ``prob``).
+        """
         self._draw_seed()
         skipped = prob.meta.get("skipped", {})
+        kept = prob.meta.get("kept", {})  # skipped non-preemptible jobs keep their allocation
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
             self._prev = None
@@ -318,7 +319,7 @@ class PolluxPolicy:
             self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
             if keys is None:
                 keys = [*prob.job_keys, *skipped]
-            return {k: [] for k in keys}, desired
+            return {k: list(kept.get(k, [])) for k in keys}, desired
         self._times = {}
         pop, rank, util = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
@@ -333,12 +334,14 @@ class PolluxPolicy:
         limit = min(prob.num_real, desired) if self.shrink_to_desired else prob.num_real
         idx = select_result(values, limit)
         self._prev = (pop, list(prob.job_keys), list(prob.node_keys))
-        if idx is None:
-            allocations = {}
+        if idx is None:  # no row within the real nodes: only the pinned jobs keep theirs
+            if base_allocations is None:  # a trusted round: the base allocation as prob holds it
+                base_allocations = row_to_allocations(base_row(prob, max(prob.base_width, 1)), 0, prob)
+            allocations = {k: list(base_allocations[k]) if prob.pinned[j] else [] for j, k in enumerate(prob.job_keys)}
         else:
             allocations = row_to_allocations(pop, int(front[idx]), prob)
-        for key in skipped:  # every job is listed; skipped ones get nothing
-            allocations[key] = []
+        for key in skipped:  # every job is listed; skipped ones get nothing unless kept
+            allocations[key] = list(kept.get(key, []))
         elapsed = time.perf_counter() - t0
         best = float(-values[idx, 0]) if idx is not None else 0.0
         idx_real = select_result(values, prob.num_real)
@@ -551,7 +554,7 @@ class PolluxPolicy:
             int(plan.passes),
             bool(plan.transfers),
             int(plan.kicks),
-            _key(plan, 0, POLISH),
+            stream_key(plan, 0, POLISH),
             out,
             0,
         )
@@ -592,4 +595,4 @@ class PolluxPolicy:
 
     def _repair_into(self, plan: G.Plan, src, which, pm, dst, start, A):
         kernel = G.repair_parallel if self._use_parallel(which.shape[0], src.off.shape[1] - 1) else G.repair_serial
-        kernel(_key(plan, start, REPAIR), src, which, float(pm), A, int(plan.scratch), dst, int(start))
+        kernel(stream_key(plan, start, REPAIR), src, which, float(pm), A, int(plan.scratch), dst, int(start))

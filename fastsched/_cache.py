@@ -101,7 +101,9 @@ def cache_state(packages=SIM_PACKAGES) -> CacheState:
     (True, True)
     """
     for pkg in packages:
-        importlib.import_module(pkg)
+        module = importlib.import_module(pkg)
+        for name in getattr(module, "__all__", ()):
+            getattr(module, name, None)  # a lazy re-export loads its module (and its kernels)
     dirs, missing, present = [], [], []
     for disp in _dispatchers(packages):
         cache = getattr(disp, "_cache", None)

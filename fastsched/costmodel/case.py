@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.costmodel._estimate import compiled_for, estimate_packed
+from fastsched._numba_private import compiled_for
+from fastsched.costmodel._estimate import estimate_packed
 from fastsched.costmodel._settings import check_pipeline_config
 from fastsched.costmodel.cost import Cost, _new, _set_out, _set_prep
 from fastsched.costmodel.cost_model import CostModel

@@ -46,7 +46,7 @@ def test_explicit_seed_list(tmp_path):
         ({"seeds": []}, "seeds"),
         ({"workloads": []}, "workloads"),
         ({"workloads": ["missing.csv"]}, "workloads"),
-        ({"policy": "fifo"}, "policy"),
+        ({"policy": "no-such-policy"}, "policy"),
         ({"nodes": [4, 0]}, "nodes"),
         ({"interference": 1.5}, "interference"),
         ({"traces": "no/such/dir"}, "traces"),

@@ -3,8 +3,9 @@
 The policy (:func:`check_output`, run before any work):
 
 * an existing file is replaced only with ``force``;
-* an input of the run (a file, or any file inside an input folder such as a traces folder) is
-  never written, ``force`` or not;
+* an input of the run (a file, or a file that exists inside an input folder such as a traces
+  folder) is never written, ``force`` or not; a new file inside an input folder is allowed
+  (it destroys nothing);
 * only regular files are replaced: a device node, a pipe or a socket is refused;
 * a symbolic link is written *through*, as a plain ``open`` would: the file it points to is
   replaced and the link stays (the checks above apply to that file);
@@ -104,7 +105,7 @@ def check_output(path, *, inputs=(), force=False, what="output", force_flag="--f
         Where the file will be written.
     inputs : iterable of str, path or None
         Files and folders the run reads (``None`` entries are ignored); ``path`` may be none
-        of them, nor lie inside one of the folders.
+        of them, nor an existing file inside one of the folders.
     force : bool
         Allow replacing an existing file.
     what : str
@@ -152,8 +153,8 @@ def check_output(path, *, inputs=(), force=False, what="output", force_flag="--f
             continue
         s = Path(os.path.realpath(Path(src).expanduser()))
         same = real == s or (real.exists() and s.exists() and os.path.samefile(real, s))
-        if same or (s.is_dir() and _inside(real, s)):
-            where = f"also an input of this run ({src})" if same else f"inside the input folder {src}"
+        if same or (s.is_dir() and real.exists() and _inside(real, s)):
+            where = f"also an input of this run ({src})" if same else f"a file of the input folder {src}"
             raise ValueError(f"{what} {given} is {where}; writing it would destroy the input")
     if target.exists() and not force:
         how = f"use {force_flag} to replace it" if force_flag else "remove it first or choose another name"

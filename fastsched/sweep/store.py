@@ -190,11 +190,14 @@ def check_output(out, *, resume: bool, force: bool, inputs=()) -> Path:
     out = Path(out).expanduser()
     if out.exists() and not out.is_dir():
         raise ValueError(f"--output {out} is a file; a sweep writes a folder of tables")
+    ours = out.is_dir() and is_sweep_folder(out)
     for name in SWEEP_FILES:  # never over an input, --force or not (a spec named spec.json in "." ...)
         f = out / name
         for src in inputs:
             s = Path(src).expanduser()
-            if _same(f, s) or (s.is_dir() and os.path.realpath(f).startswith(os.path.realpath(s) + os.sep)):
+            # in an input folder (traces): an existing file that is not this sweep's own
+            inside = s.is_dir() and f.exists() and not ours
+            if _same(f, s) or (inside and os.path.realpath(f).startswith(os.path.realpath(s) + os.sep)):
                 raise ValueError(
                     f"--output {out}: the sweep would write {f}, which is an input of this sweep ({src}); "
                     "choose another output folder"
@@ -205,7 +208,6 @@ def check_output(out, *, resume: bool, force: bool, inputs=()) -> Path:
             raise ValueError(f"--output {out}: {exc}") from None
     if out.is_dir():
         names = {p.name for p in out.iterdir()}
-        ours = is_sweep_folder(out)
         if names and not ours and not force:
             mine = sorted(names & set(SWEEP_FILES))
             clash = f" (a sweep would replace {', '.join(mine)})" if mine else ""

@@ -51,6 +51,8 @@ def test_output_inside_the_traces_folder_is_refused(tmp_path, capsys):
     trace = write(traces / "ncf", "placements.csv", "mine")
     assert main([*tiny_args(w), "--traces", str(traces), "--output", trace, "--force"]) == 2
     assert "input folder" in capsys.readouterr().err
+    # a new file inside the folder destroys nothing
+    assert check_output(traces / "log.jsonl", inputs=[traces]).name == "log.jsonl"
     assert (traces / "ncf" / "placements.csv").read_text() == "mine"
 
 

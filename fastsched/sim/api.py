@@ -344,8 +344,7 @@ def simulate(
                     f"for {_STALL_ROUNDS} rounds while they waited"
                 )
             if progress is not None:
-                done = sum(j.completion_time is not None for j in jobs)
-                progress(done, len(jobs), cluster.current_time)
+                progress(cluster.completed, len(jobs), cluster.current_time)
         wall = time.perf_counter() - t0
         records = [
             JobRecord(

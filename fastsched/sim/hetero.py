@@ -153,6 +153,18 @@ class HeteroApplication(Application):
         """
         return self.base.throughput(placement, local_bsz)
 
+    def is_modelled(self, placement, local_bsz) -> bool:
+        """Whether :meth:`throughput` is modelled (first GPU type; per type: ``apps[t].is_modelled``).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> HeteroApplication({"slow": app, "fast": app}).is_modelled((1,), 64)
+        False
+        """
+        return self.base.is_modelled(placement, local_bsz)
+
     def grad_stats(self, batch_size, epoch):
         """Gradient statistics (hardware-independent).
 
@@ -239,7 +251,8 @@ class HeteroApplication(Application):
         """Largest per-GPU batch size measured for ``placement`` (GPUs per node) on ``gpu_type``.
 
         The placement's own measurements if it was measured, else the largest batch among the
-        measurements with at least as many nodes and GPUs; never above the largest measured
+        measurements with at least as many nodes and GPUs (beyond all of them: the largest batch
+        measured at the largest GPU count up to this one); never above the largest measured
         with the same GPU count (Sia's memory rule). An int is one node of that many GPUs.
 
         Examples
@@ -273,6 +286,10 @@ class HeteroApplication(Application):
             ok = (pts[:, 0] >= nodes) & (pts[:, 1] >= reps)
             if ok.any():
                 cap = min(cap, int(pts[ok, 2].max()))
+            elif (pts[:, 1] <= reps).any():
+                # Beyond every measured point: the cap at the largest measured GPU count (it never grows with GPUs).
+                rmax = pts[pts[:, 1] <= reps, 1].max()
+                cap = min(cap, int(pts[pts[:, 1] == rmax, 2].max()))
         if reps in by_rep:
             cap = min(cap, by_rep[reps])
         return max(cap, int(app.min_local_bsz))

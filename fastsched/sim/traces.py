@@ -6,7 +6,9 @@ what each column means). :class:`TraceApplication` answers the questions the sim
 
 * :meth:`~TraceApplication.throughput`: true (step time, sync time) of a placement and
   per-GPU batch size, interpolated linearly along the batch size for a measured layout, or
-  linearly over a Delaunay triangulation of (nodes, replicas, batch) otherwise;
+  linearly over a Delaunay triangulation of (nodes, replicas, batch) within the measured
+  hull; anywhere else from a throughput model fitted on the measured rows
+  (:meth:`~TraceApplication.is_modelled` tells which);
 * :meth:`~TraceApplication.grad_stats`: gradient statistics of a total batch size during an
   epoch, interpolated linearly between the two measured batch sizes around it;
 * :meth:`~TraceApplication.progress`: statistical progress needed to finish an epoch;
@@ -131,6 +133,17 @@ class Application:
     def best_metric(self, batch_size, epoch):
         """Best validation metric before ``epoch`` (logging only); ``None`` if unknown."""
         return None
+
+    def is_modelled(self, placement, local_bsz) -> bool:
+        """Whether :meth:`throughput` is a model's estimate rather than measured (here never).
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> builtin_applications()["cifar10"].is_modelled((2, 2), 64)
+        False
+        """
+        return False
 
     def completion_epoch(self, batch_size) -> int:
         """Index of the last epoch: a job completes when its epoch count exceeds it."""
@@ -274,6 +287,26 @@ class TraceApplication(Application):
         self._nd_points = np.array(pts, dtype=np.float64)
         self._nd_values = np.array(vals, dtype=np.float64)
         self._nd_interp = None
+        self._model = None
+        # Every measured row as (nodes, GPUs, batch, step, sync): what the model is fitted on.
+        pdig = [str(int(p)) for p in pcols["placement"]]
+        self._rows = np.array(
+            [
+                *zip(
+                    [len(d) for d in pdig],
+                    [sum(map(int, d)) for d in pdig],
+                    pcols["local_bsz"],
+                    pcols["step_time"],
+                    pcols["sync_time"],
+                    strict=True,
+                ),
+                *zip(
+                    *(scols[c] for c in ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")),
+                    strict=True,
+                ),
+            ],
+            dtype=np.float64,
+        )
         local = pcols["local_bsz"]
         self.init_batch_size = int(init_batch_size or self._bsz[0])
         self.max_batch_size = int(max_batch_size or self._bsz[-1])
@@ -393,6 +426,12 @@ class TraceApplication(Application):
     def throughput(self, placement, local_bsz):
         r"""Return the true ``(step_time, sync_time)`` of ``placement`` at per-GPU batch ``local_bsz``.
 
+        Measured placements are interpolated linearly along the batch size, other points
+        within the measured (nodes, GPUs, batch) hull over its Delaunay triangulation; any
+        other point (a larger cluster than the profiled one, a batch beyond the measured
+        range) is answered by the throughput model fitted on this application's rows
+        (:mod:`fastsched.sim._throughput_model`, see :meth:`is_modelled`).
+
         Parameters
         ----------
         placement : sequence of int
@@ -403,7 +442,7 @@ class TraceApplication(Application):
         Raises
         ------
         ValueError
-            If the point lies outside the measured traces.
+            If the placement is empty or the batch size is not positive.
 
         Examples
         --------
@@ -411,47 +450,85 @@ class TraceApplication(Application):
         >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
         >>> toy.throughput((1,), 4), toy.throughput((2,), 8), toy.throughput((1,), 6)
         ((1.0, 0.0), (2.5, 0.5), (1.5, 0.0))
+        >>> step, sync = toy.throughput((2, 2, 2, 2, 2, 2), 8)  # 6 nodes: beyond the traces
+        >>> 0 <= sync < step
+        True
         """
         key = (tuple(placement), local_bsz)
         out = self._memo_tp.get(key)
         if out is None:
-            out = self._throughput(normalize_placement(placement), local_bsz)
-            self._memo_tp[key] = out
-        return out
+            out = self._memo_tp[key] = self._throughput(normalize_placement(placement), local_bsz)
+        return out[:2]
+
+    def is_modelled(self, placement, local_bsz) -> bool:
+        r"""Whether :meth:`throughput` answers from the fitted model rather than the traces.
+
+        ``False`` where the measured rows answer (a measured placement within its measured
+        batch range, or a point interpolated within the measured hull), ``True`` elsewhere.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
+        >>> toy.is_modelled((1, 2), 6), toy.is_modelled((2, 2, 2, 2, 2, 2), 8), toy.is_modelled((1,), 16)
+        (False, True, True)
+        """
+        self.throughput(placement, local_bsz)
+        return self._memo_tp[(tuple(placement), local_bsz)][2]
+
+    def throughput_model(self):
+        """Return the throughput model fitted on all measured rows (fitted once, on first use).
+
+        Returns
+        -------
+        fastsched.sim._throughput_model.ThroughputParams
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> toy = TraceApplication(write_example_application(tempfile.mkdtemp()))
+        >>> 1.0 <= toy.throughput_model().gamma <= 10.0
+        True
+        """
+        if self._model is None:
+            from fastsched.sim._throughput_model import fit_throughput_model
+
+            self._model = fit_throughput_model(*self._rows.T)
+        return self._model
 
     def _throughput(self, placement, local_bsz):
+        """``(step, sync, modelled)``: the traces' answer where they have one, else the model's."""
         if not placement:
             raise ValueError("throughput of an empty placement")
+        if not (isinstance(local_bsz, (int, float, np.integer, np.floating)) and local_bsz > 0):
+            raise ValueError(f"{self.name}: local_bsz must be a positive number, got {local_bsz!r}")
         pid = int("".join(map(str, placement))) if max(placement) < 10 else None
         rows = self._by_placement.get(pid) if pid is not None else None
         if rows is not None:
             x, st, sy = rows
-            if not (x[0] <= local_bsz <= x[-1]):
-                raise ValueError(
-                    f"{self.name}: local batch size {local_bsz} outside the measured range "
-                    f"[{x[0]:g}, {x[-1]:g}] of placement {pid}"
-                )
-            # Linear interpolation with scipy.interpolate.interp1d's arithmetic.
-            i = int(np.searchsorted(x, local_bsz, side="left"))
-            i = min(max(i, 1), x.shape[0] - 1) if x.shape[0] > 1 else 0
-            if x.shape[0] == 1:
-                return float(st[0]), float(sy[0])
-            lo, hi = i - 1, i
-            dx = local_bsz - x[lo]
-            span = x[hi] - x[lo]
-            step = (st[hi] - st[lo]) / span * dx + st[lo]
-            sync = (sy[hi] - sy[lo]) / span * dx + sy[lo]
-            return float(step), float(sync)
-        if self._nd_interp is None:
-            self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values)
-        num_nodes = min(len(placement), 16)
-        step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
-        if not (math.isfinite(step) and math.isfinite(sync)):
-            raise ValueError(
-                f"{self.name}: placement {placement} at local batch size {local_bsz} is outside "
-                "the measured traces (too many GPUs per node or replicas?)"
-            )
-        return float(step), float(sync)
+            if x[0] <= local_bsz <= x[-1]:
+                if x.shape[0] == 1:
+                    return float(st[0]), float(sy[0]), False
+                # Linear interpolation with scipy.interpolate.interp1d's arithmetic.
+                i = int(np.searchsorted(x, local_bsz, side="left"))
+                i = min(max(i, 1), x.shape[0] - 1)
+                lo, hi = i - 1, i
+                dx = local_bsz - x[lo]
+                span = x[hi] - x[lo]
+                step = (st[hi] - st[lo]) / span * dx + st[lo]
+                sync = (sy[hi] - sy[lo]) / span * dx + sy[lo]
+                return float(step), float(sync), False
+        else:
+            if self._nd_interp is None:
+                self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values)
+            num_nodes = min(len(placement), 16)
+            step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
+            if math.isfinite(step) and math.isfinite(sync):
+                return float(step), float(sync), False
+        from fastsched.sim._throughput_model import predict_throughput
+
+        step, sync = predict_throughput(self.throughput_model(), len(placement), sum(placement), local_bsz)
+        return float(step), float(sync), True
 
 
 def _nd_interpolator(points, values):

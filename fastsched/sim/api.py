@@ -356,6 +356,7 @@ def simulate(
                 attained_service=float(j.attained_service),
                 epochs=j.epoch,
                 gpu_seconds_by_type=dict(getattr(j, "gpu_seconds_by_type", None) or {}) or None,
+                modelled_gpu_seconds=float(j.modelled_service),
             )
             for j in jobs
         ]
@@ -370,6 +371,7 @@ def simulate(
             total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
             active_jobs=np.array(cluster.active, dtype=np.int64),
             allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
+            policy_times=np.array(cluster.policy_times, dtype=np.float64),
         )
         result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
         if log is not None:

@@ -112,6 +112,7 @@ class Cluster:
         self.active: list[int] = []
         self.alloc_rows: list[np.ndarray] = []
         self.policy_seconds = 0.0
+        self.policy_times: list[float] = []
         self.spec = spec
         self.node_types = None if spec is None else spec.node_types
         if spec is not None:
@@ -211,7 +212,9 @@ class Cluster:
             self.allocations = {k: v for k, v in self.allocations.items() if k in names}
             t0 = time.perf_counter()
             new = self.policy.optimize(now, active, self.nodes(), dict(self.allocations))
-            self.policy_seconds += time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            self.policy_seconds += took
+            self.policy_times.append(took)
             self.policy_calls += 1
             self._check(new)
             if self._next_decision is not None:

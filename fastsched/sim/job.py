@@ -76,6 +76,9 @@ class Job:
         self.progress = 0.0
         self.epoch = 0
         self.attained_service = 0
+        # GPU-seconds trained at points the application answers from its throughput model
+        # rather than measured rows (see Application.is_modelled).
+        self.modelled_service = 0
         self.num_restarts = None
         self._speedup_cache = None
         self._goodput_cache = None
@@ -278,6 +281,7 @@ class Job:
             batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
             scale = batch_size / app.init_batch_size
             step_time, sync_time = app.throughput(placement, self.atomic_bsz)
+            modelled = app.is_modelled(placement, self.atomic_bsz)
             accum_time = step_time - sync_time
             grad_sqr, grad_var = app.grad_stats(batch_size, self.epoch)
             gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
@@ -289,6 +293,8 @@ class Job:
                 self.progress += goodput * seconds
                 self.current_time += seconds
                 self.attained_service += seconds * gpus
+                if modelled:
+                    self.modelled_service += seconds * gpus
                 seconds = 0
             else:
                 self.epoch += 1
@@ -301,6 +307,8 @@ class Job:
                 self.best_metric = app.best_metric(batch_size, self.epoch)
                 self.current_time += delta
                 self.attained_service += delta * gpus
+                if modelled:
+                    self.modelled_service += delta * gpus
                 seconds -= delta
             self.update_local_bsz(self.placement)
         self.current_time += seconds

@@ -8,16 +8,18 @@ crossings rounded to whole seconds, a noise-free profile refitted on every new
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
+from fastsched.sim._rules import fixed_batch_config
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
 #: Seconds a job pauses after every (re)allocation.
 RESCALE_DELAY = 30
+
+# Fitted PerfParams by (observations in order, previous fit): see Job.perf_params.
+_FIT_MEMO: dict = {}
 
 
 class Job:
@@ -95,16 +97,17 @@ class Job:
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
             keys = tuple(self.profile)
-            # Jobs of one application that made exactly the same observations, in the same
-            # order, share the fit. The measured times are part of the memo key: one
+            # Jobs that made exactly the same observations, in the same order, share the fit. The measured times are part of the memo key: one
             # (nodes, replicas, atomic_bsz) key covers different placements (2+2 vs 3+1 GPUs)
             # with different step times, so the key alone would hand one job another's fit.
             # The previous fit warm-starts the refit (an extra start: never a worse fit),
             # so it is part of the memo key too.
             previous = self._perf_params
             memo_key = (tuple(self.profile.items()), previous)
-            memo = self.application.__dict__.setdefault("_fit_memo", {})
-            if len(memo) > 65536:  # bounded: a sweep worker runs many simulations
+            # The fit depends on the observations and the warm start only, never on the
+            # application: one process-wide memo, bounded (a sweep worker runs many simulations).
+            memo = _FIT_MEMO
+            if len(memo) > 65536:
                 memo.clear()
             fitted = memo.get(memo_key)
             if fitted is None:
@@ -230,11 +233,7 @@ class Job:
                 choice = self._batch_cache[key] = (int(atomic), int(accum))
             self.atomic_bsz, self.accum_steps = choice
         else:
-            local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
-            self.accum_steps = math.ceil(local_bsz / app.max_local_bsz - 1e-8) - 1
-            if num_replicas == 1 and batch_size > app.init_batch_size:
-                self.accum_steps = max(1, self.accum_steps)
-            self.atomic_bsz = math.ceil(local_bsz / (self.accum_steps + 1) - 1e-8)
+            self.atomic_bsz, self.accum_steps = fixed_batch_config(app, num_replicas, batch_size, app.max_local_bsz)
         count = num_replicas * (self.accum_steps + 1)
         self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
 
@@ -310,7 +309,8 @@ class Job:
                 if modelled:
                     self.modelled_service += delta * gpus
                 seconds -= delta
-            self.update_local_bsz(self.placement)
+            if self.target_batch_size is None:  # a fixed batch's split depends on the placement only
+                self.update_local_bsz(self.placement)
         self.current_time += seconds
 
     def reallocate(self, placement):

@@ -186,11 +186,11 @@ class Cluster:
         finished = False
         for i in sorted(self._held):
             job = jobs[i]
-            if job.completion_time is not None:
-                continue  # holds its GPUs until the next scheduling point, trains no more
             job.current_time = start
             job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
             if job.completion_time is not None:
+                # It keeps its nodes until the next scheduling point but never trains again.
+                self._held.discard(i)
                 self.completed += 1
                 finished = True
         self.current_time += seconds

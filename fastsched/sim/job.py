@@ -272,15 +272,20 @@ class Job:
         self.attained_service += delay * gpus
         self.rescale_time -= delay
         seconds -= delay
+        # The placement is fixed within a step; the (memoised) true throughput changes only
+        # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
+        placement = tuple(filter(None, self.placement))
+        num_nodes, num_replicas = len(placement), sum(placement)
+        point_bsz = None
         while seconds > 0 and self.completion_time is None:
             if self.epoch >= app.max_epochs:
                 raise RuntimeError(f"job {self.name}: epoch {self.epoch} >= max_epochs {app.max_epochs}")
-            placement = tuple(filter(None, self.placement))
-            num_nodes, num_replicas = len(placement), sum(placement)
             batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
             scale = batch_size / app.init_batch_size
-            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
-            modelled = app.is_modelled(placement, self.atomic_bsz)
+            if self.atomic_bsz != point_bsz:
+                point_bsz = self.atomic_bsz
+                step_time, sync_time = app.throughput(placement, point_bsz)
+                modelled = app.is_modelled(placement, point_bsz)
             accum_time = step_time - sync_time
             grad_sqr, grad_var = app.grad_stats(batch_size, self.epoch)
             gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)

@@ -11,12 +11,12 @@ import time
 import numba
 
 from fastsched import _firstrun
+from fastsched._cache import ALL_PACKAGES, cache_state
 from fastsched._version import __version__
+from fastsched._warmup import load_record, warmup
 
 __all__ = ["register", "info", "run_info", "run_warmup"]
 
-# Every package with CPU kernels (cuda's are compiled for the device, on first use).
-_ALL_PACKAGES = ("fastsched.goodput", "fastsched.policy", "fastsched.sim", "fastsched.costmodel")
 _PACKAGES = ("numpy", "scipy", "numba", "numba-cuda", "tqdm", "dask", "distributed", "matplotlib")
 
 
@@ -35,7 +35,10 @@ def info() -> dict:
     dict
         ``fastsched``, ``python``, ``platform``, ``packages`` (name -> version or ``None``),
         ``threading_layer`` (numba's configured layer), ``num_threads``, ``cache_dirs``,
-        ``kernels`` / ``kernels_cached``, ``cuda`` (bool) and ``cuda_detail``.
+        ``kernels`` / ``kernels_cached`` (loaded kernels, and of which cached), ``cache_complete``
+        (``True``: every kernel a command uses is cached, as the last ``fastsched warmup`` on this
+        machine found them; ``False``: some are not, the list in ``kernels_missing``; ``None``: no
+        warm-up record, unknown), ``cuda`` (bool) and ``cuda_detail``.
 
     Examples
     --------
@@ -45,7 +48,13 @@ def info() -> dict:
     """
     from fastsched import cuda  # its probe initialises the driver: only when asked
 
-    state = _firstrun.cache_state(_ALL_PACKAGES)
+    state = cache_state(ALL_PACKAGES)
+    record = load_record()
+    if record is None:
+        complete, missing = None, []
+    else:
+        missing = sorted(set(record["kernels"].get("warmup", ())) & set(state.missing))
+        complete = not missing
     available = cuda.is_available()
     return {
         "fastsched": __version__,
@@ -57,6 +66,8 @@ def info() -> dict:
         "cache_dirs": list(state.cache_dirs),
         "kernels": state.kernels,
         "kernels_cached": state.cached,
+        "cache_complete": complete,
+        "kernels_missing": missing,
         "cuda": available,
         "cuda_detail": cuda.unavailable_reason(),
     }
@@ -70,8 +81,9 @@ def register(subparsers) -> None:
     w = subparsers.add_parser(
         "warmup",
         help="compile every kernel now (e.g. while building a container image)",
-        description="Compile (or load from numba's cache) the kernels of the simulator, the policy and the cost "
-        "model, so that later runs start warm.",
+        description="Compile (or load from numba's cache) the kernels of the simulator under every policy and of "
+        "the cost model, so that later runs start warm, and record the compile rate measured here (the "
+        "first-run notices' estimates).",
     )
     w.add_argument("--quiet", "-q", action="store_true", help="print nothing")
     w.set_defaults(func=run_warmup)
@@ -91,12 +103,20 @@ def run_info(args) -> int:
         ("packages", pkgs + (f" (not installed: {', '.join(missing)})" if missing else "")),
         ("threading layer", f"{d['threading_layer']} ({d['num_threads']} threads)"),
         ("kernel cache", ", ".join(d["cache_dirs"]) or "-"),
-        ("kernels cached", f"{d['kernels_cached']} of {d['kernels']} loaded"),
+        ("kernels cached", f"{d['kernels_cached']} of {d['kernels']} loaded; " + _completeness(d)),
         ("CUDA", ("available" if d["cuda"] else "not available") + f" ({d['cuda_detail']})"),
     ]
     width = max(len(k) for k, _ in rows)
     print("\n".join(f"{k:<{width}}  {v}" for k, v in rows))
     return 0
+
+
+def _completeness(d) -> str:
+    if d["cache_complete"] is None:
+        return "complete? unknown ('fastsched warmup' compiles every kernel a command uses, and records them)"
+    if d["cache_complete"]:
+        return "complete (every kernel the commands use, as the last warm-up found them)"
+    return f"incomplete: {len(d['kernels_missing'])} kernel(s) the commands use are not cached (run 'fastsched warmup')"
 
 
 def run_warmup(args) -> int:
@@ -105,9 +125,9 @@ def run_warmup(args) -> int:
     if stream is not None:
         _firstrun.compile_notice("warmup", stream=stream)
     t0 = time.perf_counter()
-    _firstrun.warmup(stream=stream)
+    warmup(stream=stream)
     if stream is not None:
-        state = _firstrun.cache_state(_ALL_PACKAGES)
+        state = cache_state(ALL_PACKAGES)
         stream.write(
             f"warm: {state.cached} of {state.kernels} kernels cached in {', '.join(state.cache_dirs) or '-'} "
             f"({time.perf_counter() - t0:.1f} s)\n"

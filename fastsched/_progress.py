@@ -11,8 +11,6 @@ import sys
 
 from tqdm import tqdm
 
-from fastsched import _firstrun
-
 __all__ = ["progress_bar", "JobsBar", "progress_callback"]
 
 
@@ -69,9 +67,10 @@ class JobsBar:
         Never show the bar.
     file : file object, optional
         Default ``sys.stderr`` (shown only when it is a terminal).
-    notice : bool
-        On the first call (before the first round, every input checked), print
-        :func:`fastsched._firstrun.compile_notice` to ``file`` if no kernel is cached yet.
+    notice : callable, optional
+        Called as ``notice(stream=file)`` once, on the first call (before the first round, every
+        input checked), unless ``quiet``: the command line passes
+        :func:`fastsched._firstrun.compile_notice` (this base module imports nothing of fastsched).
 
     Examples
     --------
@@ -84,7 +83,9 @@ class JobsBar:
     >>> bar.close()
     """
 
-    def __init__(self, *, quiet=False, file=None, notice=False):
+    def __init__(self, *, quiet=False, file=None, notice=None):
+        if notice is not None and not callable(notice):
+            raise TypeError(f"notice must be a callable or None, got {type(notice).__name__}")
         self.quiet = quiet
         self.file = file
         self.notice = notice
@@ -93,8 +94,8 @@ class JobsBar:
 
     def __call__(self, done, total, sim_time):
         if self._bar is None:
-            if self.notice and not self.quiet:
-                _firstrun.compile_notice("simulate", stream=self.file)
+            if self.notice is not None and not self.quiet:
+                self.notice(stream=self.file)
             self._bar = progress_bar(total, desc="simulate", unit="job", quiet=self.quiet, file=self.file)
         self._bar.set_postfix_str(f"t={sim_time / 3600:.1f} h", refresh=False)
         self._bar.update(done - self.done)

@@ -10,7 +10,11 @@ error style:
   missing optional dependency): one line ``fastsched COMMAND: error: ...`` on stderr, exit
   status 2;
 * anything else: one line naming the exception, exit status 1;
-* Ctrl-C: one line (the command may say how to resume), exit status 130;
+* Ctrl-C: one line (the command may say how to resume), exit status 130, also when it lands
+  inside a compiled kernel (numba then reports it as a ``SystemError`` caused by the
+  ``KeyboardInterrupt``: see :func:`fastsched._interrupt.is_interrupt`);
+* stdout closed early (``fastsched plan --json | head``): no message, exit status 141
+  (128 + SIGPIPE, what a tool killed by SIGPIPE gives);
 * ``--debug`` (anywhere on the line, or ``FASTSCHED_DEBUG=1``) re-raises instead, with the
   full traceback.
 """
@@ -23,9 +27,10 @@ import importlib
 import os
 import sys
 
+from fastsched._interrupt import is_interrupt
 from fastsched._version import __version__
 
-__all__ = ["main", "build_parser", "Interrupted", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED"]
+__all__ = ["main", "build_parser", "Interrupted", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]
 
 # (subcommand module, what it provides); a module that is absent is skipped.
 _COMMAND_MODULES = (
@@ -40,6 +45,8 @@ _COMMAND_MODULES = (
 EXIT_BAD_INPUT = 2
 #: Exit status after Ctrl-C (128 + SIGINT, the shell convention).
 EXIT_INTERRUPTED = 130
+#: Exit status when the reader of stdout went away (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
 
 # Errors that mean "the input or the environment is wrong", not "fastsched is wrong".
 _BAD_INPUT = (ValueError, TypeError, OSError, MemoryError, ImportError, OverflowError)
@@ -98,6 +105,22 @@ def _describe(exc: BaseException) -> str:
     return " ".join(text.split("\n")[0].split())
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout replaced by an object without a descriptor
+        pass
+
+
+def _interrupted(prefix, exc) -> int:
+    how = f"; {exc}" if isinstance(exc, Interrupted) else ""
+    print(f"\n{prefix}: interrupted{how}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def main(argv=None) -> int:
     """Entry point of the ``fastsched`` console script; returns the exit status.
 
@@ -114,32 +137,38 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("FASTSCHED_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted after the subcommand too
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every command's module: seconds on a cold start
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        return _interrupted("fastsched", KeyboardInterrupt())
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
     prefix = f"fastsched {args.command}"
     try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is reported below, not at exit
+        return status
+    except (KeyboardInterrupt, Interrupted) as exc:
         if debug:
             raise
-        print(f"\n{prefix}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Interrupted as exc:
+        return _interrupted(prefix, exc)
+    except BrokenPipeError:
         if debug:
             raise
-        print(f"\n{prefix}: interrupted; {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except _BAD_INPUT as exc:
-        if debug:
-            raise
-        print(f"{prefix}: error: {_describe(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # noqa: BLE001 - one line for everything; --debug shows the rest
         if debug:
             raise
+        if is_interrupt(exc):  # Ctrl-C inside a compiled kernel, wrapped by the interpreter
+            return _interrupted(prefix, exc)
+        if isinstance(exc, _BAD_INPUT):
+            print(f"{prefix}: error: {_describe(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(
             f"{prefix}: internal error: {type(exc).__name__}: {_describe(exc)} (rerun with --debug for the traceback)",
             file=sys.stderr,

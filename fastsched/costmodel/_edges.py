@@ -9,10 +9,14 @@ from fastsched.costmodel.graph import BWD, OPTIM
 
 _OP_ROLE_BACKWARD = 1
 
-__all__ = ["op_edges_and_ranges", "rank_columns", "FACT_B4", "FACT_B10", "FACT_B8", "FACT_B9_DTYPE"]
+__all__ = ["op_edges_and_ranges", "rank_columns", "FACT_B4", "FACT_B10", "FACT_B8", "FACT_B9_DTYPE", "FACT_ROLE_OPT"]
 
 #: Bits of ``rank_columns``'s ``facts`` (see :mod:`fastsched.costmodel.deviations`).
 FACT_B4, FACT_B10, FACT_B8, FACT_B9_DTYPE = 1, 2, 4, 8
+# An op whose op_role has the optimize bit (2) but no LearningRate input: costed as forward or
+# backward by Paddle's rule, which deviations() reports (never a silent misclassification).
+FACT_ROLE_OPT = 16
+_OP_ROLE_OPTIMIZE = 2
 
 
 @jit
@@ -150,8 +154,11 @@ def rank_columns(
             facts |= FACT_B4
         if optim[i]:
             phase[i] = OPTIM
-        elif role[i] == _OP_ROLE_BACKWARD or g:
-            phase[i] = BWD
+        else:
+            if role[i] & _OP_ROLE_OPTIMIZE:
+                facts |= FACT_ROLE_OPT
+            if role[i] == _OP_ROLE_BACKWARD or g:
+                phase[i] = BWD
     src, dst, first, last, bad_op, bad_var = op_edges_and_ranges(n, nv, in_ptr, in_idx, out_ptr, out_idx, persistable)
     m = max(n, 1)
     key = np.sort(src * m + dst)

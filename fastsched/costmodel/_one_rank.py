@@ -88,9 +88,17 @@ def _slots(x, get, nslots, lens, idx, slots):
         idx += map(get, ns)
 
 
+def _within(vals, lo, hi):
+    # every non-None value in [lo, hi] (C-level passes; None entries filtered only if present)
+    if None in vals:
+        vals = [v for v in vals if v is not None]
+    return not vals or (lo <= min(vals) and max(vals) <= hi)
+
+
 def _one_rank(program):
     r = _rank_of(program)
-    if type(r.get("rank", 0)) is not int:
+    rank = r.get("rank", 0)
+    if type(rank) is not int or not 0 <= rank < 2**31:
         raise _Fallback
     vs = r.get("vars") or []
     ops = r.get("ops") or []
@@ -116,7 +124,7 @@ def _one_rank(program):
     nv = len(names)
     if (names and set(map(type, names)) != _STR) or "" in names:
         raise _Fallback
-    if dims and (set(map(type, dims)) != {int} or min(dims) < -1):
+    if dims and (set(map(type, dims)) != {int} or min(dims) < -1 or max(dims) > 2**53):
         raise _Fallback
     index = dict(zip(names, range(nv), strict=True))
     if len(index) != nv:
@@ -156,6 +164,17 @@ def _one_rank(program):
         raise _Fallback
     if None in roles:
         roles = [0 if x is None else x for x in roles]
+    # the general path's ranges (encode.INT_RANGES): anything outside gets its precise error there
+    if (
+        others
+        and not (
+            _within(roles, 0, 2**31 - 1)
+            and _within(others[0::3], -1, 2**31 - 1)  # ring_id
+            and _within(others[1::3], -(2**63), 2**63 - 1)  # desc_id
+            and _within(others[2::3], -1, 2**31 - 1)  # peer
+        )
+    ):
+        raise _Fallback
     if None in costs:
         costs = [0.0 if c is None else c for c in costs]
     head = (n, nv, len(in_len), len(out_len), len(in_idx), len(out_idx), len(dims))

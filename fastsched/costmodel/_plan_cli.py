@@ -1,10 +1,116 @@
-"""``fastsched plan MODEL.json --gpus N``: rank parallel configurations of a transformer or a program."""
+"""``fastsched plan MODEL.json --gpus N``: rank parallel configurations of a transformer or a program.
+
+Configurations that differ only in the pipeline schedule, the ZeRO stage and the memory they
+need, and that tie on step time and every other figure (with one pipeline stage gpipe, 1f1b and
+zb-h1 run the same; with one data replica ZeRO 0, 1 and 2 shard nothing) are printed as one
+row, e.g. ``1f1b/gpipe`` and ``2/1/0``, led by the choice that needs the least memory (the
+memory shown); ``--json`` gives each such row a ``ties`` list of the choices it stands for.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "collapse_ties", "COLUMNS"]
+
+#: The table's abbreviated columns, explained under it and in ``--help``.
+COLUMNS = (
+    ("tp, pp, dp", "tensor-, pipeline- and data-parallel degrees"),
+    ("mb", "micro-batch size (samples per microbatch per replica)"),
+    ("m", "microbatches per step"),
+    ("v", "virtual stages (model chunks) per pipeline stage, interleaved schedule"),
+    ("recomp", "activation recomputation"),
+    ("zero", "ZeRO stage (0: none)"),
+    ("sp", "sequence parallelism (1: on)"),
+)
+
+# What may differ inside one collapsed row; everything else (step time included) is equal.
+_TIED_KEYS = ("schedule", "zero", "memory_bytes", "state_bytes", "activation_bytes")
+
+
+def _tie_key(row) -> tuple:
+    return tuple(sorted((k, v) for k, v in row.items() if k not in _TIED_KEYS))
+
+
+def collapse_ties(result, top):
+    """Return the first ``top`` distinct configurations of ``result``, ties folded into one row each.
+
+    Rows are tied when they differ only in ``schedule``, ``zero`` and memory (``memory_bytes``
+    and its parts) and are equal in every other column (step time and its parts included).
+
+    Parameters
+    ----------
+    result : SearchResult
+        Sorted by step time (:func:`~fastsched.costmodel.search.search`).
+    top : int
+        Rows wanted.
+
+    Returns
+    -------
+    list of dict
+        Per group, its member needing the least memory (the first in rank order among equals),
+        with ``ties``: every member's schedule, zero and memory figures, that one first,
+        then the others by memory.
+
+    Examples
+    --------
+    >>> from fastsched.costmodel.cluster import Cluster
+    >>> from fastsched.costmodel.search import Transformer, search
+    >>> m = Transformer(layers=2, hidden=64, heads=4, seq=16, vocab=100, global_batch=8)
+    >>> res = search(m, Cluster(gpus=1, gpus_per_node=1))
+    >>> rows = collapse_ties(res, 3)
+    >>> len(rows) <= 3, all(r["memory_bytes"] == r["ties"][0]["memory_bytes"] for r in rows)
+    (True, True)
+    """
+    groups: dict = {}
+    last_time = None
+    for i in range(len(result)):
+        row = result.row(i)
+        if len(groups) >= top and row["time_ms"] > last_time:
+            break  # every later row is slower than the chosen groups: no more ties with them
+        key = _tie_key(row)
+        if key in groups:
+            groups[key].append(row)
+        elif len(groups) < top:
+            groups[key] = [row]
+            last_time = row["time_ms"]
+    out = []
+    for members in groups.values():
+        members = sorted(members, key=lambda r: r["memory_bytes"])  # stable: rank order among equals
+        best = dict(members[0])
+        best["ties"] = [{k: r[k] for k in _TIED_KEYS} for r in members]
+        out.append(best)
+    return out
+
+
+def _joined(values) -> str:
+    out = []
+    for v in values:
+        if str(v) not in out:
+            out.append(str(v))
+    return "/".join(out)
+
+
+def _num(x, width) -> str:
+    # a tiny negative round-off (a bubble of -1e-13 ms) must not print as -0.0
+    text = f"{x:.1f}"
+    if text == "-0.0":
+        text = "0.0"
+    return f"{text:>{width}}"
+
+
+def _check_model_fields(data, path) -> None:
+    from fastsched.costmodel.search import Transformer
+
+    names = [f.name for f in fields(Transformer)]
+    required = [f.name for f in fields(Transformer) if f.name != "dtype_bytes"]
+    missing = [n for n in required if n not in data]
+    if missing:
+        raise ValueError(
+            f"{path}: model field(s) missing: {', '.join(missing)} (a model file holds {', '.join(names)}; "
+            "dtype_bytes is optional)"
+        )
 
 
 def register(subparsers) -> None:
@@ -59,6 +165,7 @@ def run(args) -> int:
     else:
         if not isinstance(data, dict):
             raise ValueError(f"{args.model}: a model file holds a JSON object")
+        _check_model_fields(data, args.model)
         model = Transformer.from_dict(data)
     fields = {}
     if args.cluster:
@@ -77,8 +184,10 @@ def run(args) -> int:
             fields[key] = v * scale
     cluster = Cluster.from_dict(fields)
     schedules = None if args.schedules is None else tuple(s.strip() for s in args.schedules.split(","))
+    if args.top < 1:
+        raise ValueError(f"--top must be >= 1, got {args.top}")
     res = search(model, cluster, schedules=schedules)
-    rows = res.rows(args.top)
+    rows = collapse_ties(res, args.top)
     if is_program:
         desc = {
             "program": args.model,
@@ -108,17 +217,23 @@ def run(args) -> int:
     print(
         f"{title} on {cluster.gpus} GPUs: {res.n_evaluated} configurations, {len(res)} fit {cluster.memory_gib:g} GiB"
     )
+    labels = [(_joined(t["schedule"] for t in r["ties"]), _joined(t["zero"] for t in r["ties"])) for r in rows]
+    ws = max([11, *(len(a) for a, _ in labels)])
+    wz = max([4, *(len(b) for _, b in labels)])
     hdr = (
-        f"{'tp':>3} {'pp':>3} {'dp':>5} {'mb':>3} {'m':>5} {'schedule':>11} {'v':>2} {'recomp':>9} {'zero':>4} "
+        f"{'tp':>3} {'pp':>3} {'dp':>5} {'mb':>3} {'m':>5} {'schedule':>{ws}} {'v':>2} {'recomp':>9} {'zero':>{wz}} "
         f"{'sp':>2} {'step ms':>10} {'bubble':>8} {'tp comm':>8} {'pp comm':>8} {'dp comm':>8} {'mem GiB':>8}"
     )
     print(hdr)
-    for r in rows:
+    for r, (sched, zero) in zip(rows, labels, strict=True):
         print(
             f"{r['tp']:>3} {r['pp']:>3} {r['dp']:>5} {r['micro_batch']:>3} {r['microbatches']:>5} "
-            f"{r['schedule']:>11} {r['virtual_stages']:>2} {r['recompute']:>9} {r['zero']:>4} "
-            f"{int(r['sequence_parallel']):>2} {r['time_ms']:>10.1f} {r['bubble_ms']:>8.1f} "
-            f"{r['tp_comm_ms']:>8.1f} {r['pp_comm_ms']:>8.1f} {r['dp_comm_ms']:>8.1f} "
-            f"{r['memory_bytes'] / 2**30:>8.1f}"
+            f"{sched:>{ws}} {r['virtual_stages']:>2} {r['recompute']:>9} {zero:>{wz}} "
+            f"{int(r['sequence_parallel']):>2} {_num(r['time_ms'], 10)} {_num(r['bubble_ms'], 8)} "
+            f"{_num(r['tp_comm_ms'], 8)} {_num(r['pp_comm_ms'], 8)} {_num(r['dp_comm_ms'], 8)} "
+            f"{_num(r['memory_bytes'] / 2**30, 8)}"
         )
+    print("\n".join(f"  {k}: {v}" for k, v in COLUMNS))
+    if any(len(r["ties"]) > 1 for r in rows):
+        print("  a/b: choices that tie on step time, shown once; memory is the first one's (the least)")
     return 0

@@ -237,7 +237,12 @@ def _load_case(path: str) -> Case:
             raw += more
     finally:
         os.close(fd)
-    data = json.loads(raw)
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # name the file: json's message does not
+        raise ValueError(f"{path}: not a JSON case file ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to be a case file") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a case file holds a JSON object")
     if data.get("ranks") is None:

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.encode import EncodedProgram
+from fastsched.costmodel.model import check_pipeline_config
 
-__all__ = ["deviations", "SEED_UNIT_NOTE"]
+__all__ = ["deviations", "SEED_UNIT_NOTE", "ROLE_NOTE"]
 
 #: What the default bandwidth means (printed whenever communication is costed with it).
 SEED_UNIT_NOTE = (
     "communication uses the seed's constant: bytes / 32.768 = ms (it meant 32.768 MB/ms but divides bytes, "
     "so comm times are 1e6 x too large); give a cluster (--cluster FILE or --bandwidth GB/s) for real units"
+)
+
+#: Printed when an op's ``op_role`` says optimizer but nothing else does (Paddle's rule decides).
+ROLE_NOTE = (
+    "ops with op_role 2 (optimizer) but no LearningRate input are costed as forward/backward, as Paddle "
+    "decides by that input; give such an op a LearningRate input slot (it may be empty: "
+    '["LearningRate", []]) to cost it as optimizer'
 )
 
 _TEXT = {
@@ -60,6 +69,11 @@ def deviations(
     -------
     list of (str, str)
 
+    Raises
+    ------
+    ValueError, TypeError
+        A setting the estimate would reject (naming it), e.g. a stage without ranks.
+
     Examples
     --------
     >>> from fastsched.costmodel import encode
@@ -67,6 +81,12 @@ def deviations(
     >>> [code for code, _ in deviations(enc)]
     ['B8', 'B9']
     """
+    # The estimate's own checks: a bad setting is a ValueError/TypeError naming it.
+    pipeline_config = check_pipeline_config(pipeline_config, enc.n_ranks)
+    microbatch_num = check_int_scalar("microbatch_num", microbatch_num, low=1)
+    opcall_overhead = check_finite_scalar("opcall_overhead", opcall_overhead, low=0.0)
+    mem_unit = check_choice("mem_unit", mem_unit, {"bytes", "elements"})
+    n_parallel_merges = check_int_scalar("n_parallel_merges", n_parallel_merges, low=0)
     out = []
     f = enc.facts
     n_ops = enc.n_ops
@@ -95,6 +115,8 @@ def deviations(
     if "B14" in f:
         out.append("B14")
     res = [(c, _TEXT[c]) for c in out]
+    if "optimizer-role" in f:
+        res.append(("optimizer-role", ROLE_NOTE))
     if (
         "comm" in f
         and not isinstance(cluster, Cluster)

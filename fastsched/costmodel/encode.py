@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, rank_columns
+from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, FACT_ROLE_OPT, rank_columns
 from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
 from fastsched.costmodel._one_rank import one_rank
 from fastsched.costmodel.graph import BWD, FWD, comm_class, uses_ring
@@ -35,7 +35,27 @@ from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _norm_dtype
 __all__ = ["EncodedProgram", "encode"]
 
 _OP_ROLE_BACKWARD = 1
-_FACT_BITS = ((FACT_B4, "B4"), (FACT_B10, "B10"), (FACT_B8, "B8"), (FACT_B9_DTYPE, "B9-dtype"))
+
+# Ranges of the integer fields of a case, checked once at encoding (the arrays below are int64
+# and numba does not bounds-check). Paddle stores op_role, ring_id and the ranks as int32 attrs
+# and desc ids as int64; -1 is "none" for ring_id and peer. Dimensions go up to 2**53 (exact
+# as float64, the sizes' type) and a variable's static size up to 2**63 bytes.
+INT_RANGES = {
+    "rank": (0, 2**31 - 1),
+    "op_role": (0, 2**31 - 1),
+    "ring_id": (-1, 2**31 - 1),
+    "peer": (-1, 2**31 - 1),
+    "desc_id": (-(2**63), 2**63 - 1),
+    "shape": (-1, 2**53),
+}
+MAX_VAR_BYTES = 2.0**63
+_FACT_BITS = (
+    (FACT_B4, "B4"),
+    (FACT_B10, "B10"),
+    (FACT_B8, "B8"),
+    (FACT_B9_DTYPE, "B9-dtype"),
+    (FACT_ROLE_OPT, "optimizer-role"),
+)
 
 
 class EncodedProgram(NamedTuple):
@@ -491,9 +511,63 @@ def _comm_tensor(op_type, ins, outs):
     return None
 
 
+def _out_of_range(vals, field):
+    # index of the first value outside INT_RANGES[field] (None entries skipped), or -1
+    lo, hi = INT_RANGES[field]
+    if not vals:
+        return -1
+    try:
+        if lo <= min(vals) and max(vals) <= hi:
+            return -1
+    except TypeError:  # None entries: the slow pass below
+        pass
+    for k, v in enumerate(vals):
+        if v is not None and not lo <= v <= hi:
+            return k
+    return -1
+
+
+def _check_ranges(rl: _RankLists) -> None:
+    """Range-check every integer field of one rank (``ValueError`` naming rank, op or variable, field)."""
+    lo, hi = INT_RANGES["rank"]
+    if not lo <= rl.rank <= hi:
+        raise ValueError(f"rank {rl.rank}: rank must be in [{lo}, {hi}]")
+    for field, vals in (
+        ("op_role", rl.op_roles),
+        ("ring_id", rl.op_rings),
+        ("peer", rl.op_peers),
+        ("desc_id", rl.op_desc),
+    ):
+        k = _out_of_range(vals, field)
+        if k >= 0:
+            lo, hi = INT_RANGES[field]
+            raise ValueError(f"rank {rl.rank}: op {rl.op_ids[k]!r}: {field} must be in [{lo}, {hi}], got {vals[k]}")
+    lo, hi = INT_RANGES["shape"]
+    dims = list(chain.from_iterable(rl.var_shapes))
+    if dims and max(dims) > hi:
+        k = next(k for k, s in enumerate(rl.var_shapes) if s and max(s) > hi)
+        raise ValueError(
+            f"rank {rl.rank}: variable {rl.var_names[k]!r}: shape entries must be in [{lo}, {hi}], "
+            f"got {list(rl.var_shapes[k])}"
+        )
+
+
+def _check_sizes(rank, var_names, var_fixed, var_dsize) -> None:
+    """Check that every variable's static size stays below ``MAX_VAR_BYTES`` (sizes stay finite)."""
+    if var_fixed.size:
+        nbytes = var_fixed * var_dsize
+        if not nbytes.max() < MAX_VAR_BYTES:
+            k = int(np.argmax(~(nbytes < MAX_VAR_BYTES)))
+            raise ValueError(
+                f"rank {rank}: variable {var_names[k]!r}: shape holds {float(nbytes[k]):.4g} bytes without the "
+                "batch dimensions, more than MAX_VAR_BYTES = 2**63"
+            )
+
+
 def _encode_rank(rl: _RankLists, table):
     n = len(rl.op_ids)
     nv = len(rl.var_names)
+    _check_ranges(rl)
     index = dict(zip(rl.var_names, range(nv), strict=True))
     if len(index) != nv:
         seen = set()
@@ -548,6 +622,7 @@ def _encode_rank(rl: _RankLists, table):
     )
     if var_fixed.size and var_fixed.max() >= 2.0**53:
         var_fixed = _shape_arrays(shapes)[0]  # exact products past float64's integers (rare)
+    _check_sizes(rl.rank, rl.var_names, var_fixed, var_dsize)
     facts = {f for bit, f in _FACT_BITS if bits & bit}
     base = np.array(rl.op_costs, np.float64).reshape(n)
     if table is not None:
@@ -617,7 +692,9 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
     ValueError
         An op names an unknown (dangling) variable, reads a non-persistable variable
         before its first writer (a cycle), a cost is negative, a name is duplicated, a
-        dtype is unknown.
+        dtype is unknown, an integer field is outside ``INT_RANGES``, a variable's
+        static size exceeds ``MAX_VAR_BYTES`` (2**63 bytes), ``pipeline_config`` does not
+        fit the ranks. The message names the rank, the op or variable, and the field.
 
     Examples
     --------
@@ -628,7 +705,12 @@ def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> Encod
     ([0], [1])
     """
     with gc_paused():
-        return _encode(program, standalone_cost_data, pipeline_config)
+        enc = _encode(program, standalone_cost_data, pipeline_config)
+    if pipeline_config is not None:
+        from fastsched.costmodel.model import check_pipeline_config  # model imports this module
+
+        check_pipeline_config(pipeline_config, enc.n_ranks)
+    return enc
 
 
 class gc_paused:  # noqa: N801 (used as a function: ``with gc_paused():``)
@@ -669,6 +751,9 @@ def _encode(program, standalone_cost_data, pipeline_config) -> EncodedProgram:
             packed_all, bits, var_names, stage = one
             packed_all.flags.writeable = False
             fields, packed_i, packed_f = _fields_of(packed_all)
+            f, d = fields["var_fixed"], fields["var_dsize"]
+            if f.size and not (f * d).max() < MAX_VAR_BYTES:  # the general path names the variable
+                return _encode_general(program, standalone_cost_data, pipeline_config)
             return EncodedProgram(
                 **fields,
                 var_names=var_names,

@@ -11,6 +11,7 @@ against Paddle; each method is a thin call of these functions on a cached encodi
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -503,12 +504,39 @@ def _prepared(enc: EncodedProgram, s: Settings, pipeline_config, activation_byte
 
 
 def run_packed(enc: EncodedProgram, prep: _Prepared) -> np.ndarray:
-    """Run the one-call kernel with prepared constants; return its output array."""
+    """Run the one-call kernel with prepared constants; return its output array.
+
+    Raises a ``ValueError`` when a result overflows float64 (huge costs, sizes or settings):
+    never a ``Cost`` holding ``inf``.
+    """
     out = np.empty(prep.out_len)
     if estimate_packed(enc.packed, prep.P, out):
         # a fixed-order schedule that cannot progress: a bug, never user input
         raise RuntimeError(f"schedule {prep.schedule!r} deadlocked")
+    # Without a pipeline the last slot (the bubble fraction) is never written: not checked.
+    if not np.isfinite(out[: prep.out_len if prep.schedule is not None else prep.out_len - 1]).all():
+        _not_finite(out, prep)
     return out
+
+
+def _not_finite(out: np.ndarray, prep: _Prepared) -> None:
+    k, R = int(np.argmax(~np.isfinite(out))), prep.n_ranks
+    names = ("fwd_time", "bwd_time", "optim_time")
+    if k == 0:
+        what = "runtime"
+    elif k < 1 + 3 * R:
+        what = f"{names[(k - 1) % 3]} of rank {(k - 1) // 3}"
+    elif k < 1 + 6 * R:
+        what = f"premerge {names[(k - 1) % 3][:-5]} time of rank {(k - 1 - 3 * R) // 3}"
+    elif k < 1 + 8 * R:
+        what = f"{'static_mem' if k < 1 + 7 * R else 'peak_mem'} of rank {(k - 1) % R}"
+    else:
+        what = "the pipeline's times"
+    P = prep.P
+    raise ValueError(
+        f"the estimate overflows float64 ({what} = {float(out[k])!r}): op costs, variable sizes or settings are too "
+        f"large (batch_size={P[0]:g}, microbatch_num={P[10]:g}, opcall_overhead={P[6]:g})"
+    )
 
 
 def rank_times(enc: EncodedProgram, s: Settings):
@@ -942,8 +970,12 @@ class CostModel:
         sf, sb, so = stage_times(self._rank_times()[0], self.pp2rank)
         s = self.settings
         if events:
-            return pipeline_schedule(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
-        return pipeline_time(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
+            res = pipeline_schedule(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
+        else:
+            res = pipeline_time(sf, sb, so, m, schedule=s.schedule, virtual_stages=s.virtual_stages)
+        if not math.isfinite(res.total):
+            raise ValueError(f"the pipeline time overflows float64 with microbatch_num={m}: stage times too large")
+        return res
 
     def get_pipeline_time(self, microbatch_num=None) -> float:
         """Pipeline time for ``microbatch_num`` microbatches (default: the model's).

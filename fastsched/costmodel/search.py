@@ -180,8 +180,27 @@ def _pow2_upto(n):
     return out
 
 
-def _divisors(n):
-    return [k for k in range(1, n + 1) if n % k == 0]
+def _divisors(n, upto=None):
+    """Divisors of ``n`` in increasing order (those ``<= upto`` only, when given).
+
+    Trial division up to ``min(upto, sqrt(n))``, pairing each small divisor with ``n // k``: a
+    model of 10**15 sequences costs microseconds, not the hours a walk to ``n`` took.
+
+    Examples
+    --------
+    >>> _divisors(12), _divisors(10**15, upto=16), len(_divisors(2**40))
+    ([1, 2, 3, 4, 6, 12], [1, 2, 4, 5, 8, 10, 16], 41)
+    """
+    upto = n if upto is None else min(n, upto)
+    small, large = [], []
+    k = 1
+    while k * k <= n and k <= upto:
+        if n % k == 0:
+            small.append(k)
+            if k * k != n and n // k <= upto:
+                large.append(n // k)
+        k += 1
+    return small + large[::-1]
 
 
 def enumerate_configs(
@@ -235,7 +254,7 @@ def enumerate_configs(
     for t in _pow2_upto(min(cluster.gpus_per_node, model.heads)):
         if model.heads % t or N % t:
             continue
-        for p in _divisors(model.layers):
+        for p in _divisors(model.layers, upto=N // t):
             if (N // t) % p:
                 continue
             d = N // (t * p)
@@ -243,13 +262,11 @@ def enumerate_configs(
                 continue
             per_replica = model.global_batch // d
             Ls = model.layers // p
-            vs = [v for v in range(2, Ls + 1) if Ls % v == 0]
+            vs = _divisors(Ls)[1:]
             if virtual_stages is not None:
                 vs = [v for v in vs if v in set(virtual_stages)]
             zs = np.array([z for z in zero if z == 0 or d > 1], np.int64)
-            for b in _divisors(per_replica):
-                if b > max_micro_batch:
-                    break
+            for b in _divisors(per_replica, upto=max_micro_batch):
                 m = per_replica // b
                 # (schedule, v) pairs: interleaved once per v (needs p > 1 and m % p == 0)
                 sv = []
@@ -324,17 +341,13 @@ def enumerate_program_configs(
     sc = [SCHEDULE_NAMES.index(x) for x in schedules]
     rc = [RECOMPUTE.index(x) for x in recompute]
     rows = []
-    for p in _divisors(N):
-        if p > model.n_forward:
-            break
+    for p in _divisors(N, upto=model.n_forward):
         d = N // p
         if model.global_batch % d:
             continue
         per = model.global_batch // d
         zs = [z for z in zero if z == 0 or d > 1]
-        for b in _divisors(per):
-            if b > max_micro_batch:
-                break
+        for b in _divisors(per, upto=max_micro_batch):
             for s_ in sc:
                 for r in rc:
                     for z in zs:

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["plot_timeline"]
+__all__ = ["plot_timeline", "KIND_LABELS"]
+
+#: Event kinds of :class:`~fastsched.costmodel.schedules.PipelineSchedule`: (legend label, colour).
+KIND_LABELS = {
+    0: ("forward", "tab:blue"),
+    1: ("backward", "tab:orange"),
+    3: ("weight gradient", "tab:purple"),
+    2: ("optimizer", "tab:green"),
+}
 
 
 def plot_timeline(schedule, path, title=None) -> None:
-    """Draw one row per stage: forward, backward and optimizer events, to ``path``.
+    """Draw one row per stage: forward, backward, weight-gradient and optimizer events, to ``path``.
+
+    A legend names the kinds of event drawn (:data:`KIND_LABELS`); the numbers on the bars are
+    the microbatches.
 
     Parameters
     ----------
@@ -15,6 +26,11 @@ def plot_timeline(schedule, path, title=None) -> None:
     path : str or Path
         Output image file.
     title : str, optional
+
+    Raises
+    ------
+    ValueError
+        ``schedule`` has no events (a program without a pipeline), or matplotlib is missing.
 
     Examples
     --------
@@ -28,6 +44,8 @@ def plot_timeline(schedule, path, title=None) -> None:
     >>> path.is_file()  # doctest: +SKIP
     True
     """
+    if schedule.stage.size == 0:
+        raise ValueError("no pipeline schedule to draw (the program has no pipeline stages)")
     try:
         import matplotlib
 
@@ -35,13 +53,14 @@ def plot_timeline(schedule, path, title=None) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--timeline needs matplotlib (pip install fastsched[plot])") from None
-    colors = {0: "tab:blue", 1: "tab:orange", 2: "tab:green", 3: "tab:purple"}  # F, B, optimizer, W
-    n_st = int(schedule.stage.max()) + 1 if schedule.stage.size else 1
+    from matplotlib.patches import Patch
+
+    n_st = int(schedule.stage.max()) + 1
     fig, ax = plt.subplots(figsize=(10, 1 + 0.6 * n_st))
     for s, k, mb, a, b in zip(
         schedule.stage, schedule.kind, schedule.microbatch, schedule.start, schedule.end, strict=False
     ):
-        ax.barh(int(s), b - a, left=a, color=colors[int(k)], edgecolor="black", linewidth=0.4)
+        ax.barh(int(s), b - a, left=a, color=KIND_LABELS[int(k)][1], edgecolor="black", linewidth=0.4)
         if mb >= 0 and b > a:
             ax.text((a + b) / 2, int(s), str(int(mb)), ha="center", va="center", fontsize=7)
     ax.set_yticks(range(n_st))
@@ -49,6 +68,10 @@ def plot_timeline(schedule, path, title=None) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
     ax.set_title(title or f"pipeline: {schedule.total:.6g} ms")
+    present = {int(k) for k in schedule.kind}
+    handles = [Patch(facecolor=c, edgecolor="black", label=lab) for k, (lab, c) in KIND_LABELS.items() if k in present]
+    # outside the axes, so it never hides a bar
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title="event")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

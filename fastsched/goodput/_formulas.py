@@ -22,6 +22,10 @@ GRID_POINTS = 50  # numpy.geomspace's default, as used by AdaptDL
 EPS = 1e-8  # tolerance of the floor/ceil operations in the grid search
 TINY = 1e-8  # the model's stand-in for "no communication"
 MIN_NORMAL = 2.2250738585072014e-308  # smallest normal float64
+# Largest batch size (total or atomic) the faces accept: batch sizes are sample counts, every
+# count up to 2**53 is exact in float64, and the grid search's int64 atomic batch sizes and
+# accumulation steps then cannot overflow.
+MAX_BATCH = 2.0**53
 
 
 @jit(inline="always")
@@ -112,7 +116,9 @@ def grid_batch_size(i, start, log_start, step, max_bsz):
 def grid_candidate(local_bsz, num_replicas, init_bsz, max_atomic, accumulation):
     """AdaptDL's (atomic_bsz, accum_steps) rule for a per-replica batch, both as floats."""
     if accumulation:
-        accum = math.ceil(local_bsz / max_atomic - EPS) - 1.0
+        # Saturated to [0, MAX_BATCH]: a batch below EPS x max_atomic gave accum = -1 (an infinite
+        # atomic batch), a max_atomic below 1 an int64 overflow; neither bound alters a valid point.
+        accum = min(max(math.ceil(local_bsz / max_atomic - EPS) - 1.0, 0.0), MAX_BATCH)
         if num_replicas == 1 and local_bsz > init_bsz + EPS:
             accum = max(accum, 1.0)
         atomic = math.ceil(local_bsz / (accum + 1.0) - EPS) * 1.0
@@ -165,4 +171,5 @@ def best_config(
             best_goodput = goodput
             best_atomic = int(atomic)
             best_accum = int(accum)
-    return best_goodput, best_atomic, best_accum
+    # Every point NaN (a model at the ends of float64): no valid batch size, goodput 0.
+    return max(best_goodput, 0.0), best_atomic, best_accum

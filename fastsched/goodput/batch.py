@@ -27,6 +27,7 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _batch_kernels as K
+from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import SERIAL_MAX_ELEMENTS, SERIAL_MAX_KEYS, sized
 from fastsched.goodput.model import PerfParams
 
@@ -52,7 +53,8 @@ Examples
 def _column(name, value, count, *, low=None, low_open=False, default=None):
     if value is None:
         return np.array(default, dtype=np.float64)
-    arr = V.as_float_array(name, value, low=low, low_open=low_open)
+    # Batch sizes only: at most MAX_BATCH, so the grid search's int64 results cannot overflow.
+    arr = V.as_float_array(name, value, low=low, low_open=low_open, high=MAX_BATCH)
     arr = np.broadcast_to(arr, (count,)) if arr.ndim == 0 else arr
     if arr.shape != (count,):
         raise ValueError(f"{name} must be a scalar or have {count} entries (one per model), got shape {arr.shape}")
@@ -75,9 +77,10 @@ class ModelBatch:
     grad_params : array_like, shape (J, 2)
         One (sqr, var) row per model (finite, non-negative).
     init_batch_size : array_like, shape (J,) or scalar
-        Initial batch size per model (positive).
+        Initial batch size per model (positive, at most 2**53).
     max_batch_size : array_like, shape (J,) or scalar, optional
-        Largest total batch size per model (>= its initial batch size); default: the initial one.
+        Largest total batch size per model (>= its initial batch size, at most 2**53); default:
+        the initial one.
     atomic_bsz_range : array_like, shape (J, 2) or (2,), optional
         Per-replica micro-batch bounds per model; 0 or NaN means unbounded (AdaptDL's ``None``).
     accumulation : bool or array_like of bool, shape (J,)
@@ -134,6 +137,8 @@ class ModelBatch:
                 raise ValueError(f"atomic_bsz_range must have shape (2,) or ({count}, 2), got {rng.shape}")
             if np.any(np.isinf(rng)) or np.any(rng < 0):
                 raise ValueError("atomic_bsz_range entries must be finite and >= 0 (0 or NaN: unbounded)")
+            if np.any(rng > MAX_BATCH):
+                raise ValueError(f"atomic_bsz_range entries must be <= {MAX_BATCH:.0f} (2**53), got {rng.max()!r}")
             given_lo = np.nan_to_num(rng[:, 0]) > 0
             given_hi = np.nan_to_num(rng[:, 1]) > 0
             lo = np.where(given_lo, np.nan_to_num(rng[:, 0]), 1.0)

@@ -29,6 +29,7 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
+from fastsched.goodput._formulas import MAX_BATCH
 
 __all__ = ["PerfParams", "GradParams", "GoodputFunction", "KernelParams", "GridBounds"]
 
@@ -151,7 +152,7 @@ class GoodputFunction:
     grad_params : GradParams or (sqr, var)
         Gradient statistics, finite and non-negative.
     init_batch_size : int
-        The batch size the job was tuned for (efficiency 1); positive.
+        The batch size the job was tuned for (efficiency 1); positive, at most 2**53.
 
     Notes
     -----
@@ -184,7 +185,7 @@ class GoodputFunction:
     def __init__(self, perf_params, grad_params, init_batch_size):
         self._perf = _check_perf_params(perf_params)
         self._sqr, self._var = _check_grad_params(grad_params)
-        self._init = V.check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True)
+        self._init = V.check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
         self._perf_params = PerfParams(*(float(v) for v in self._perf))
         self._grad_params = GradParams(self._sqr, self._var)
         self._init_batch_size = init_batch_size
@@ -402,7 +403,7 @@ class GoodputFunction:
         if max_batch_size is None:
             max_bsz = self._init
         else:
-            max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True)
+            max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
         if self._init > max_bsz:
             raise ValueError(f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})")
         if atomic_bsz_range is None:
@@ -413,8 +414,9 @@ class GoodputFunction:
             except (TypeError, ValueError):
                 raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
         # AdaptDL treats a falsy bound (None or 0) as "unbounded".
-        min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, low=0.0, low_open=True)
-        max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, low=0.0, low_open=True)
+        bound = {"low": 0.0, "low_open": True, "high": MAX_BATCH}
+        min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, **bound)
+        max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, **bound)
         if lo and hi and min_atomic > max_atomic:
             raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
         # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
@@ -442,9 +444,11 @@ class GoodputFunction:
         num_nodes, num_replicas : int or array_like of int
             ``1 <= num_nodes <= num_replicas``; broadcast against each other.
         max_batch_size : float, optional
-            Largest total batch size; defaults to ``init_batch_size``.
+            Largest total batch size, at most 2**53 (batch sizes are exact sample counts);
+            defaults to ``init_batch_size``.
         atomic_bsz_range : (min, max), optional
-            Bounds on the per-replica micro-batch; ``None``/0 entries mean unbounded.
+            Bounds on the per-replica micro-batch (at most 2**53); ``None``/0 entries mean
+            unbounded.
         accumulation : bool
             Whether gradient accumulation may be used.
         backend : {"auto", "cpu", "cuda"}

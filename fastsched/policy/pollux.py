@@ -134,7 +134,9 @@ class PolluxPolicy:
         the template has, requests nothing, ``min_replicas > max_replicas``, a speedup
         function that fails or returns NaN/negative values): raise a ``ValueError`` naming
         it (default), or leave it unallocated for this round, log a warning with the reason
-        and go on (``last_stats["skipped"]`` maps its key to the reason).
+        and go on (``last_stats["skipped"]`` maps its key to the reason). A non-preemptible
+        job with a base allocation is never dropped: skipped, it keeps that allocation (and
+        its resources) as it is; a job requesting nothing is valid when so pinned.
 
     Attributes
     ----------
@@ -299,6 +301,7 @@ class PolluxPolicy:
         base_allocations = {} if base_allocations is None else base_allocations
         prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
         skipped = prob.meta.get("skipped", {})
+        kept = prob.meta.get("kept", {})  # skipped non-preemptible jobs keep their allocation
         t_build = time.perf_counter() - t0
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
@@ -308,7 +311,7 @@ class PolluxPolicy:
                 "pollux round %d: %d jobs, %d nodes: nothing to optimise", self._round, prob.num_jobs, prob.num_real
             )
             self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
-            return {k: [] for k in jobs}, desired
+            return {k: list(kept.get(k, [])) for k in jobs}, desired
         self._times = {}
         pop, rank, util = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
@@ -323,12 +326,12 @@ class PolluxPolicy:
         limit = min(prob.num_real, desired) if self.shrink_to_desired else prob.num_real
         idx = self._select_result(values, limit)
         self._prev = (pop, list(prob.job_keys), list(prob.node_keys))
-        if idx is None:
-            allocations = {}
+        if idx is None:  # no row within the real nodes: only the pinned jobs keep theirs
+            allocations = {k: list(base_allocations[k]) if prob.pinned[j] else [] for j, k in enumerate(prob.job_keys)}
         else:
             allocations = self._row_to_allocations(pop, int(front[idx]), prob)
-        for key in skipped:  # every job is listed; skipped ones get nothing
-            allocations[key] = []
+        for key in skipped:  # every job is listed; skipped ones get nothing unless kept
+            allocations[key] = list(kept.get(key, []))
         elapsed = time.perf_counter() - t0
         best = float(-values[idx, 0]) if idx is not None else 0.0
         idx_real = self._select_result(values, prob.num_real)

@@ -14,11 +14,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastsched import _validate as V
 from fastsched.goodput.speedup import SpeedupFunction
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["InvalidJobError", "Problem", "build_problem", "sort_nodes", "speedup_tables"]
+__all__ = [
+    "MAX_NODE_REPLICAS",
+    "MAX_TABLE_BYTES",
+    "InvalidJobError",
+    "Problem",
+    "build_problem",
+    "sort_nodes",
+    "speedup_tables",
+]
+
+# Most replicas of one job that a single node (or the template) may hold. The speedup tables,
+# the genome's int32 replica counts and the search's scratch rows are sized by what the nodes
+# can hold, so one node advertising 2**40 GPUs would size them by 2**40. Real nodes hold 8 to
+# 16 GPUs and ~110 pods; 65,536 leaves room for CPU-only jobs counted in millicores.
+MAX_NODE_REPLICAS = 2**16
+# Largest speedup table of one round (float64[J, K + 1, Rmax + 1]): past it the round is refused
+# with an error naming the job with the most replicas instead of dying in a huge allocation.
+MAX_TABLE_BYTES = 2**30
 
 
 class InvalidJobError(ValueError):
@@ -156,6 +174,8 @@ def _check_count(name: str, value) -> int:
             raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
+    if value > V.MAX_INT:  # int64 arrays below; JobInfo/NodeInfo bound theirs the same way
+        raise ValueError(f"{name} is too large ({value}); the limit is 2**53")
     return int(value)
 
 
@@ -181,7 +201,7 @@ def sort_nodes(nodes: dict) -> list:
 
 
 def _job_order(jobs: dict, base_allocations: dict) -> tuple[list, dict]:
-    pinned = {k: (not job.preemptible) and bool(base_allocations.get(k)) for k, job in jobs.items()}
+    pinned = {k: _is_pinned(job, base_allocations.get(k)) for k, job in jobs.items()}
     # Pinned jobs first (their allocation is fixed and takes resources first), then fewer
     # min_replicas (so guarantees do not starve the cluster), then FIFO by creation time.
     keys = sorted(jobs, key=lambda k: (not pinned[k], jobs[k].min_replicas, jobs[k].creation_timestamp))
@@ -232,6 +252,17 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
     for j in range(njobs):
         if generic[j]:
             kmax = max(kmax, min(int(max_reps[j]), num_nodes))
+    nbytes = 8 * njobs * (kmax + 1) * (rmax + 1)
+    if nbytes > MAX_TABLE_BYTES:
+        # Blame the job that makes the tables largest: a callable's node-count axis, if any.
+        span = [min(int(max_reps[j]), num_nodes) if generic[j] else 0 for j in range(njobs)]
+        j = int(np.argmax(span)) if kmax > 2 else int(np.argmax(max_reps))
+        raise InvalidJobError(
+            keys[j],
+            f"the speedup tables of this round would take {nbytes / 2**30:.3g} GiB (more than MAX_TABLE_BYTES = "
+            f"{MAX_TABLE_BYTES / 2**30:g} GiB): job {keys[j]!r} can take up to {int(max_reps[j])} replicas; "
+            "lower its max_replicas (or give it a SpeedupFunction, tabulated by replicas only)",
+        )
     table = np.zeros((njobs, kmax + 1, rmax + 1), dtype=np.float64)
     # Every job's missing table range in one launch when that runs on the GPU (a no-op on the
     # CPU, where each table fills lazily below).
@@ -338,9 +369,13 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
         As for :meth:`fastsched.policy.PolluxPolicy.optimize`.
     on_invalid_job : {"raise", "skip"}
         A job that is invalid or can never be placed (a resource no node nor the template
-        has, no request at all, ``min_replicas > max_replicas``, a failing speedup function):
+        has, no request at all unless pinned, ``min_replicas > max_replicas``, a failing
+        speedup function, speedup tables over ``MAX_TABLE_BYTES`` with its replicas):
         raise :class:`InvalidJobError` (default), or leave it out of the problem, log a
         warning with the reason and record it in ``meta["skipped"]`` (job key → reason).
+        A skipped job that is non-preemptible and has a base allocation keeps it: it is left
+        out of the problem with its resources taken from its nodes, and listed in
+        ``meta["kept"]`` (job key → its allocation).
 
     Raises
     ------
@@ -348,7 +383,9 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
         Non-dict inputs or objects without the JobInfo/NodeInfo attributes.
     ValueError
         Unknown node keys in ``base_allocations``; base allocations beyond a job's
-        ``max_replicas`` or (summed) a node's resources; node keys that cannot be ordered;
+        ``max_replicas`` or (summed) a node's resources; node keys that cannot be ordered; a
+        node (or the template) that would hold more than ``MAX_NODE_REPLICAS`` replicas
+        of one job; counts above 2**53;
         and, with ``on_invalid_job="raise"``, :class:`InvalidJobError` for the cases above.
 
     Notes
@@ -368,18 +405,73 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
     if on_invalid_job not in ("raise", "skip"):
         raise ValueError(f"on_invalid_job must be 'raise' or 'skip', got {on_invalid_job!r}")
     skipped: dict = {}
+    kept: dict = {}
     while True:
         try:
             prob = _build(jobs, nodes, base_allocations, node_template)
         except InvalidJobError as exc:
             if on_invalid_job == "raise" or exc.key not in jobs:
                 raise
-            LOG.warning("job %r skipped this round: %s", exc.key, exc)
+            job = jobs[exc.key]
+            if _is_pinned(job, base_allocations.get(exc.key)):
+                # Non-preemptible jobs keep their allocation (AdaptDL's contract): left out of
+                # the search, their replicas stay where they are and keep their resources.
+                nodes = _reserve(nodes, exc, job, list(base_allocations[exc.key]))
+                kept[exc.key] = list(base_allocations[exc.key])
+                base_allocations = {k: v for k, v in base_allocations.items() if k != exc.key}
+                LOG.warning("non-preemptible job %r kept as it is, out of this round's search: %s", exc.key, exc)
+            else:
+                LOG.warning("job %r skipped this round: %s", exc.key, exc)
             skipped[exc.key] = str(exc)
             jobs = {k: v for k, v in jobs.items() if k != exc.key}
             continue
         prob.meta["skipped"] = skipped
+        prob.meta["kept"] = kept
         return prob
+
+
+def _is_pinned(job, alloc) -> bool:
+    """Whether ``job`` is non-preemptible and already has an allocation (kept as it is)."""
+    return (not getattr(job, "preemptible", True)) and bool(alloc) and not isinstance(alloc, (str, bytes))
+
+
+class _ReducedNode:
+    """A node less the resources of a kept job's replicas (what the search may still use)."""
+
+    __slots__ = ("resources", "preemptible")
+
+    def __init__(self, resources: dict, preemptible):
+        self.resources = resources
+        self.preemptible = preemptible
+
+
+def _reserve(nodes: dict, exc: InvalidJobError, job, alloc: list) -> dict:
+    """``nodes`` less what ``job``'s replicas in ``alloc`` use.
+
+    Raises ``exc`` (the job's own error) when its request cannot be read, and a ``ValueError``
+    when the allocation does not fit (as for any base allocation).
+    """
+    try:
+        res = job.resources
+        need = {rt: _check_count(f"jobs[{exc.key!r}].resources[{rt!r}]", v) for rt, v in res.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise exc from None
+    out = dict(nodes)
+    for nk in alloc:
+        if nk not in nodes:
+            raise ValueError(f"base_allocations[{exc.key!r}] names unknown node {nk!r}")
+        node = out[nk]
+        _check_info("nodes", nk, node, ("resources", "preemptible"))
+        have = dict(node.resources)
+        for rt, amount in need.items():
+            left = _check_count(f"nodes[{nk!r}].resources[{rt!r}]", have.get(rt, 0)) - amount
+            if left < 0:
+                raise ValueError(
+                    f"base_allocations[{exc.key!r}] use more of resource {rt!r} on node {nk!r} than it has"
+                )
+            have[rt] = left
+        out[nk] = _ReducedNode(have, node.preemptible)
+    return out
 
 
 def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
@@ -426,8 +518,9 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
                 )
     # A job that requests nothing could take unboundedly many replicas (and sizes the speedup
     # table by its max_replicas, up to 2**53): reject it rather than allocate without bound.
+    # A pinned job keeps its allocation whatever it requests, so only a free job is refused.
     for j in range(njobs):
-        if not np.any(job_res[j] > 0):
+        if not np.any(job_res[j] > 0) and not pinned_of[job_keys[j]]:
             raise InvalidJobError(
                 job_keys[j],
                 f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}",
@@ -438,15 +531,10 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
     scale = np.ascontiguousarray(dominant * n2, dtype=np.float64)
 
     # Largest replica count each job could ever get: sum over distinct node shapes of the
-    # per-node fit. Bounds the speedup tables and the genome.
-    shapes, counts = np.unique(node_res, axis=0, return_counts=True) if n2 else (node_res, np.zeros(0, np.int64))
-    big = np.int64(1 << 40)
-    capacity = np.zeros(njobs, dtype=np.int64)
-    for s in range(shapes.shape[0]):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per = np.where(job_res > 0, shapes[s][None, :] // np.maximum(job_res, 1), big)
-        fit = per.min(axis=1) if nres else np.full(njobs, big)
-        capacity += np.minimum(fit, big // max(n2, 1)) * counts[s]
+    # per-node fit (0 on a node lacking a resource it requests). Bounds the speedup tables and
+    # the genome, so a node's fit is checked against MAX_NODE_REPLICAS first.
+    requesting = job_res.any(axis=1) if nres else np.zeros(njobs, dtype=np.bool_)
+    capacity = _capacity(job_res, node_res, requesting, job_keys, node_keys, rtypes)
     max_rep = np.array([j.max_replicas for j in job_infos], dtype=np.int64)
     min_rep = np.array([j.min_replicas for j in job_infos], dtype=np.int64)
     max_rep = np.minimum(max_rep, capacity)
@@ -472,6 +560,8 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
         pinned[j] = pinned_of[k]
     base_node = np.array(bnodes, dtype=np.int32)
     base_cnt = np.array(bcnts, dtype=np.int32)
+    # A job that requests nothing is pinned (checked above): its replica count is its base's.
+    max_rep[~requesting] = base_reps[~requesting]
     # A pinned job keeps its allocation even beyond its bounds: size the table for it.
     table_rep = max_rep.copy()
     table_rep[pinned] = np.maximum(table_rep[pinned], base_reps[pinned])
@@ -499,6 +589,37 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
         table=np.ascontiguousarray(table),
         penalty=penalty,
     )
+
+
+def _capacity(job_res, node_res, requesting, job_keys, node_keys, rtypes) -> np.ndarray:
+    """Replicas of each job that all problem nodes together hold (int64[J]).
+
+    Raises a ``ValueError`` naming the node, the job and the resource where one node would
+    hold more than ``MAX_NODE_REPLICAS`` replicas of a job.
+    """
+    njobs, n2 = job_res.shape[0], node_res.shape[0]
+    capacity = np.zeros(njobs, dtype=np.int64)
+    if n2 == 0 or job_res.shape[1] == 0:
+        return capacity
+    shapes, first, counts = np.unique(node_res, axis=0, return_index=True, return_counts=True)
+    for s in range(shapes.shape[0]):
+        # Jobs that request nothing fit without bound; they are pinned and take no capacity.
+        per = np.where(job_res > 0, shapes[s][None, :] // np.maximum(job_res, 1), np.iinfo(np.int64).max)
+        fit = np.where(requesting, per.min(axis=1), 0)
+        over = np.flatnonzero(fit > MAX_NODE_REPLICAS)
+        if over.size:
+            j = int(over[0])
+            r = int(np.argmin(per[j]))
+            n = int(first[s])
+            where = f"nodes[{node_keys[n]!r}]" if n < len(node_keys) else "node_template"
+            raise ValueError(
+                f"{where} would hold {int(fit[j])} replicas of job {job_keys[j]!r} ({where}.resources"
+                f"[{rtypes[r]!r}] = {int(shapes[s][r])}, {int(job_res[j, r])} per replica), more than the "
+                f"{MAX_NODE_REPLICAS} one node may hold (MAX_NODE_REPLICAS): check the node's advertised "
+                "resources and the job's request"
+            )
+        capacity += fit * counts[s]
+    return capacity
 
 
 def allocation_objective(prob: Problem, allocations: dict, restart_penalty: float = 0.1) -> float:

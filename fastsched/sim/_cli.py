@@ -17,7 +17,9 @@ import re
 import sys
 from pathlib import Path
 
+from fastsched import _firstrun
 from fastsched._atomic import atomic_path
+from fastsched._interrupt import is_interrupt
 from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
@@ -127,7 +129,8 @@ def _clean(value):
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
-    inputs = [args.workload] if args.workload else []
+    inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
+    inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
     typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
     if args.traces and not typed_cluster:
         preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
@@ -171,7 +174,7 @@ def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     _check_paths(args)
     workload, cluster, nodes = _scaled(args)
-    bar = JobsBar(quiet=args.quiet, notice=True)
+    bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
         result = simulate(
             workload,
@@ -190,12 +193,14 @@ def run(args) -> int:
             progress=bar,
             max_time=args.max_time,
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
         bar.close()
         kept = f"; {args.output} was not written" if args.output else ""
         raise Interrupted(f"nothing to resume from{kept}: rerun the same command (the run is deterministic)") from None
     except OSError as exc:
-        if args.output and exc.filename is None:  # a failed write to the log (e.g. a full disk)
+        if args.output and exc.filename is None and exc.errno is not None:  # a failed write to the log (full disk)
             raise OSError(exc.errno, exc.strerror, args.output) from exc
         raise
     finally:

@@ -30,7 +30,7 @@ from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.result import JobRecord, SimulationResult
 from fastsched.sim.traces import Application, load_applications
-from fastsched.sim.workload import WorkloadJob, read_workload
+from fastsched.sim.workload import read_workload, validate_workload
 
 __all__ = ["simulate", "PRESETS"]
 
@@ -132,10 +132,7 @@ def _resolve_workload(workload):
         return builtin_workload()
     if isinstance(workload, (str, os.PathLike)):
         return read_workload(workload)
-    jobs = list(workload)
-    if not jobs or not all(isinstance(j, WorkloadJob) for j in jobs):
-        raise TypeError("workload must be a CSV path or a non-empty list of WorkloadJob")
-    return jobs
+    return validate_workload(workload)  # the CSV reader's rules (unique names ...) for a list too
 
 
 def simulate(
@@ -274,7 +271,7 @@ def simulate(
     progress, own_bar = progress_callback(progress)
     # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
     layout_checked = traces if applications is None and spec is None else None
-    preflight.check_run(workload=workload, traces=layout_checked, output=output)
+    preflight.check_run(workload=workload, traces=layout_checked, output=output, inputs=(traces, cluster))
 
     wjobs = _resolve_workload(workload)
     profiles = _profiles_source(traces, applications)
@@ -332,8 +329,16 @@ def simulate(
         idle_rounds = 0
         if progress is not None:
             progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
+        by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
+            if by_type is not None:
+                held = dict.fromkeys(by_type, 0)
+                for alloc in cluster.allocations.values():
+                    if alloc:  # a job never spans two types (Cluster checks): its first node's type
+                        held[spec.node_types[alloc[0]]] += len(alloc)
+                for t, n in held.items():
+                    by_type[t].append(n)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.
             stalled = cluster.used_gpus[-1] == 0 and cluster.active[-1] > 0 and cluster.current_time > last_arrival
             idle_rounds = idle_rounds + 1 if stalled else 0
@@ -372,6 +377,7 @@ def simulate(
             active_jobs=np.array(cluster.active, dtype=np.int64),
             allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
             policy_times=np.array(cluster.policy_times, dtype=np.float64),
+            used_gpus_by_type=None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()},
         )
         result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
         if log is not None:

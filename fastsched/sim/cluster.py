@@ -285,6 +285,7 @@ class Cluster:
                 continue
             if job.completion_time is not None and job.completion_time <= now - seconds:
                 continue
+            alloc = list(self.allocations.get(job.name, []))
             jobs.append(
                 {
                     "name": job.name,
@@ -292,7 +293,9 @@ class Cluster:
                     "epoch": job.epoch,
                     "progress": job.progress,
                     "num_restarts": job.num_restarts,
-                    "allocation": list(self.allocations.get(job.name, [])),
+                    "allocation": alloc,
+                    # a job never spans two GPU types; None: no GPU held, or an untyped cluster
+                    "gpu_type": self.node_types[alloc[0]] if alloc and self.node_types is not None else None,
                     "placement": list(job.placement),
                     "batch_size": job.batch_size,
                     "accum_steps": job.accum_steps,

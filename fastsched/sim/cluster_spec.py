@@ -21,8 +21,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 from fastsched.policy.types import NodeInfo
+from fastsched.sim.preflight import MAX_GPUS
 
-__all__ = ["GPU_TYPES", "NodeGroup", "ClusterSpec", "parse_cluster", "homogeneous_cluster"]
+__all__ = ["GPU_TYPES", "NodeGroup", "ClusterSpec", "parse_cluster", "homogeneous_cluster", "MAX_CLUSTER_GPUS"]
+
+#: Most GPUs a cluster description may hold, checked before its per-node tables are built (a
+#: count of 10**12 would otherwise exhaust memory first): the simulator's limit,
+#: :data:`fastsched.sim.preflight.MAX_GPUS`.
+MAX_CLUSTER_GPUS = MAX_GPUS
+#: Deepest nesting a cluster file may have; its schema needs 3, and a deeper document would
+#: otherwise exhaust Python's recursion in the JSON parser.
+MAX_FILE_DEPTH = 32
 
 #: GPUs per node of the GPU types of the Sia traces (file suffixes of ``placements-<type>.csv``).
 GPU_TYPES = {"aws": 4, "rtx": 8, "dgx-ext": 8, "azure": 8, "quad": 4, "dgx": 8}
@@ -89,6 +98,12 @@ class ClusterSpec:
             out.append(NodeGroup(gpu_type, count, gpn))
         if not out:
             raise ValueError("a cluster needs at least one node group")
+        total = sum(g.gpus for g in out)  # before the per-node tables below are built
+        if total > MAX_CLUSTER_GPUS:
+            raise ValueError(
+                f"the cluster has {total} GPUs ({', '.join(f'{g.count}x{g.gpu_type}' for g in out)}), more than the "
+                f"simulator's limit of {MAX_CLUSTER_GPUS}"
+            )
         per_type: dict = {}
         for g in out:
             if per_type.setdefault(g.gpu_type, g.gpus_per_node) != g.gpus_per_node:
@@ -196,6 +211,8 @@ def homogeneous_cluster(nodes, gpus, gpu_type=DEFAULT_TYPE) -> ClusterSpec:
 
 
 def _known(gpu_type, where):
+    if not isinstance(gpu_type, str):
+        raise ValueError(f"{where}: type must be a GPU type name, got {gpu_type!r}")
     gpn = GPU_TYPES.get(gpu_type)
     if gpn is None:
         raise ValueError(f"{where}: unknown GPU type {gpu_type!r}; known types: {sorted(GPU_TYPES)}")
@@ -222,8 +239,25 @@ def _parse_string(text: str) -> ClusterSpec:
     return ClusterSpec(groups)
 
 
+def _depth(text: str) -> int:
+    """Deepest bracket nesting of a JSON/TOML text (brackets in strings counted too: an upper bound)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def _parse_file(path: Path) -> ClusterSpec:
-    text = path.read_text()
+    try:  # a byte-order mark is accepted, as by the workload and spec readers
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    if _depth(text) > MAX_FILE_DEPTH:
+        raise ValueError(f"{path}: nested more than {MAX_FILE_DEPTH} levels deep; a cluster file needs 3")
     if path.suffix.lower() == ".toml":
         import tomllib
 
@@ -255,14 +289,21 @@ def _parse_file(path: Path) -> ClusterSpec:
         if "type" not in item or "count" not in item:
             raise ValueError(f"{where}: needs 'type' and 'count', got {item!r}")
         gpu_type = item["type"]
+        if not isinstance(gpu_type, str) or not _NAME.match(gpu_type):
+            raise ValueError(f"{where}: type must be a GPU type name, got {gpu_type!r}")
         gpn = item.get("gpus_per_node")
         if gpn is None:
             gpn = _known(gpu_type, where)
         for what, v in (("count", item["count"]), ("gpus_per_node", gpn)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{where}: {what} must be an integer >= 1, got {v!r}")
+            if v > MAX_CLUSTER_GPUS:
+                raise ValueError(f"{where}: {what} {v} is more than the simulator's limit of {MAX_CLUSTER_GPUS} GPUs")
         groups.append((gpu_type, item["count"], gpn))
-    return ClusterSpec(groups)
+    try:
+        return ClusterSpec(groups)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def parse_cluster(spec) -> ClusterSpec:

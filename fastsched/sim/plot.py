@@ -1,4 +1,7 @@
-"""Figure of a simulation: cluster allocation over time and the JCT distribution (matplotlib)."""
+"""Figure of a simulation: allocation over time (per job; per GPU type too) and the JCT distribution.
+
+Needs matplotlib (the ``plot`` extra).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,11 @@ __all__ = ["plot_result"]
 
 
 def plot_result(result, path) -> None:
-    """Save a two-panel figure of ``result`` to ``path``.
+    """Save a figure of ``result`` to ``path``.
 
-    Left: GPUs held by each job over time (stacked), with the cluster size. Right: the
-    empirical CDF of job completion times.
+    Left: GPUs held by each job over time (stacked), with the cluster size. Middle, on a
+    cluster of GPU types only: GPUs held of each type over time (solid) against that type's
+    GPUs (dashed, same colour). Right: the empirical CDF of job completion times.
 
     Raises
     ------
@@ -37,7 +41,11 @@ def plot_result(result, path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("plotting needs matplotlib: pip install 'fastsched[plot]'") from None
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    by_type = getattr(result, "used_gpus_by_type", None)
+    if by_type:
+        fig, (ax1, axt, ax2) = plt.subplots(1, 3, figsize=(17, 4.5))
+    else:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     hours = result.times / 3600.0
     alloc = result.allocations.astype(np.float64)
     if alloc.size:
@@ -48,6 +56,8 @@ def plot_result(result, path) -> None:
     ax1.set_xlabel("time (h)")
     ax1.set_ylabel("GPUs allocated (one colour per job)")
     ax1.set_title(f"{result.policy}: allocation over time")
+    if by_type:
+        _plot_types(axt, hours, by_type, result.config)
     jcts = np.sort(result.jcts) / 3600.0
     if jcts.size:
         ax2.step(jcts, np.arange(1, jcts.size + 1) / jcts.size, where="post")
@@ -60,3 +70,19 @@ def plot_result(result, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _plot_types(ax, hours, by_type, config) -> None:
+    from fastsched.sim.result import cluster_shape
+
+    capacity = cluster_shape(config).get("gpus_by_type", {})
+    for i, (gpu_type, used) in enumerate(by_type.items()):
+        color = f"C{i % 10}"
+        ax.step(hours, used, where="post", color=color, lw=1.2, label=f"{gpu_type} held")
+        if gpu_type in capacity:
+            ax.axhline(capacity[gpu_type], color=color, ls="--", lw=1, label=f"{gpu_type}: {capacity[gpu_type]} GPUs")
+    ax.set_xlabel("time (h)")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("GPUs allocated")
+    ax.set_title("GPUs per type")
+    ax.legend(loc="best", fontsize=8)

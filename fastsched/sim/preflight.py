@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import warnings
 from pathlib import Path
+
+from fastsched._atomic import check_output
 
 __all__ = [
     "check_output_path",
@@ -36,22 +37,19 @@ MAX_GPUS = 2**15 - 1
 PLOT_FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
-
-
 def check_output_path(path, *, inputs=(), force=True, what="output") -> Path:
     """Check that a file can be written at ``path`` without destroying anything.
+
+    The policy of every command, :func:`fastsched._atomic.check_output`: never onto an input
+    (a file, or inside an input folder), an existing file only with ``force``, regular files
+    only (a symbolic link is written through to its target), in a writable folder.
 
     Parameters
     ----------
     path : str or path
         Where the file will be written (through a temporary file renamed into place).
     inputs : iterable of str or path
-        Files read by the same run; writing over one of them is refused.
+        Files and folders read by the same run; writing over (or inside) one of them is refused.
     force : bool
         Allow replacing an existing file.
     what : str
@@ -60,12 +58,13 @@ def check_output_path(path, *, inputs=(), force=True, what="output") -> Path:
     Returns
     -------
     Path
+        The file that will be written.
 
     Raises
     ------
     ValueError
-        ``path`` is a folder, is one of ``inputs``, exists (without ``force``), or its folder
-        does not exist or is not writable.
+        ``path`` is a folder or another non-regular file, is (or is inside) one of ``inputs``,
+        exists (without ``force``), or its folder does not exist or is not writable.
 
     Examples
     --------
@@ -78,22 +77,7 @@ def check_output_path(path, *, inputs=(), force=True, what="output") -> Path:
     ...
     ValueError: output ... is a folder; give a file name
     """
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise ValueError(f"{what} {p} is a folder; give a file name")
-    for src in inputs:
-        if src is not None and _same_file(p, Path(src).expanduser()):
-            raise ValueError(f"{what} {p} is also an input of this run; writing it would destroy the input")
-    if p.exists() and not force:
-        raise ValueError(f"{what} {p} already exists; use --force to replace it")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"{what} {p}: folder {parent} does not exist")
-    try:  # a real write, as the run will do it (permission bits do not tell root, or a read-only mount)
-        tempfile.TemporaryFile(dir=parent).close()
-    except OSError as exc:
-        raise ValueError(f"{what} {p}: cannot write in folder {parent} ({exc.strerror or exc})") from None
-    return p
+    return check_output(path, inputs=inputs, force=force, what=what)
 
 
 def check_plot_path(path, *, inputs=(), force=True) -> Path:
@@ -293,12 +277,14 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> N
         raise ValueError(f"{where}job {j.name!r} ({j.application}): {problem}{more}")
 
 
-def check_run(*, workload=None, traces=None, output=None) -> None:
+def check_run(*, workload=None, traces=None, output=None, inputs=()) -> None:
     r"""Run the path checks of one :func:`~fastsched.sim.simulate` call, before anything is read.
 
     ``output`` may be a path or an open file (not checked); an existing output file is
-    replaced (the command line refuses it without ``--force`` first). A traces folder with
-    per-GPU-type files gives a ``UserWarning`` (see :func:`check_traces_dir`).
+    replaced (the command line refuses it without ``--force`` first), but never one of the
+    run's inputs: the workload, ``traces`` and the files or folders in ``inputs`` (e.g. a
+    cluster file). A traces folder with per-GPU-type files gives a ``UserWarning`` (see
+    :func:`check_traces_dir`).
 
     Examples
     --------
@@ -308,7 +294,7 @@ def check_run(*, workload=None, traces=None, output=None) -> None:
     >>> check_run(workload=w, output=w)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: output ...w.csv is also an input of this run; writing it would destroy the input
+    ValueError: output ...w.csv is also an input of this run (...w.csv); writing it would destroy the input
     """
     if isinstance(workload, (str, os.PathLike)):
         wp = Path(workload).expanduser()
@@ -319,5 +305,6 @@ def check_run(*, workload=None, traces=None, output=None) -> None:
     if traces is not None:
         check_traces_dir(traces, per_type="warn")
     if isinstance(output, (str, os.PathLike)):
-        inputs = [workload] if isinstance(workload, (str, os.PathLike)) else []
-        check_output_path(output, inputs=inputs, force=True)
+        files = [workload, traces, *inputs]
+        files = [f for f in files if isinstance(f, (str, os.PathLike)) and Path(f).expanduser().exists()]
+        check_output_path(output, inputs=files, force=True)

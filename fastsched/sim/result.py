@@ -8,7 +8,47 @@ import numpy as np
 
 from fastsched.sim.metrics import compute_metrics
 
-__all__ = ["JobRecord", "SimulationResult"]
+__all__ = ["JobRecord", "SimulationResult", "cluster_shape"]
+
+
+def cluster_shape(config) -> dict:
+    """Nodes and GPUs of a run's cluster (``config`` of a :class:`SimulationResult`), in total and per type.
+
+    Returns
+    -------
+    dict
+        ``nodes`` and ``total_gpus`` (at the start; autoscaling may change them), ``gpus`` (GPUs
+        per node, ``None`` when the nodes differ); for a cluster of GPU types also
+        ``nodes_by_type``, ``gpus_by_type`` and ``gpus_per_node_by_type``. Empty when
+        ``config`` gives no cluster.
+
+    Examples
+    --------
+    >>> shape = cluster_shape({"cluster": "6xaws,3xrtx,2xdgx-ext", "nodes": 11, "gpus": 8})
+    >>> shape["nodes"], shape["total_gpus"], shape["gpus"]
+    (11, 64, None)
+    >>> shape["nodes_by_type"], shape["gpus_by_type"]
+    ({'aws': 6, 'rtx': 3, 'dgx-ext': 2}, {'aws': 24, 'rtx': 24, 'dgx-ext': 16})
+    >>> cluster_shape({"nodes": 16, "gpus": 4})
+    {'nodes': 16, 'gpus': 4, 'total_gpus': 64}
+    """
+    if config.get("cluster"):
+        from fastsched.sim.cluster_spec import parse_cluster
+
+        spec = parse_cluster(str(config["cluster"]))  # str(ClusterSpec) round-trips
+        per_node = set(spec.node_gpus)
+        return {
+            "nodes": spec.num_nodes,
+            "gpus": per_node.pop() if len(per_node) == 1 else None,
+            "total_gpus": int(spec.total_gpus),
+            "nodes_by_type": {t: len(v) for t, v in spec.nodes_by_type.items()},
+            "gpus_by_type": dict(spec.gpus_by_type),
+            "gpus_per_node_by_type": dict(spec.gpus_per_node_by_type),
+        }
+    nodes, gpus = config.get("nodes"), config.get("gpus")
+    if isinstance(nodes, int) and isinstance(gpus, int):
+        return {"nodes": nodes, "gpus": gpus, "total_gpus": nodes * gpus}
+    return {}
 
 
 @dataclass(frozen=True)
@@ -83,6 +123,9 @@ class SimulationResult:
         ``(rounds, jobs)`` int16 GPUs held by each job after each round.
     policy_times : numpy.ndarray
         Seconds of each policy call (float64; rounds where no decision was due make none).
+    used_gpus_by_type : dict of str -> numpy.ndarray, optional
+        Clusters of GPU types: GPUs allocated of each type after each round's policy call
+        (int64, shape ``(rounds,)`` each); ``None`` for an untyped cluster.
     isolated_jct : numpy.ndarray, optional
         Per job, its JCT alone on an equal share of the cluster (NaN if not completed; see
         :mod:`fastsched.sim.isolated`), the denominator of finish-time fairness; ``None``:
@@ -113,6 +156,7 @@ class SimulationResult:
     allocations: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int16))
     policy_times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     isolated_jct: np.ndarray | None = None
+    used_gpus_by_type: dict | None = None
 
     # -- figures ---------------------------------------------------------------------------
     @property
@@ -247,6 +291,7 @@ class SimulationResult:
         out.update(compute_metrics(self))  # the field's metrics (fastsched.sim.metrics.METRIC_KEYS)
         for k, v in self.config.items():
             out.setdefault(k, v)
+        out.update(cluster_shape(self.config))
         return out
 
     def table(self) -> str:
@@ -292,10 +337,7 @@ class SimulationResult:
             if key in self.config:
                 rows.append((label, str(self.config[key])))
         rows += [
-            (
-                "cluster",
-                self.config.get("cluster") or f"{self.config.get('nodes')} nodes x {self.config.get('gpus')} GPUs",
-            ),
+            ("cluster", _cluster_text(self.config)),
             ("jobs completed", f"{s['completed']} / {s['jobs']}"),
         ]
         if s["incomplete"]:
@@ -338,3 +380,11 @@ class SimulationResult:
             f"SimulationResult(policy={self.policy!r}, jobs={len(self.jobs)}, completed={self.completed}, "
             f"avg_jct={self.avg_jct:.1f}, makespan={self.makespan:.0f}, wall_s={self.wall_s:.2f})"
         )
+
+
+def _cluster_text(config) -> str:
+    shape = cluster_shape(config)
+    if not config.get("cluster"):
+        return f"{config.get('nodes')} nodes x {config.get('gpus')} GPUs"
+    types = ", ".join(f"{t} {n}x{shape['gpus_per_node_by_type'][t]}" for t, n in shape["nodes_by_type"].items())
+    return f"{config['cluster']} ({shape['nodes']} nodes, {shape['total_gpus']} GPUs: {types})"

@@ -14,6 +14,12 @@ what each column means). :class:`TraceApplication` answers the questions the sim
 * :meth:`~TraceApplication.progress`: statistical progress needed to finish an epoch;
 * :meth:`~TraceApplication.iteration`: optimizer steps after an epoch (Optimus's oracle).
 
+Every file is checked once, at load (a :class:`ValueError` names the file, line and column):
+numbers finite; step times in (0, :data:`MAX_STEP_TIME`]; ``0 <= sync_time <= step_time``;
+positive batch sizes; placements of digits 1-9; ``num_replicas >= num_nodes >= 1``;
+progress positive and increasing, iterations not decreasing, ``grad_sqr >= 0``,
+``grad_var > 0``; validation files named ``validation-<B>.csv`` with ``B`` a whole number.
+
 Every answer is memoised: the simulator asks the same questions many times.
 """
 
@@ -22,6 +28,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -157,8 +164,16 @@ class Application:
         )
 
 
+#: Longest plausible seconds per optimizer step in a trace: anything longer is no measurement
+#: (a step of 1e308 s silently stalls every job).
+MAX_STEP_TIME = 86400.0
+
+
 def _read_csv(path: Path, required: tuple[str, ...]) -> dict[str, list[float]]:
-    """Read a numeric CSV into columns, checking that ``required`` columns exist."""
+    """Read a numeric CSV into columns, checking that ``required`` columns exist and hold finite numbers.
+
+    The data rows' line numbers are returned under the key ``"_line"``.
+    """
     try:
         with open(path, newline="") as f:
             reader = csv.reader(f)
@@ -170,20 +185,84 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> dict[str, list[float]]:
             if missing:
                 raise ValueError(f"{path}: missing column(s) {missing}; found {header}")
             idx = [header.index(c) for c in required]
-            cols: dict[str, list[float]] = {c: [] for c in required}
+            cols: dict[str, list[float]] = {c: [] for c in (*required, "_line")}
             for lineno, row in enumerate(reader, start=2):
                 if not row:
                     continue
-                try:
-                    for c, i in zip(required, idx, strict=True):
-                        cols[c].append(float(row[i]))
-                except (ValueError, IndexError):
-                    raise ValueError(f"{path}:{lineno}: malformed row {row!r}") from None
+                for c, i in zip(required, idx, strict=True):
+                    try:
+                        v = float(row[i])
+                    except (ValueError, IndexError):
+                        raise ValueError(f"{path}:{lineno}: malformed row {row!r}") from None
+                    if not math.isfinite(v):
+                        raise ValueError(f"{path}:{lineno}: column {c!r} must be a finite number, got {row[i]!r}")
+                    cols[c].append(v)
+                cols["_line"].append(lineno)
     except FileNotFoundError:
         raise FileNotFoundError(f"trace file not found: {path}") from None
     if not cols[required[0]]:
         raise ValueError(f"{path}: no data rows")
     return cols
+
+
+def _reject(path, cols, column, bad, rule):
+    """Raise naming the first row where ``bad`` (one bool per row) holds."""
+    for i, b in enumerate(bad):
+        if b:
+            raise ValueError(f"{path}:{cols['_line'][i]}: column {column!r} must be {rule}, got {cols[column][i]!r}")
+
+
+def _validate_throughput(path, cols):
+    """Step times finite, positive and plausible; ``0 <= sync_time <= step_time``; sane batch and layout."""
+    st, sy = cols["step_time"], cols["sync_time"]
+    _reject(path, cols, "step_time", [not (0 < x <= MAX_STEP_TIME) for x in st], f"in (0, {MAX_STEP_TIME:g}] s")
+    _reject(path, cols, "sync_time", [not (0 <= y <= x) for x, y in zip(st, sy, strict=True)], "in [0, step_time]")
+    _reject(path, cols, "local_bsz", [not x > 0 for x in cols["local_bsz"]], "positive")
+    if "placement" in cols:
+        # One digit 1-9 per node: the GPUs used on it.
+        _reject(
+            path,
+            cols,
+            "placement",
+            [not (p >= 1 and p == int(p) and "0" not in str(int(p))) for p in cols["placement"]],
+            "digits 1-9, one per node",
+        )
+    else:
+        n, r = cols["num_nodes"], cols["num_replicas"]
+        _reject(path, cols, "num_nodes", [not (x >= 1 and x == int(x)) for x in n], "a whole number >= 1")
+        _reject(
+            path,
+            cols,
+            "num_replicas",
+            [not (y >= x and y == int(y)) for x, y in zip(n, r, strict=True)],
+            "a whole number >= num_nodes",
+        )
+
+
+def _validate_curve(path, cols):
+    """Progress strictly increasing and positive, iterations not decreasing, gradient statistics usable."""
+    prog, it = cols["progress"], cols["iteration"]
+    _reject(
+        path,
+        cols,
+        "progress",
+        [x <= (prog[i - 1] if i else 0.0) for i, x in enumerate(prog)],
+        "positive and increasing",
+    )
+    _reject(
+        path,
+        cols,
+        "iteration",
+        [x < (it[i - 1] if i else 0.0) for i, x in enumerate(it)],
+        "non-negative and not decreasing",
+    )
+    # A zero variance (and a zero squared gradient beside it) leaves the gain 0 / 0.
+    _reject(path, cols, "grad_sqr", [x < 0 for x in cols["grad_sqr"]], "non-negative")
+    _reject(path, cols, "grad_var", [x <= 0 for x in cols["grad_var"]], "positive")
+
+
+#: Validation curve files: ``validation-<total batch size>.csv``.
+_VALIDATION_NAME = re.compile(r"validation-([1-9][0-9]*)\.csv")
 
 
 class TraceApplication(Application):
@@ -203,6 +282,14 @@ class TraceApplication(Application):
     gpu_type : str, optional
         Read the GPU type's profile ``placements-<gpu_type>.csv`` / ``scalability-<gpu_type>.csv``
         (the Sia traces' layout) instead of ``placements.csv`` / ``scalability.csv``.
+
+    Raises
+    ------
+    FileNotFoundError
+        A missing folder or file.
+    ValueError
+        A malformed file, naming the file, line and column (see the module docstring for
+        what is checked).
 
     Examples
     --------
@@ -236,25 +323,30 @@ class TraceApplication(Application):
         self.trace_dir = trace_dir
         # Validation curves, sorted by batch size.
         vfiles = {}
-        for path in trace_dir.glob("validation-*.csv"):
-            try:
-                bsz = int(path.stem.split("-")[-1])
-            except ValueError:
-                raise ValueError(f"{path}: expected a name validation-<batch size>.csv") from None
+        for path in sorted(trace_dir.glob("validation-*.csv")):
+            m = _VALIDATION_NAME.fullmatch(path.name)
+            if m is None:
+                raise ValueError(f"{path}: expected a name validation-<batch size>.csv (a whole number >= 1)")
+            bsz = int(m.group(1))
+            if bsz in vfiles:
+                raise ValueError(f"{path}: batch size {bsz} already read from {vfiles[bsz]}")
             vfiles[bsz] = path
         if not vfiles:
             raise FileNotFoundError(f"{trace_dir}: no validation-<B>.csv files")
         vcols = ("progress", "iteration", "metric", "grad_sqr", "grad_var")
         self._bsz = sorted(vfiles)
         self._valid = {b: _read_csv(vfiles[b], vcols) for b in self._bsz}
+        for b in self._bsz:
+            _validate_curve(vfiles[b], self._valid[b])
         # Placement traces.
         # Per-GPU-type profiles (the Sia layout) are placements-<type>.csv / scalability-<type>.csv.
         self.gpu_type = gpu_type
         suffix = f"-{gpu_type}" if gpu_type else ""
-        pcols = _read_csv(trace_dir / f"placements{suffix}.csv", ("placement", "local_bsz", "step_time", "sync_time"))
-        scols = _read_csv(
-            trace_dir / f"scalability{suffix}.csv", ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
-        )
+        ppath, spath = trace_dir / f"placements{suffix}.csv", trace_dir / f"scalability{suffix}.csv"
+        pcols = _read_csv(ppath, ("placement", "local_bsz", "step_time", "sync_time"))
+        scols = _read_csv(spath, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"))
+        _validate_throughput(ppath, pcols)
+        _validate_throughput(spath, scols)
         self._by_placement: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         groups: dict[int, list[tuple[float, float, float]]] = {}
         triples: dict[tuple[int, int, float], list[tuple[float, float]]] = {}
@@ -288,21 +380,23 @@ class TraceApplication(Application):
         self._nd_values = np.array(vals, dtype=np.float64)
         self._nd_interp = None
         self._model = None
-        # Every measured row as (nodes, GPUs, batch, step, sync): what the model is fitted on.
-        pdig = [str(int(p)) for p in pcols["placement"]]
+        # Every measured row as (nodes, GPUs, batch, step, sync, GPUs on the fullest node): what
+        # the model is fitted on. The scalability rows do not say how GPUs were spread: evenly.
+        prow = [(len(d), sum(map(int, d)), max(map(int, d))) for d in (str(int(p)) for p in pcols["placement"])]
+        srow = [(n, r, math.ceil(r / n)) for n, r in zip(scols["num_nodes"], scols["num_replicas"], strict=True)]
         self._rows = np.array(
             [
-                *zip(
-                    [len(d) for d in pdig],
-                    [sum(map(int, d)) for d in pdig],
-                    pcols["local_bsz"],
-                    pcols["step_time"],
-                    pcols["sync_time"],
-                    strict=True,
+                *(
+                    (n, r, b, st, sy, k)
+                    for (n, r, k), b, st, sy in zip(
+                        prow, pcols["local_bsz"], pcols["step_time"], pcols["sync_time"], strict=True
+                    )
                 ),
-                *zip(
-                    *(scols[c] for c in ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")),
-                    strict=True,
+                *(
+                    (n, r, b, st, sy, k)
+                    for (n, r, k), b, st, sy in zip(
+                        srow, scols["local_bsz"], scols["step_time"], scols["sync_time"], strict=True
+                    )
                 ),
             ],
             dtype=np.float64,
@@ -325,6 +419,7 @@ class TraceApplication(Application):
         first = self._valid[self._bsz[0]]["metric"]
         self._metric_increases = first[0] < first[-1]
         self._memo_tp: dict = {}
+        self._modelled: set = set()  # keys of _memo_tp answered by the model
         self._memo_gs: dict = {}
         self._memo_prog: dict = {}
         self._memo_it: dict = {}
@@ -457,8 +552,11 @@ class TraceApplication(Application):
         key = (tuple(placement), local_bsz)
         out = self._memo_tp.get(key)
         if out is None:
-            out = self._memo_tp[key] = self._throughput(normalize_placement(placement), local_bsz)
-        return out[:2]
+            step, sync, modelled = self._throughput(normalize_placement(placement), local_bsz)
+            out = self._memo_tp[key] = (step, sync)
+            if modelled:
+                self._modelled.add(key)
+        return out
 
     def is_modelled(self, placement, local_bsz) -> bool:
         r"""Whether :meth:`throughput` answers from the fitted model rather than the traces.
@@ -474,7 +572,7 @@ class TraceApplication(Application):
         (False, True, True)
         """
         self.throughput(placement, local_bsz)
-        return self._memo_tp[(tuple(placement), local_bsz)][2]
+        return (tuple(placement), local_bsz) in self._modelled
 
     def throughput_model(self):
         """Return the throughput model fitted on all measured rows (fitted once, on first use).
@@ -493,7 +591,8 @@ class TraceApplication(Application):
         if self._model is None:
             from fastsched.sim._throughput_model import fit_throughput_model
 
-            self._model = fit_throughput_model(*self._rows.T)
+            rows = self._rows
+            self._model = fit_throughput_model(*rows[:, :5].T, max_per_node=rows[:, 5])
         return self._model
 
     def _throughput(self, placement, local_bsz):
@@ -520,19 +619,24 @@ class TraceApplication(Application):
                 return float(step), float(sync), False
         else:
             if self._nd_interp is None:
-                self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values)
-            num_nodes = min(len(placement), 16)
-            step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
-            if math.isfinite(step) and math.isfinite(sync):
-                return float(step), float(sync), False
+                self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values) or False
+            if self._nd_interp is not False:
+                num_nodes = min(len(placement), 16)
+                step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
+                if math.isfinite(step) and math.isfinite(sync):
+                    return float(step), float(sync), False
         from fastsched.sim._throughput_model import predict_throughput
 
-        step, sync = predict_throughput(self.throughput_model(), len(placement), sum(placement), local_bsz)
+        step, sync = predict_throughput(
+            self.throughput_model(), len(placement), sum(placement), local_bsz, max_per_node=max(placement)
+        )
         return float(step), float(sync), True
 
 
 def _nd_interpolator(points, values):
     """Build scipy's ``LinearNDInterpolator`` on Qhull's triangulation, with our barycentric transforms.
+
+    ``None`` if the points span less than three dimensions (no triangulation exists).
 
     scipy would compute the transforms on the first query with one LAPACK call per simplex
     (seconds for the larger traces; rounding that depends on the BLAS build). The same
@@ -542,9 +646,12 @@ def _nd_interpolator(points, values):
     # Deferred: scipy.spatial/interpolate cost ~0.3 s to import, and only unmeasured
     # placements need them.
     from scipy.interpolate import LinearNDInterpolator
-    from scipy.spatial import Delaunay
+    from scipy.spatial import Delaunay, QhullError
 
-    tri = Delaunay(points)
+    try:
+        tri = Delaunay(points)
+    except QhullError:  # flat point set (e.g. one node measured): nothing to interpolate in
+        return None
     transforms = barycentric_transforms(tri.points, np.ascontiguousarray(tri.simplices, dtype=np.int64))
     if getattr(tri, "_transform", "missing") is None:  # scipy's lazy cache slot
         tri._transform = transforms

@@ -11,16 +11,34 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["WorkloadJob", "read_workload", "write_workload", "WORKLOAD_COLUMNS"]
+__all__ = ["WorkloadJob", "read_workload", "write_workload", "validate_workload", "WORKLOAD_COLUMNS"]
 
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
 # Larger sizes are typing mistakes; the bound keeps them in the kernels' 32-bit integers.
 _MAX_SIZE = 2**31 - 1
 #: Values of the optional ``category`` column.
 CATEGORIES = ("adaptive", "scale-gpus", "rigid")
+
+
+def _problem(field: str, value) -> str | None:
+    """Say what is wrong with one (typed) field of a job, or ``None``: the CSV's and the list's rules."""
+    if field in ("name", "application"):
+        return "must not be empty" if not value.strip() else None
+    if field == "time":
+        if not math.isfinite(value):
+            return f"must be finite, got {value!r}"
+        return f"must be >= 0, got {value}" if value < 0 else None
+    if field in ("num_replicas", "batch_size"):
+        if value < 1:
+            return f"must be >= 1, got {value}"
+        return f"must be <= {_MAX_SIZE}, got {value}" if value > _MAX_SIZE else None
+    if field == "category":
+        return None if value is None or value in CATEGORIES else f"must be one of {list(CATEGORIES)}, got {value!r}"
+    raise AssertionError(field)
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,34 @@ class WorkloadJob:
     num_replicas: int
     batch_size: int
     category: str | None = None
+
+    def __post_init__(self):
+        # Checked here, so that a list of jobs given to simulate() meets the rules the CSV reader applies.
+        if not isinstance(self.name, str):
+            raise TypeError(f"WorkloadJob name must be a str, got {self.name!r}")
+        who = f"job {self.name!r}"
+        if not isinstance(self.application, str):
+            raise TypeError(f"{who}: application must be a str, got {self.application!r}")
+        if self.category is not None and not isinstance(self.category, str):
+            raise TypeError(f"{who}: category must be a str or None, got {self.category!r}")
+        t = self.time
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
+            raise TypeError(f"{who}: time must be a number of seconds, got {t!r}")
+        if isinstance(t, numbers.Integral):
+            object.__setattr__(self, "time", int(t))
+        elif math.isfinite(t) and t >= 0:
+            if t != int(t):
+                raise ValueError(f"{who}: time must be whole seconds, got {t!r} (read_workload rounds a CSV's up)")
+            object.__setattr__(self, "time", int(t))
+        for f in ("num_replicas", "batch_size"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{who}: {f} must be an integer, got {v!r}")
+            object.__setattr__(self, f, int(v))
+        for f in ("name", "time", "application", "num_replicas", "batch_size", "category"):
+            problem = _problem(f, getattr(self, f))
+            if problem is not None:
+                raise ValueError(f"{who}: {f} {problem}")
 
 
 def _number(value: str, what: str, where: str, *, integer: bool) -> int | float:
@@ -153,7 +199,7 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
             return f"{path}:{lineno}:{col[c] + 1}"
 
         name = row[col["name"]].strip()
-        if not name:
+        if _problem("name", name):
             raise ValueError(f"{at('name')}: empty job name")
         if name in seen:
             raise ValueError(f"{at('name')}: duplicate job name {name!r}")
@@ -161,29 +207,75 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
         # Fractional times (the Sia traces' newtrace) round up: the simulator's clock is integral
         # and a job cannot start before it arrives.
         arrival = _number(row[col["time"]], "time", at("time"), integer=False)
-        if arrival < 0:
-            raise ValueError(f"{at('time')}: time must be >= 0, got {arrival}")
+        if _problem("time", arrival):
+            raise ValueError(f"{at('time')}: time {_problem('time', arrival)}")
         application = row[col["application"]].strip()
-        if not application:
+        if _problem("application", application):
             raise ValueError(f"{at('application')}: empty application name")
         sizes = {}
         for c in ("num_replicas", "batch_size"):
             sizes[c] = _number(row[col[c]], c, at(c), integer=True)
-            if sizes[c] < 1:
-                raise ValueError(f"{at(c)}: {c} must be >= 1, got {sizes[c]}")
-            if sizes[c] > _MAX_SIZE:
-                raise ValueError(f"{at(c)}: {c} must be <= {_MAX_SIZE}, got {sizes[c]}")
+            if _problem(c, sizes[c]):
+                raise ValueError(f"{at(c)}: {c} {_problem(c, sizes[c])}")
         category = None
         if cat_col is not None and cat_col < len(row) and row[cat_col].strip():
             category = row[cat_col].strip()
-            if category not in CATEGORIES:
-                raise ValueError(
-                    f"{path}:{lineno}:{cat_col + 1}: category must be one of {list(CATEGORIES)}, got {category!r}"
-                )
+            if _problem("category", category):
+                raise ValueError(f"{path}:{lineno}:{cat_col + 1}: category {_problem('category', category)}")
         time = math.ceil(arrival)
         jobs.append(WorkloadJob(name, time, application, sizes["num_replicas"], sizes["batch_size"], category))
+    return validate_workload(jobs, source=path)
+
+
+def validate_workload(jobs, *, source=None) -> list[WorkloadJob]:
+    """Check a whole workload: a non-empty list of :class:`WorkloadJob` with unique names.
+
+    Each job checks its own fields when it is built; this adds what only the list can tell.
+    :func:`read_workload` and :func:`fastsched.sim.simulate` (given a list) both call it.
+
+    Parameters
+    ----------
+    jobs : iterable of WorkloadJob
+    source : str or path, optional
+        The workload file, for messages.
+
+    Returns
+    -------
+    list of WorkloadJob
+
+    Raises
+    ------
+    TypeError
+        Not an iterable of WorkloadJob.
+    ValueError
+        No jobs, or two jobs with one name (a name identifies a job in the simulator's state).
+
+    Examples
+    --------
+    >>> validate_workload([WorkloadJob("a", 0, "cifar10", 1, 128)])[0].name
+    'a'
+    >>> validate_workload([WorkloadJob("a", 0, "cifar10", 1, 128), WorkloadJob("a", 10, "ncf", 1, 128)])
+    Traceback (most recent call last):
+    ...
+    ValueError: workload: jobs 0 and 1 have the same name 'a'; job names must be unique
+    >>> WorkloadJob("b", -100, "cifar10", 1, 128)
+    Traceback (most recent call last):
+    ...
+    ValueError: job 'b': time must be >= 0, got -100
+    """
+    where = f"{source}: " if source else "workload: "
+    if isinstance(jobs, (str, bytes, WorkloadJob)) or not hasattr(jobs, "__iter__"):
+        raise TypeError(f"{where}expected a list of WorkloadJob, got {type(jobs).__name__}")
+    jobs = list(jobs)
     if not jobs:
-        raise ValueError(f"{path}: the workload has no jobs")
+        raise ValueError(f"{where}the workload has no jobs")
+    first = {}
+    for i, j in enumerate(jobs):
+        if not isinstance(j, WorkloadJob):
+            raise TypeError(f"{where}job {i} must be a WorkloadJob, got {type(j).__name__}")
+        k = first.setdefault(j.name, i)
+        if k != i:
+            raise ValueError(f"{where}jobs {k} and {i} have the same name {j.name!r}; job names must be unique")
     return jobs
 
 

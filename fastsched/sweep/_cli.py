@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import sys
 from pathlib import Path
 
 from fastsched import _firstrun
+from fastsched._interrupt import reraise_interrupt
 from fastsched.cli import Interrupted
 from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
 from fastsched.sweep.spec import load_spec
@@ -60,6 +62,30 @@ def _resume_command(args, output) -> str:
     return shlex.join(words)
 
 
+def _simulate_serial(**kwargs):
+    """:func:`fastsched.sim.simulate`, with Ctrl-C inside a kernel raised as the interrupt it is.
+
+    The sweep records any ``Exception`` of a run as a failed run; an interrupt that landed in a
+    compiled kernel arrives as a ``SystemError`` caused by ``KeyboardInterrupt``, and must stop
+    the sweep (resumable) instead.
+    """
+    from fastsched.sim import simulate
+
+    try:
+        return simulate(**kwargs)
+    except Exception as exc:
+        reraise_interrupt(exc)
+        raise
+
+
+def _check_dask() -> None:
+    if importlib.util.find_spec("distributed") is None:
+        raise ImportError(
+            "fastsched sweep runs on dask.distributed, which is not installed: pip install 'fastsched[dask]', "
+            "or run the sweep in this process with --serial"
+        )
+
+
 def run(args) -> int:
     """Run the ``sweep`` subcommand; returns 0, 1 when some runs failed, 3 when some were incomplete."""
     if args.workers is not None and args.workers < 1:
@@ -68,6 +94,8 @@ def run(args) -> int:
         raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
     if not args.connect_timeout > 0:
         raise ValueError(f"--connect-timeout must be > 0, got {args.connect_timeout}")
+    if not args.serial:
+        _check_dask()
     spec = load_spec(args.spec)
     if not args.quiet:
         _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after
@@ -75,7 +103,7 @@ def run(args) -> int:
     common = {"output_dir": output, "resume": not args.no_resume, "force": args.force, "progress": not args.quiet}
     try:
         if args.serial:
-            result = run_serial(spec, **common)
+            result = run_serial(spec, simulate_fn=_simulate_serial, **common)
         else:
             result = run_sweep(
                 spec,

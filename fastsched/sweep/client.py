@@ -4,16 +4,52 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
+import numbers
 import os
 import signal
 import threading
 
-__all__ = ["client_for", "default_workers", "WORKER_ENV", "CONNECT_TIMEOUT_S"]
+__all__ = [
+    "client_for",
+    "default_workers",
+    "check_timeout",
+    "WORKER_ENV",
+    "CONNECT_TIMEOUT_S",
+    "MAX_CONNECT_TIMEOUT_S",
+    "MAX_WORKERS",
+]
 
 #: Environment of worker processes: one thread per worker for numba and BLAS (no oversubscription).
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 #: Seconds to wait for a scheduler given by address before giving up.
 CONNECT_TIMEOUT_S = 10.0
+#: Longest wait for a scheduler: a day (dask reads the timeout as a duration string, and an
+#: infinite one is not a duration).
+MAX_CONNECT_TIMEOUT_S = 86400.0
+#: Most worker processes of a local cluster: each is an interpreter with the kernels loaded
+#: (~200 MB), so more than this on one machine is a typing slip, not a plan.
+MAX_WORKERS = 1024
+
+
+def check_timeout(timeout) -> float:
+    """Return ``timeout`` as seconds in ``(0, MAX_CONNECT_TIMEOUT_S]``, or raise ``ValueError`` naming it.
+
+    Examples
+    --------
+    >>> check_timeout(2)
+    2.0
+    >>> check_timeout(float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --connect-timeout must be a number of seconds in (0, 86400], got inf
+    """
+    ok = isinstance(timeout, numbers.Real) and not isinstance(timeout, bool)
+    if not ok or not math.isfinite(timeout) or not 0 < timeout <= MAX_CONNECT_TIMEOUT_S:
+        raise ValueError(
+            f"--connect-timeout must be a number of seconds in (0, {MAX_CONNECT_TIMEOUT_S:g}], got {timeout!r}"
+        )
+    return float(timeout)
 
 
 def default_workers() -> int:
@@ -76,6 +112,7 @@ def client_for(client=None, workers=None, *, timeout=CONNECT_TIMEOUT_S):
     ...
     ValueError: cannot reach the dask scheduler at tcp://127.0.0.1:9 within 0.5 s (...)
     """
+    timeout = check_timeout(timeout)
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -94,8 +131,8 @@ def client_for(client=None, workers=None, *, timeout=CONNECT_TIMEOUT_S):
             yield c
         return
     n = default_workers() if workers is None else int(workers)
-    if n < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not 1 <= n <= MAX_WORKERS:
+        raise ValueError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
     with _sigint_ignored():
         cluster = LocalCluster(
             n_workers=n,

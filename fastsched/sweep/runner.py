@@ -10,13 +10,14 @@ distributed sweep must reproduce. Ctrl-C stops a sweep with every finished run k
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 from fastsched._progress import progress_bar
 from fastsched.sim.api import PRESETS
 from fastsched.sweep import store
-from fastsched.sweep.client import client_for
+from fastsched.sweep.client import MAX_WORKERS, check_timeout, client_for
 from fastsched.sweep.spec import GRID_KEYS, load_spec
 from fastsched.sweep.table import SweepResult, make_row, summarize
 from fastsched.sweep.task import METRICS, run_task
@@ -81,14 +82,33 @@ def _policy_of(kwargs) -> str:
     return kwargs.get("policy") or PRESETS[kwargs.get("preset") or "default"]["policy"]
 
 
+def _check_spec_output(sweep, out: Path) -> None:
+    """Refuse (without ``force``) a spec's ``output`` that leads outside the spec's folder.
+
+    A spec is often shared or downloaded; ``"output": "../../x/a/b"`` would create folders
+    elsewhere without the user having asked for them on the command line.
+    """
+    spec_out = sweep.output_dir()
+    if spec_out is None or os.path.realpath(out) != os.path.realpath(spec_out):
+        return  # the folder was given on the command line
+    base, real = os.path.realpath(sweep.base_dir), os.path.realpath(spec_out)
+    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        raise ValueError(
+            f"the spec's output {sweep.output!r} leads outside the spec's folder {base} (to {spec_out}); "
+            "give --output, or --force to write there"
+        )
+
+
 def _prepare(spec, output_dir, resume, force):
     """Validate everything (spec, output folder) without writing anything."""
     sweep = load_spec(spec)
     runs = sweep.runs()
     columns = ["workload", *[k for k in GRID_KEYS if k in sweep.grid]]
     out = Path(output_dir) if output_dir is not None else sweep.output_dir()
+    if out is not None and not force:
+        _check_spec_output(sweep, out)
     if out is not None:
-        out = store.check_output(out, resume=resume, force=force)
+        out = store.check_output(out, resume=resume, force=force, inputs=sweep.inputs())
     ids = {r.run_id for r in runs}
     done = {k: v for k, v in store.load_done(out).items() if k in ids} if resume and out is not None else {}
     return sweep, runs, columns, out, done
@@ -205,6 +225,9 @@ def run_sweep(
     >>> result = run_sweep(spec, workers=2, output_dir="out")  # doctest: +SKIP
     >>> [s["avg_jct_mean"] for s in result.summary]  # doctest: +SKIP
     """
+    check_timeout(connect_timeout)
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:  # before any work, not when the cluster starts
+        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {workers}")
     sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
     todo = [r for r in runs if r.run_id not in done]
     if not todo:  # everything was done by an earlier sweep: no cluster needed

@@ -3,7 +3,14 @@
 ``runs.jsonl`` gets one JSON line per finished run, flushed as it arrives, so an
 interrupted sweep loses at most the runs in flight; re-running into the same folder skips
 the runs logged there without an error. ``runs.csv``, ``runs.json``, ``summary.csv`` and
-``spec.json`` are written through temporary files renamed into place.
+``spec.json`` are written through temporary files renamed into place (see
+:mod:`fastsched._atomic`).
+
+A folder is a sweep's when it holds a ``runs.jsonl`` that is empty or starts with a run's row
+(a sweep creates it before anything else). Any other folder is written into only with
+``force``, so a user's own ``runs.csv`` or ``spec.json`` is never replaced silently; and no
+file of a sweep is ever written over one of the sweep's inputs (its spec file, a workload, a
+cluster file, a file in a traces folder), ``force`` or not.
 """
 
 from __future__ import annotations
@@ -12,10 +19,11 @@ import contextlib
 import csv
 import io
 import json
+import os
 import tempfile
 from pathlib import Path
 
-from fastsched._atomic import atomic_open
+from fastsched._atomic import atomic_open, output_target
 from fastsched.sweep.table import SweepResult, cell, row_header, summary_header
 
 __all__ = [
@@ -24,6 +32,7 @@ __all__ = [
     "load_done",
     "check_output",
     "create_output",
+    "is_sweep_folder",
     "RowLog",
     "LOG_NAME",
     "SWEEP_FILES",
@@ -110,19 +119,59 @@ def load_done(out: Path | None) -> dict:
     return done
 
 
-def check_output(out, *, resume: bool, force: bool) -> Path:
+def is_sweep_folder(out: Path) -> bool:
+    r"""Tell whether ``out`` is a sweep's folder: its ``runs.jsonl`` is empty or starts with a run's row.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> is_sweep_folder(d)
+    False
+    >>> _ = (d / "runs.jsonl").write_text('{"run_id": "a", "error": null}\n')
+    >>> is_sweep_folder(d)
+    True
+    """
+    log = Path(out) / LOG_NAME
+    if not log.is_file():
+        return False
+    with open(log, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first.strip():
+        return True
+    try:
+        row = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and "run_id" in row
+
+
+def _same(a: Path, b: Path) -> bool:
+    ra, rb = os.path.realpath(a), os.path.realpath(b)
+    if ra == rb:
+        return True
+    try:
+        return os.path.samefile(ra, rb)
+    except OSError:
+        return False
+
+
+def check_output(out, *, resume: bool, force: bool, inputs=()) -> Path:
     """Check a sweep's output folder before any run, without creating anything.
 
     A folder that does not exist must be creatable (its nearest existing parent writable); an
-    existing one must be a folder, and either empty, or a sweep folder (resumed, or with
-    ``force`` started afresh), or ``force`` must be given. Starting afresh (``resume=False``)
-    over logged runs also needs ``force``.
+    existing one must be a folder, and either empty, or a sweep folder (see
+    :func:`is_sweep_folder`; resumed, or with ``force`` started afresh), or ``force`` must be
+    given. Starting afresh (``resume=False``) over logged runs also needs ``force``. None of
+    :data:`SWEEP_FILES` may be one of ``inputs`` (nor lie in an input folder), nor a
+    non-regular file.
 
     Raises
     ------
     ValueError
         ``out`` is a file, a non-sweep folder with files in it, or holds results that
-        ``resume=False`` would discard, without ``force``; or it cannot be written.
+        ``resume=False`` would discard, without ``force``; one of its tables would replace an
+        input; or it cannot be written.
 
     Examples
     --------
@@ -141,12 +190,27 @@ def check_output(out, *, resume: bool, force: bool) -> Path:
     out = Path(out).expanduser()
     if out.exists() and not out.is_dir():
         raise ValueError(f"--output {out} is a file; a sweep writes a folder of tables")
+    for name in SWEEP_FILES:  # never over an input, --force or not (a spec named spec.json in "." ...)
+        f = out / name
+        for src in inputs:
+            s = Path(src).expanduser()
+            if _same(f, s) or (s.is_dir() and os.path.realpath(f).startswith(os.path.realpath(s) + os.sep)):
+                raise ValueError(
+                    f"--output {out}: the sweep would write {f}, which is an input of this sweep ({src}); "
+                    "choose another output folder"
+                )
+        try:
+            output_target(f)
+        except ValueError as exc:
+            raise ValueError(f"--output {out}: {exc}") from None
     if out.is_dir():
         names = {p.name for p in out.iterdir()}
-        ours = bool(names & set(SWEEP_FILES))
+        ours = is_sweep_folder(out)
         if names and not ours and not force:
+            mine = sorted(names & set(SWEEP_FILES))
+            clash = f" (a sweep would replace {', '.join(mine)})" if mine else ""
             raise ValueError(
-                f"--output {out} is a folder with other files in it, not a sweep's; "
+                f"--output {out} is a folder with other files in it, not a sweep's{clash}; "
                 "choose a new folder or use --force to write the tables there"
             )
         if ours and not resume and not force and load_done(out):
@@ -179,6 +243,7 @@ def create_output(out: Path, *, resume: bool) -> Path:
     if not resume:
         with contextlib.suppress(FileNotFoundError):
             (out / LOG_NAME).unlink()
+    open(out / LOG_NAME, "a").close()  # first: what marks the folder as a sweep's (is_sweep_folder)
     return out
 
 

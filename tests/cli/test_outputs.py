@@ -50,7 +50,7 @@ def test_bad_output_paths(tmp_path, capsys, kind, monkeypatch):
         def refuse(*a, **k):
             raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "ro"))
 
-        monkeypatch.setattr("fastsched.sim.preflight.tempfile.TemporaryFile", refuse)
+        monkeypatch.setattr("fastsched._atomic.tempfile.TemporaryFile", refuse)
     ran = []
     monkeypatch.setattr(api.Cluster, "step", _record_and_stop(ran))
     assert main([*tiny_args(w), "--output", str(target)]) == 2

@@ -76,11 +76,13 @@ def test_cli_table_and_json(capsys, tmp_path):
     assert main(["cost", path]) == 0
     out = capsys.readouterr().out
     assert "runtime" in out and "pipeline time by microbatches" in out
+    want = load_case(path).results["pipeline_time_stage_mapped_by_microbatch"]
+    assert main(["cost", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pipeline_time_by_microbatch"]["4"] == want["4"]
     assert main(["cost", path, "--json", "--microbatches", "16", "--mem-unit", "elements"]) == 0
     d = json.loads(capsys.readouterr().out)
-    want = load_case(path).results["pipeline_time_stage_mapped_by_microbatch"]
     assert d["runtime"] == want["16"]
-    assert d["pipeline_time_by_microbatch"]["4"] == want["4"]
+    assert d["pipeline_time_by_microbatch"] == {"16": want["16"]}  # --microbatches replaces the list
     assert d["static_mem"] == load_case(path).results["static_mem"]
 
 

@@ -92,3 +92,54 @@ def test_speedup_rejects(fn):
         sp(0, 2)
     with pytest.raises(ValueError, match="num_replicas"):
         sp(1, -1)
+
+
+# -- issue 27: extreme batch limits ------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_huge_max_batch_size_named(dtype):
+    # 7.66e299 gave atomic batch -2**63 and accumulation steps -1 (an int64 overflow).
+    fn = GoodputFunction(PERF, GRAD, 16)
+    nodes, reps = np.array([1, 1, 2], dtype), np.array([1, 4, 8], dtype)
+    for kwargs in ({"max_batch_size": 7.66e299}, {"max_batch_size": 2.0**53 + 2**11}):
+        with pytest.raises(ValueError, match="max_batch_size"):
+            fn.optimize(nodes, reps, accumulation=True, **kwargs)
+    with pytest.raises(ValueError, match=r"atomic_bsz_range\[1\]"):
+        fn.optimize(nodes, reps, 1280, (1, 1e300), True)
+    with pytest.raises(ValueError, match="init_batch_size"):
+        GoodputFunction(PERF, GRAD, 1e300)
+
+
+def test_many_models_bound_batch_sizes():
+    from fastsched.goodput import ModelBatch
+
+    perf = np.array([PERF, PERF])
+    with pytest.raises(ValueError, match="max_batch_size"):
+        ModelBatch(perf, [GRAD, GRAD], 16, max_batch_size=[1e300, 64])
+    with pytest.raises(ValueError, match="atomic_bsz_range"):
+        ModelBatch(perf, [GRAD, GRAD], 16, max_batch_size=64, atomic_bsz_range=(1, 1e300))
+
+
+@pytest.mark.parametrize("accumulation", [False, True])
+def test_grid_search_at_the_batch_bounds(accumulation):
+    # At the largest accepted batch size (and atomic ranges from 1e-300 up) every result is a
+    # valid count: before, max_atomic > 1e8 x the per-replica batch gave accum steps -1.
+    fn = GoodputFunction(PERF, GRAD, 16)
+    reps = np.array([1, 2, 4, 8, 2**20, 2**40])
+    for rng in (None, (1e-300, 1e-300), (1e-300, 0.5), (1, 2.0**53), (2.0**53, 2.0**53)):
+        g, a, s = fn.optimize(np.ones_like(reps), reps, 2.0**53, rng, accumulation)
+        assert np.all(np.isfinite(g) & (g >= 0)) and np.all(a >= 0) and np.all(s >= 0), (rng, g, a, s)
+    g, a, s = fn.optimize(np.ones(2, int), np.array([1, 4]), 2.0**53, None, accumulation)
+    assert np.all(g > 1.0)  # a real configuration is found, not a zero-goodput grid point
+
+
+def test_formula_saturates_beyond_the_face():
+    # The kernels themselves (shared with CUDA) saturate: no negative or overflowed count even
+    # for batch limits the faces refuse.
+    from fastsched.goodput import _formulas as F
+
+    fn = GoodputFunction(PERF, GRAD, 16)
+    p = fn.kernel_params
+    for max_bsz, lo, hi in ((7.66e299, 1.0, 7.66e299), (1e3, 1e-300, 1e-300), (1.7e308, 1.0, 1e-300)):
+        for r in (1, 4, 2**40):
+            g, a, s = F.best_config(p.perf, p.grad_sqr, p.grad_var, p.init_bsz, r > 1, r, max_bsz, lo, hi, True)
+            assert np.isfinite(g) and g >= 0 and a >= 0 and s >= 0

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy, exact_optimize
+from tests.policy.conftest import make_speedup_fn
+
+SPEEDUP = make_speedup_fn()
 
 GPU = "nvidia.com/gpu"
 
@@ -209,3 +214,142 @@ def test_uncomparable_node_keys_rejected():
     nodes = {(1, "a"): NodeInfo({GPU: 2}, False), (1, 2): NodeInfo({GPU: 2}, False)}
     with pytest.raises(ValueError, match="node keys"):
         PolluxPolicy(seed=0).optimize(jobs_with(n=1), nodes, {}, None)
+
+
+# -- issue 27: extreme but legal inputs ------------------------------------------------------
+def test_node_advertising_huge_counts_is_a_clear_error():
+    # Sizes came from the nodes' advertised GPUs and max_replicas: MemoryError (224 GiB).
+    nodes = {
+        "n0": NodeInfo({GPU: 2**40, "cpu": 0}, False),
+        "n1": NodeInfo({GPU: 2**20, "cpu": 4}, False),
+        "n2": NodeInfo({GPU: 4, "cpu": 8}, False),
+    }
+    jobs = {"a": JobInfo({GPU: 1, "cpu": 1}, linear, 0, 0, 2**31), "b": JobInfo({GPU: 1}, linear, 1, 0, 2**31)}
+    for mode in ("raise", "skip"):
+        with pytest.raises(ValueError, match=r"MAX_NODE_REPLICAS.*") as info:
+            PolluxPolicy(seed=0, pop_size=8, generations=1, on_invalid_job=mode).optimize(jobs, nodes, {}, None)
+        assert "nodes['n0']" in str(info.value) and "job 'b'" in str(info.value)
+
+
+def test_unusable_huge_nodes_do_not_size_the_round():
+    # A node without the CPUs a job asks for holds none of its replicas, however many GPUs it has.
+    from fastsched.policy import build_problem
+
+    nodes = {"n0": NodeInfo({GPU: 2**40, "cpu": 0}, False), "n1": NodeInfo({GPU: 4, "cpu": 8}, False)}
+    jobs = {"a": JobInfo({GPU: 1, "cpu": 1}, linear, 0, 0, 2**31)}
+    prob = build_problem(jobs, nodes, {}, NodeInfo({GPU: 2**50, "cpu": 0}, True))
+    assert prob.max_rep.tolist() == [4] and prob.table.shape[2] == 5
+    allocs, _ = PolluxPolicy(seed=0, pop_size=8, generations=2).optimize(jobs, nodes, {}, None)
+    assert allocs == {"a": ["n1"] * 4}
+
+
+def test_ten_thousand_gpus_stay_under_a_gibibyte():
+    # The floor of issue 27: no allocation above 1 GiB for a cluster of <= 10,000 GPUs, here
+    # with max_replicas = 2**31 (sized by the cluster) and a generic callable (refused, named).
+    import tracemalloc
+
+    from fastsched.policy import InvalidJobError, build_problem
+
+    nodes = {i: NodeInfo({GPU: 8, "pods": 110}, False) for i in range(1250)}
+    tmpl = NodeInfo({GPU: 8, "pods": 110}, True)
+    tracemalloc.start()
+    try:
+        jobs = {i: JobInfo({GPU: 1, "pods": 1}, SPEEDUP, i, 0, 2**31) for i in range(4)}
+        prob = build_problem(jobs, nodes, {}, tmpl)
+        assert prob.max_rep.tolist() == [2 * 8 * 1250] * 4
+        jobs[9] = JobInfo({GPU: 1, "pods": 1}, linear, 9, 0, 2**31)
+        with pytest.raises(InvalidJobError, match="MAX_TABLE_BYTES") as info:
+            build_problem(jobs, nodes, {}, tmpl)
+        assert info.value.key == 9
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**30
+
+
+def test_duck_typed_counts_bounded():
+    class Job:
+        resources = {GPU: 2**70}
+        speedup_fn = staticmethod(linear)
+        creation_timestamp = 0
+        min_replicas = 0
+        max_replicas = 2
+        preemptible = True
+
+    nodes, tmpl = cluster()
+    with pytest.raises(ValueError, match=r"resources\['nvidia.com/gpu'\] is too large"):
+        PolluxPolicy(seed=0).optimize({0: Job()}, nodes, {}, tmpl)
+
+
+@pytest.mark.parametrize("mode", ["raise", "skip"])
+@pytest.mark.parametrize("init", ["seeded", "front"])
+@pytest.mark.parametrize("generations", [0, 1])
+def test_non_preemptible_zero_request_job_keeps_its_allocation(mode, init, generations):
+    # Came back {'j0': []}: skipped as "requests no resources" although it is running.
+    nodes = {"n0": NodeInfo({GPU: 4, "pods": 8}, False)}
+    jobs = {"j0": JobInfo({GPU: 0}, linear, 0, 0, 2, preemptible=False)}
+    policy = PolluxPolicy(seed=0, pop_size=8, generations=generations, init=init, p=0.5, on_invalid_job=mode)
+    allocs, _ = policy.optimize(jobs, nodes, {"j0": ["n0"]}, None)
+    assert allocs == {"j0": ["n0"]}
+
+
+def test_skipped_non_preemptible_job_keeps_allocation_and_resources():
+    nodes = {"n0": NodeInfo({GPU: 4, "pods": 8}, False), "n1": NodeInfo({GPU: 4, "pods": 8}, False)}
+    nan = JobInfo({GPU: 1, "pods": 1}, lambda n, r: np.full(np.shape(r), np.nan), 0, 0, 3, preemptible=False)
+    jobs = {"bad": nan, "ok": JobInfo({GPU: 1, "pods": 1}, linear, 1, 0, 8)}
+    with pytest.raises(ValueError, match="NaN"):
+        PolluxPolicy(seed=0).optimize(jobs, nodes, {"bad": ["n0"] * 3}, None)
+    policy = PolluxPolicy(seed=0, pop_size=8, generations=3, on_invalid_job="skip")
+    allocs, _ = policy.optimize(jobs, nodes, {"bad": ["n0"] * 3}, None)
+    assert allocs["bad"] == ["n0"] * 3 and list(policy.last_stats["skipped"]) == ["bad"]
+    # The kept job's 3 GPUs on n0 are not handed out again.
+    assert allocs["ok"].count("n0") <= 1 and len(allocs["ok"]) == 5
+
+
+@st.composite
+def _pinned_rounds(draw):
+    nodes = {f"n{i}": NodeInfo({GPU: draw(st.integers(0, 4)), "pods": 8}, draw(st.booleans())) for i in range(3)}
+    free = {k: dict(v.resources) for k, v in nodes.items()}
+    jobs, base = {}, {}
+    for i in range(draw(st.integers(1, 5))):
+        res = {GPU: draw(st.integers(0, 2))}
+        if draw(st.booleans()):
+            res["pods"] = draw(st.integers(0, 1))
+        mx = draw(st.integers(1, 4))
+        fn = draw(st.sampled_from([linear, SPEEDUP, lambda n, r: np.full(np.shape(r), np.nan)]))
+        key = f"j{i}"
+        jobs[key] = JobInfo(res, fn, i, draw(st.integers(0, mx)), mx, preemptible=draw(st.booleans()))
+        node, count = draw(st.sampled_from(sorted(nodes))), draw(st.integers(0, mx))
+        if all(free[node].get(r, 0) >= count * v for r, v in res.items()):
+            for r, v in res.items():
+                free[node][r] -= count * v
+            base[key] = [node] * count
+    opts = {
+        "pop_size": 8,
+        "generations": draw(st.integers(0, 2)),
+        "init": draw(st.sampled_from(["seeded", "front"])),
+        "p": draw(st.sampled_from([None, 0.0, 0.5, -1.0])),
+        "on_invalid_job": draw(st.sampled_from(["raise", "skip"])),
+    }
+    return jobs, nodes, base, opts
+
+
+@settings(max_examples=25, deadline=None)
+@given(_pinned_rounds(), st.integers(0, 3))
+def test_non_preemptible_jobs_always_keep_their_allocation(inputs, seed):
+    jobs, nodes, base, opts = inputs
+    try:
+        allocs, _ = PolluxPolicy(seed=seed, **opts).optimize(jobs, nodes, base, None)
+    except ValueError:
+        assert opts["on_invalid_job"] == "raise"
+        return
+    assert set(allocs) == set(jobs)
+    for key, job in jobs.items():
+        if not job.preemptible and base.get(key):
+            assert sorted(allocs[key]) == sorted(base[key]), key
+    used = {}
+    for key, alloc in allocs.items():
+        for n in alloc:
+            for r, v in jobs[key].resources.items():
+                used[n, r] = used.get((n, r), 0) + v
+    assert all(amount <= nodes[n].resources.get(r, 0) for (n, r), amount in used.items())

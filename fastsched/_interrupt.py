@@ -1,0 +1,65 @@
+"""Recognise Ctrl-C that surfaced as another exception (a base module: imports nothing of fastsched).
+
+Python's SIGINT handler only sets a flag; the ``KeyboardInterrupt`` is raised at the next
+check. When that check runs inside a C call that then returns a result anyway -- the boxing of
+a compiled numba kernel's return value, for one -- the interpreter replaces the pending
+``KeyboardInterrupt`` by ``SystemError: ... returned a result with an exception set`` whose
+``__cause__`` is the interrupt. Code that catches ``Exception`` (a sweep recording a failed
+run, the command line's "internal error") must treat that as the interrupt it is.
+"""
+
+from __future__ import annotations
+
+__all__ = ["is_interrupt", "reraise_interrupt"]
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused by, a ``KeyboardInterrupt``.
+
+    Follows ``__cause__`` and ``__context__`` (a bounded walk, cycles ignored).
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_interrupt(KeyboardInterrupt())
+    True
+    >>> wrapped = SystemError("f returned a result with an exception set")
+    >>> wrapped.__cause__ = KeyboardInterrupt()
+    >>> is_interrupt(wrapped), is_interrupt(ValueError("bad"))
+    (True, False)
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 32:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """Raise ``KeyboardInterrupt`` (from ``exc``) when ``exc`` is a disguised interrupt; else return.
+
+    Call it first in an ``except Exception`` block that would otherwise record or swallow the
+    error.
+
+    Examples
+    --------
+    >>> reraise_interrupt(ValueError("bad"))  # not an interrupt: returns
+    >>> wrapped = SystemError("returned a result with an exception set")
+    >>> wrapped.__cause__ = KeyboardInterrupt()
+    >>> try:  # (a doctest must not let a KeyboardInterrupt through: it would stop pytest)
+    ...     reraise_interrupt(wrapped)
+    ... except KeyboardInterrupt as exc:
+    ...     print(type(exc.__cause__).__name__)
+    SystemError
+    """
+    if not isinstance(exc, KeyboardInterrupt) and is_interrupt(exc):
+        raise KeyboardInterrupt from exc

@@ -62,10 +62,11 @@ def main(argv=None):
     ap.add_argument("--trees", nargs=2, required=True, metavar=("BEFORE", "AFTER"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs (caches already filled)")
     args = ap.parse_args(argv)
     for case in args.cases:
         runs = {t: [] for t in args.trees}
-        for t in args.trees:
+        for t in [] if args.no_warmup else args.trees:
             _run(t, CASES[case])  # warm-up: numba's cache, the OS's file cache
         for rep in range(args.repeats):
             for t in args.trees if rep % 2 == 0 else args.trees[::-1]:

@@ -6,8 +6,9 @@ Usage::
 
 Each case runs in a fresh process per tree, the trees alternating within each repeat (so
 both see the same machine load), after one warm-up run per tree (numba's cache filled).
-Prints one JSON line per run and then, per case, the median wall and CPU seconds of each
-tree and their ratio. Needs ../shared (the Pollux and Sia traces).
+Prints one JSON line per run and then, per case, the medians of each tree and their ratio:
+wall and CPU seconds of the whole ``simulate`` call (loading the traces included), the round
+loop's wall seconds and the policy's. Needs ../shared (the Pollux and Sia traces).
 """
 
 from __future__ import annotations
@@ -45,13 +46,17 @@ from fastsched.sim import simulate
 kw = json.loads(sys.argv[1])
 w, c = time.perf_counter(), time.process_time()
 r = simulate(**kw)
-print(json.dumps({"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "avg_jct": r.avg_jct}))
+print(json.dumps({"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "avg_jct": r.avg_jct,
+                  "loop_s": r.wall_s, "policy_s": r.policy_s}))
 """
 
 
 def _run(tree, kwargs):
     env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
-    p = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(kwargs)], capture_output=True, text=True, env=env)
+    # Run inside the tree: ``python -c`` puts the working folder first on the import path.
+    p = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(kwargs)], capture_output=True, text=True, env=env, cwd=tree
+    )
     if p.returncode:
         return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:200]}
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -76,13 +81,10 @@ def main(argv=None):
                     runs[t].append(out)
         before, after = (runs[t] for t in args.trees)
         if before and after:
-            med = {k: [statistics.median(r[k] for r in rs) for rs in (before, after)] for k in ("wall_s", "cpu_s")}
-            print(
-                f"{case}: wall {med['wall_s'][0]:.2f} -> {med['wall_s'][1]:.2f} s "
-                f"(x{med['wall_s'][0] / med['wall_s'][1]:.2f}), CPU {med['cpu_s'][0]:.2f} -> {med['cpu_s'][1]:.2f} s "
-                f"(x{med['cpu_s'][0] / med['cpu_s'][1]:.2f}); avg JCT {before[0]['avg_jct']} vs {after[0]['avg_jct']}",
-                flush=True,
-            )
+            keys = ("wall_s", "cpu_s", "loop_s", "policy_s")
+            med = {k: [statistics.median(r[k] for r in rs) for rs in (before, after)] for k in keys}
+            figures = ", ".join(f"{k} {a:.2f} -> {b:.2f} (x{a / b:.2f})" for k, (a, b) in med.items())
+            print(f"{case}: {figures}; avg JCT {before[0]['avg_jct']} vs {after[0]['avg_jct']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -375,7 +375,7 @@ def simulate(
             used_gpus=np.array(cluster.used_gpus, dtype=np.int64),
             total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
             active_jobs=np.array(cluster.active, dtype=np.int64),
-            allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
+            allocations=cluster.allocation_matrix(),
             policy_times=np.array(cluster.policy_times, dtype=np.float64),
             used_gpus_by_type=None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()},
         )

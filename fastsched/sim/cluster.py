@@ -110,7 +110,9 @@ class Cluster:
         self.used_gpus: list[int] = []
         self.total_gpus: list[int] = []
         self.active: list[int] = []
-        self.alloc_rows: list[np.ndarray] = []
+        # Per round, the GPUs held by each unfinished job as (job indices, counts): a dense
+        # (rounds, jobs) record only once, at the end (allocation_matrix).
+        self._rows: list[tuple[np.ndarray, np.ndarray]] = []
         self.policy_seconds = 0.0
         self.policy_times: list[float] = []
         self.spec = spec
@@ -242,18 +244,42 @@ class Cluster:
             if want is not None and self.max_nodes > self.min_nodes:
                 self.num_nodes = int(min(max(want, self.min_nodes), self.max_nodes))
         self.rounds += 1
-        row = np.zeros(len(jobs), dtype=np.int16)
-        for key, alloc in self.allocations.items():
-            i = self._index[key]
-            if jobs[i].completion_time is None:
-                row[i] = len(alloc)
+        if self._rows and not finished and not (active and due):
+            row = self._rows[-1]  # nothing changed: the same row, shared
+        else:
+            idx, cnt = [], []
+            for key, alloc in self.allocations.items():
+                i = self._index[key]
+                if jobs[i].completion_time is None and alloc:
+                    idx.append(i)
+                    cnt.append(len(alloc))
+            row = (np.array(idx, dtype=np.int64), np.array(cnt, dtype=np.int16))
         self.times.append(now)
-        self.used_gpus.append(int(row.sum()))
+        self.used_gpus.append(int(row[1].sum()))
         self.total_gpus.append(self.spec.total_gpus if self.spec is not None else self.num_nodes * self.gpus_per_node)
         self.active.append(len(active))
-        self.alloc_rows.append(row)
+        self._rows.append(row)
         if self.log is not None:
             self._write_log(now, seconds)
+
+    def allocation_matrix(self) -> np.ndarray:
+        """Return the GPUs held by each unfinished job after each round, ``(rounds, jobs)`` int16.
+
+        Examples
+        --------
+        >>> from fastsched.sim import Job
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.policies import make_policy
+        >>> jobs = [Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=2, target_batch_size=128)]
+        >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=1, gpus_per_node=4)
+        >>> cluster.step(60); cluster.step(60)
+        >>> cluster.allocation_matrix().tolist()
+        [[2], [2]]
+        """
+        out = np.zeros((len(self._rows), len(self.jobs)), dtype=np.int16)
+        for r, (idx, cnt) in enumerate(self._rows):
+            out[r, idx] = cnt
+        return out
 
     def _check(self, allocations):
         used: dict = {}

@@ -76,8 +76,13 @@ API_PACKAGES = [
     ("fastsched.goodput", "goodput model, fitting and speedup tables"),
     ("fastsched.policy", "the Pollux policy, its inputs and the exact MILP oracle"),
     ("fastsched.sim", "the cluster simulator"),
+    (
+        "fastsched.sim.policies",
+        "the simulator's policies: the SimPolicy interface, the registry, the built-in policies",
+    ),
     ("fastsched.sweep", "sweeps and large grids on dask"),
     ("fastsched.costmodel", "static cost model of distributed training programs"),
+    ("fastsched.catalog", "GPU and model catalogues, and the throughput oracle"),
     ("fastsched.cuda", "optional CUDA target"),
 ]
 

@@ -37,6 +37,7 @@ _COMMAND_MODULES = (
     "fastsched.sim._cli",
     "fastsched.costmodel._cli",
     "fastsched.costmodel._plan_cli",
+    "fastsched.sim._profile_cli",
     "fastsched.sweep._cli",
     "fastsched._info_cli",
 )

@@ -50,6 +50,8 @@ def main(argv=None):
                     "seed": seed,
                     "preset": args.preset,
                     "wall_s": time.perf_counter() - t0,
+                    "sim_wall_s": s["wall_s"],  # the rounds alone (no trace loading)
+                    "policy_s": s["policy_s"],  # of which in the policy
                 }
                 rec.update({k: s[k] for k in (*METRIC_KEYS, "completed", "jobs")})
                 line = json.dumps(rec)

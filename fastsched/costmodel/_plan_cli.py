@@ -137,6 +137,12 @@ def register(subparsers) -> None:
     p.add_argument("--rank", type=int, default=0, help="program only: which rank's program to read (default 0)")
     p.add_argument("--gpus", type=int, required=True, help="number of GPUs")
     p.add_argument("--cluster", metavar="CLUSTER.json", default=None, help="cluster fields (the options override)")
+    p.add_argument(
+        "--gpu",
+        default=None,
+        help="catalogued GPU type (e.g. h100, a100-80gb, mi300x): memory, TFLOP/s at 40%% of the BF16 peak, links "
+        "and GPUs per node from fastsched.catalog (the other options override)",
+    )
     p.add_argument("--gpus-per-node", type=int, default=None)
     p.add_argument("--memory-gib", type=float, default=None, help="memory per GPU, GiB")
     p.add_argument("--tflops", type=float, default=None, help="achievable TFLOP/s per GPU")
@@ -171,6 +177,8 @@ def run(args) -> int:
     if args.cluster:
         with open(args.cluster, encoding="utf-8") as fh:
             fields.update(json.load(fh))
+    if args.gpu is not None:
+        fields["gpu"] = args.gpu
     fields["gpus"] = args.gpus
     for opt, key, scale in (
         ("gpus_per_node", "gpus_per_node", 1),

@@ -92,18 +92,55 @@ class Cluster:
         return self.intra_bandwidth * 1e6, self.intra_latency_us * 1e-3
 
     @classmethod
+    def from_gpu(cls, gpu, gpus=8, *, gpus_per_node=None, efficiency=0.4, precision="bf16", catalog=None) -> Cluster:
+        """Build a cluster of one catalogued GPU type (:mod:`fastsched.catalog.gpus`).
+
+        ``flops`` is the type's dense ``precision`` peak times ``efficiency``; the inter-node
+        bandwidth is the node's network shared by its GPUs.
+
+        Examples
+        --------
+        >>> c = Cluster.from_gpu("h100", gpus=16)
+        >>> c.gpus_per_node, c.memory_gib, c.flops / 1e12, c.inter_bandwidth
+        (8, 80.0, 395.6, 50.0)
+        """
+        from fastsched.catalog.gpus import GpuType, gpu_type
+
+        g = gpu if isinstance(gpu, GpuType) else gpu_type(gpu, catalog)
+        gpn = g.gpus_per_node if gpus_per_node is None else gpus_per_node
+        eff = check_finite_scalar("efficiency", efficiency, low=0.0, low_open=True, high=1.0)
+        return cls(
+            gpus=gpus,
+            gpus_per_node=gpn,
+            memory_gib=g.memory_gib,
+            flops=g.peak_tflops(precision) * 1e12 * eff,
+            intra_bandwidth=g.intra_gbps,
+            inter_bandwidth=g.network_gbps / g.gpus_per_node,
+        )
+
+    @classmethod
     def from_dict(cls, d) -> Cluster:
         """Build from a mapping (unknown keys are an error naming them).
+
+        A ``"gpu"`` key names a catalogued type (:meth:`from_gpu`) whose numbers the other keys
+        override.
 
         Examples
         --------
         >>> Cluster.from_dict({"gpus": 64, "memory_gib": 40}).nodes
         8
+        >>> Cluster.from_dict({"gpu": "a100-80gb", "gpus": 16, "gpus_per_node": 4}).memory_gib
+        80.0
         """
         if isinstance(d, Cluster):
             return d
         if not isinstance(d, Mapping):
             raise TypeError(f"cluster must be a mapping, got {type(d).__name__}")
+        if "gpu" in d:
+            d = dict(d)
+            base = cls.from_gpu(d.pop("gpu"), d.get("gpus", 8)).to_dict()
+            base.update(d)
+            d = base
         known = {f.name for f in fields(cls)}
         extra = set(d) - known
         if extra:

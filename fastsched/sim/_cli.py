@@ -25,7 +25,7 @@ from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
 from fastsched.sim import preflight
 from fastsched.sim.api import PRESETS, simulate
-from fastsched.sim.policies import POLICY_NAMES
+from fastsched.sim.policies import POLICY_NAMES, load_policy
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -75,7 +75,19 @@ def register(subparsers) -> None:
         default=os.environ.get("FASTSCHED_TRACES"),
         help="folder of application trace folders (default: $FASTSCHED_TRACES, else builtin profiles)",
     )
-    p.add_argument("--policy", choices=POLICY_NAMES, help="scheduler (default: pollux)")
+    p.add_argument(
+        "--policy",
+        metavar="NAME[,NAME...]",
+        help=f"scheduler (default: the preset's, pollux): one of {', '.join(POLICY_NAMES)}, an installed plugin's "
+        "name, or package.module:Class (a SimPolicy subclass; the current folder is importable); several, comma-"
+        "separated, run on the same workload and cluster and print one table",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes for several policies (default: one per policy up to the usable cores)",
+    )
     p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
     p.add_argument(
         "--cluster",
@@ -116,7 +128,9 @@ def register(subparsers) -> None:
     p.add_argument("--output", metavar="LOG", help="write a JSON-lines log, one object per round")
     p.add_argument("--plot", metavar="FILE", help="save a figure; the suffix picks the format (.png, .pdf, .svg ...)")
     p.add_argument("--force", action="store_true", help="replace existing --output / --plot files")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object on stdout (one line per policy)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no first-run notice")
     p.set_defaults(func=run)
 
@@ -125,6 +139,25 @@ def _clean(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _policies(text) -> list:
+    """Return the policies of ``--policy`` (``[None]``: the preset's), each resolved up front."""
+    if text is None:
+        return [None]
+    names = [n.strip() for n in str(text).split(",")]
+    if any(not n for n in names):
+        raise ValueError(f"--policy: empty name in {text!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--policy: a policy is named twice in {text!r}")
+    if any(":" in n for n in names) and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # module:Class of a file here, as `python -m` would find it
+    for n in names:
+        try:
+            load_policy(n)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"--policy: {exc}") from None
+    return names
 
 
 def _check_paths(args) -> None:
@@ -170,29 +203,85 @@ def _scaled(args):
     return workload, None, (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
 
 
+def _simulate_kwargs(args) -> dict:
+    return dict(
+        traces=args.traces,
+        preset=args.preset,
+        nodes=args.nodes,
+        gpus=args.gpus,
+        cluster=args.cluster,
+        cap_replicas=args.cap_replicas,
+        interval=args.interval,
+        interference=args.interference,
+        max_nodes=args.max_nodes,
+        seed=args.seed,
+        max_time=args.max_time,
+    )
+
+
+def _report_incomplete(results, args) -> int:
+    status = 0
+    for result in results:
+        missing = len(result.jobs) - result.completed
+        if missing and not args.allow_incomplete:
+            why = ", ".join(f"{n} {reason}" for reason, n in result.incomplete.items())
+            who = f"{result.policy}: " if len(results) > 1 else ""
+            print(
+                f"fastsched simulate: {who}{missing} of {len(result.jobs)} jobs did not complete ({why}) by the end at "
+                f"{int(result.times[-1]) if result.times.size else 0} s; the figures cover completed jobs only. "
+                "Raise --max-time, or pass --allow-incomplete to accept this.",
+                file=sys.stderr,
+            )
+            status = EXIT_INCOMPLETE
+    return status
+
+
+def _run_many(args, policies) -> int:
+    """Several policies: same workload and cluster, parallel processes, one table (or JSON line) per policy."""
+    from fastsched.sim._compare import comparison_table, plot_comparison, run_policies
+
+    if args.output:
+        raise ValueError("--output writes one policy's log: give one --policy, or leave --output out")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    done = []
+
+    def note(policy, result):
+        done.append(policy)
+        if not args.quiet:
+            print(f"fastsched simulate: {policy} done ({len(done)}/{len(policies)})", file=sys.stderr)
+
+    try:
+        results = run_policies(
+            policies, workers=args.workers, on_done=note, workload=args.workload, **_simulate_kwargs(args)
+        )
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
+            raise
+        raise Interrupted("nothing to resume from: rerun the same command (the runs are deterministic)") from None
+    if args.json:
+        for result in results:
+            print(json.dumps({k: _clean(v) for k, v in result.summary().items()}))
+    else:
+        print(comparison_table(results))
+    sys.stdout.flush()
+    if args.plot:
+        with atomic_path(args.plot) as tmp:
+            plot_comparison(results, tmp)
+    return _report_incomplete(results, args)
+
+
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
+    policies = _policies(args.policy)
     _check_paths(args)
-    workload, cluster, nodes = _scaled(args)
+    # --scale applied once, for one policy or several (see fastsched.sim.scale)
+    args.workload, args.cluster, args.nodes = _scaled(args)
+    if len(policies) > 1:
+        return _run_many(args, policies)
     bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
-        result = simulate(
-            workload,
-            traces=args.traces,
-            policy=args.policy,
-            preset=args.preset,
-            nodes=nodes,
-            gpus=args.gpus,
-            cluster=cluster,
-            cap_replicas=args.cap_replicas,
-            interval=args.interval,
-            interference=args.interference,
-            max_nodes=args.max_nodes,
-            seed=args.seed,
-            output=args.output,
-            progress=bar,
-            max_time=args.max_time,
-        )
+        result = simulate(args.workload, policy=policies[0], output=args.output, progress=bar, **_simulate_kwargs(args))
     except (KeyboardInterrupt, SystemError) as exc:
         if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
             raise
@@ -212,17 +301,7 @@ def run(args) -> int:
     sys.stdout.flush()
     if args.plot:
         _save_plot(result, args.plot)
-    missing = len(result.jobs) - result.completed
-    if missing and not args.allow_incomplete:
-        why = ", ".join(f"{n} {reason}" for reason, n in result.incomplete.items())
-        print(
-            f"fastsched simulate: {missing} of {len(result.jobs)} jobs did not complete ({why}) by the end at "
-            f"{int(result.times[-1]) if result.times.size else 0} s; the figures cover completed jobs only. "
-            "Raise --max-time, or pass --allow-incomplete to accept this.",
-            file=sys.stderr,
-        )
-        return EXIT_INCOMPLETE
-    return 0
+    return _report_incomplete([result], args)
 
 
 def main(argv=None) -> int:

@@ -75,6 +75,14 @@ PRESETS = {
         "sia": {"p": -0.5, "lambda_n": 1.1},
         "pollux": {"variant": "osdi21", "placeholders": False},
         "job_model": "sia",
+        # Issue 24's baselines as Gavel's artifact runs them: its sequential worker assignment,
+        # the allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
+        "fifo": {"strict": False},
+        "las": {"placement": "sequential", "reoptimize": "on-change"},
+        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
+        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
+        "max-sum-throughput": {"placement": "sequential"},
+        "gandiva": {"quantum": 600},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).
@@ -167,8 +175,10 @@ def simulate(
         builtin application profiles.
     applications : dict of str -> Application, optional
         Ready application models (instead of ``traces``).
-    policy : {"pollux", "tiresias", "optimus", "sia", "gavel"} or SimPolicy, optional
-        Scheduler (default from the preset: pollux).
+    policy : str or SimPolicy, optional
+        Scheduler (default from the preset: pollux): a name of
+        :data:`~fastsched.sim.policies.POLICY_NAMES`, ``"package.module:Class"`` or an installed
+        plugin's name (:func:`~fastsched.sim.policies.make_policy`), or a ready policy.
     nodes, gpus : int, optional
         Cluster size of one (unnamed) GPU type (default from the preset: 16 x 4).
     interval : int, optional
@@ -232,8 +242,8 @@ def simulate(
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     cfg = PRESETS[preset]
     policy = cfg["policy"] if policy is None else policy
-    if not isinstance(policy, SimPolicy):
-        V.check_choice("policy", policy, POLICY_NAMES)
+    if not isinstance(policy, SimPolicy) and policy not in POLICY_NAMES:
+        policy = make_policy(policy)  # "module:Class" or a plugin's name; a ValueError naming it otherwise
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     pol_name = policy.name if isinstance(policy, SimPolicy) else policy
     if policy_options and pol_name not in POLICY_OPTIONS:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from fastsched.catalog import gpus as gpu_catalog
 from fastsched.policy.types import NodeInfo
 from fastsched.sim.preflight import MAX_GPUS
 
@@ -34,6 +35,7 @@ MAX_CLUSTER_GPUS = MAX_GPUS
 MAX_FILE_DEPTH = 32
 
 #: GPUs per node of the GPU types of the Sia traces (file suffixes of ``placements-<type>.csv``).
+#: Any name of :mod:`fastsched.catalog.gpus` is known too (``t4`` is read as ``aws``).
 GPU_TYPES = {"aws": 4, "rtx": 8, "dgx-ext": 8, "azure": 8, "quad": 4, "dgx": 8}
 
 #: Type name of a cluster given as ``nodes x gpus`` (no GPU type named).
@@ -179,7 +181,7 @@ class ClusterSpec:
     def __str__(self) -> str:
         # Round-trips through parse_cluster: GPUs per node spelled out unless the type's default.
         return ",".join(
-            f"{g.count}x{g.gpu_type}" + ("" if GPU_TYPES.get(g.gpu_type) == g.gpus_per_node else f":{g.gpus_per_node}")
+            f"{g.count}x{g.gpu_type}" + ("" if _default_gpn(g.gpu_type) == g.gpus_per_node else f":{g.gpus_per_node}")
             for g in self.groups
         )
 
@@ -210,13 +212,33 @@ def homogeneous_cluster(nodes, gpus, gpu_type=DEFAULT_TYPE) -> ClusterSpec:
     return ClusterSpec([(gpu_type, nodes, gpus)])
 
 
-def _known(gpu_type, where):
+def _known(gpu_type, where, catalog=None):
     if not isinstance(gpu_type, str):
         raise ValueError(f"{where}: type must be a GPU type name, got {gpu_type!r}")
-    gpn = GPU_TYPES.get(gpu_type)
+    gpn = GPU_TYPES.get(gpu_type) if catalog is None else None
     if gpn is None:
-        raise ValueError(f"{where}: unknown GPU type {gpu_type!r}; known types: {sorted(GPU_TYPES)}")
+        try:
+            gpn = gpu_catalog.gpu_type(gpu_type, catalog).gpus_per_node
+        except ValueError:
+            known = gpu_catalog.known_names(catalog)
+            raise ValueError(f"{where}: unknown GPU type {gpu_type!r}; known types: {known}") from None
     return gpn
+
+
+def _default_gpn(gpu_type):
+    try:
+        return _known(gpu_type, "")
+    except ValueError:
+        return None
+
+
+def _type_name(gpu_type, catalog=None):
+    # A catalogued name or alias becomes its trace name (t4 -> aws), so traces keep being read
+    # from placements-<suffix>.csv; other names (user types given GPUs per node) stay as written.
+    try:
+        return gpu_catalog.trace_name(gpu_type, catalog)
+    except ValueError:
+        return gpu_type
 
 
 def _parse_string(text: str) -> ClusterSpec:
@@ -235,7 +257,7 @@ def _parse_string(text: str) -> ClusterSpec:
             gpn = _known(gpu_type, f"cluster spec {text!r}")
         elif int(gpn) < 1:
             raise ValueError(f"cluster spec {text!r}: {part!r} has no GPUs per node")
-        groups.append((gpu_type, count, int(gpn)))
+        groups.append((_type_name(gpu_type), count, int(gpn)))
     return ClusterSpec(groups)
 
 
@@ -270,6 +292,9 @@ def _parse_file(path: Path) -> ClusterSpec:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    catalog = None
+    if isinstance(data, dict) and "gpu_types" in data:  # user types / overrides of the catalogue
+        catalog = gpu_catalog.with_types(data["gpu_types"])
     if isinstance(data, dict):
         items = data.get("group", data.get("groups"))
         if items is None:
@@ -293,13 +318,13 @@ def _parse_file(path: Path) -> ClusterSpec:
             raise ValueError(f"{where}: type must be a GPU type name, got {gpu_type!r}")
         gpn = item.get("gpus_per_node")
         if gpn is None:
-            gpn = _known(gpu_type, where)
+            gpn = _known(gpu_type, where, catalog)
         for what, v in (("count", item["count"]), ("gpus_per_node", gpn)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{where}: {what} must be an integer >= 1, got {v!r}")
             if v > MAX_CLUSTER_GPUS:
                 raise ValueError(f"{where}: {what} {v} is more than the simulator's limit of {MAX_CLUSTER_GPUS} GPUs")
-        groups.append((gpu_type, item["count"], gpn))
+        groups.append((_type_name(gpu_type, catalog), item["count"], gpn))
     try:
         return ClusterSpec(groups)
     except ValueError as exc:
@@ -329,11 +354,13 @@ def parse_cluster(spec) -> ClusterSpec:
     >>> spec = parse_cluster("6xaws,3xrtx,2xdgx-ext")
     >>> spec.gpus_by_type
     {'aws': 24, 'rtx': 24, 'dgx-ext': 16}
-    >>> parse_cluster("2xh100")
+    >>> str(parse_cluster("6xt4,3xrtx2080ti,2xa100-40gb,1xh100"))  # catalogue names; Sia types by suffix
+    '6xaws,3xrtx,2xdgx-ext,1xh100'
+    >>> parse_cluster("2xzz100")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: cluster spec '2xh100': unknown GPU type 'h100'; known types: ['aws', 'azure', 'dgx', 'dgx-ext', 'quad', 'rtx']
-    >>> parse_cluster("2xh100:8").total_gpus
+    ValueError: cluster spec '2xzz100': unknown GPU type 'zz100'; known types: [...]
+    >>> parse_cluster("2xzz100:8").total_gpus
     16
     """
     if isinstance(spec, ClusterSpec):

@@ -76,7 +76,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="nodes"):
         simulate(wl, applications=apps, policy="tiresias", nodes=0)
     with pytest.raises(ValueError, match="policy"):
-        simulate(wl, applications=apps, policy="fifo")
+        simulate(wl, applications=apps, policy="nosuch")  # (fifo is a policy since issue 24)
     with pytest.raises(ValueError, match="preset"):
         simulate(wl, applications=apps, preset="osdi99")
     with pytest.raises(ValueError, match="more GPUs"):

@@ -29,7 +29,38 @@ from fastsched.sim.policies._interior_lp import job_type_lp
 from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
 
-__all__ = ["GavelPolicy", "max_sum_throughput", "gavel_priorities"]
+__all__ = ["GavelPolicy", "max_sum_throughput", "gavel_priorities", "allocation_constraints"]
+
+
+def allocation_constraints(jobs, types, scale, capacity, num_jobs):
+    """Build ``A x <= b`` of Gavel's allocations over the variables ``x[i] = X[jobs[i], types[i]]``.
+
+    One row per job (``sum_t X[j, t] <= 1``: at most all of the time), then one per type
+    (``sum_j scale[j] X[j, t] <= capacity[t]``). Shared by every objective of Gavel's family.
+
+    Returns
+    -------
+    tuple
+        ``(A, b)``: a sparse ``(num_jobs + num_types, len(jobs))`` matrix and its bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = allocation_constraints(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([1.0, 2.0]),
+    ...                               np.array([4.0, 8.0]), 2)
+    >>> a.toarray().tolist(), b.tolist()
+    ([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 2.0]], [1.0, 1.0, 4.0, 8.0])
+    """
+    n = len(jobs)
+    num_types = len(capacity)
+    a = csr_array(
+        (
+            np.concatenate([np.ones(n), np.asarray(scale, dtype=np.float64)[jobs]]),
+            (np.concatenate([jobs, num_jobs + types]), np.tile(np.arange(n), 2)),
+        ),
+        shape=(num_jobs + num_types, n),
+    )
+    return a, np.concatenate([np.ones(num_jobs), np.asarray(capacity, dtype=np.float64)])
 
 
 def max_sum_throughput(throughput, scale, capacity, method="interior") -> np.ndarray:
@@ -86,14 +117,7 @@ def max_sum_throughput(throughput, scale, capacity, method="interior") -> np.nda
     if method == "interior":
         x = job_type_lp(tp, jobs, types, scale[jobs], num_jobs, capacity).round(5)
     else:
-        a = csr_array(
-            (
-                np.concatenate([np.ones(n), scale[jobs]]),
-                (np.concatenate([jobs, num_jobs + types]), np.tile(np.arange(n), 2)),
-            ),
-            shape=(num_jobs + num_types, n),
-        )
-        b = np.concatenate([np.ones(num_jobs), capacity])
+        a, b = allocation_constraints(jobs, types, scale, capacity, num_jobs)
         res = linprog(-tp, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
         if res.x is None:  # pragma: no cover - x = 0 is always feasible
             raise RuntimeError(f"Gavel's linear program failed: {res.message}")
@@ -213,7 +237,7 @@ class GavelPolicy(SimPolicy):
                 self._type_time += half
         tput = np.array([self._tput(job) for job in jobs]).reshape(len(jobs), len(self.types))
         scale = np.array([job.target_num_replicas for job in jobs], dtype=np.int64)
-        x = max_sum_throughput(tput, scale, self.capacity, self.lp_method)
+        x = self.allocation(jobs, tput, scale)
         jt = np.array([self._job_time[job.name] for job in jobs]).reshape(len(jobs), len(self.types))
         prio = gavel_priorities(x, jt, self._type_time)
         # (priority, allocation) descending; ties keep (type, job) order.
@@ -240,6 +264,14 @@ class GavelPolicy(SimPolicy):
                 self._job_time[jobs[j].name][t] += self.interval
                 self._type_time[t] += self.interval
         return out
+
+    def allocation(self, jobs, throughput, scale) -> np.ndarray:
+        """Fraction of time of each job on each type: the max-sum-throughput LP (Gavel's other objectives override this).
+
+        ``throughput`` is ``(J, T)`` steps per second (:meth:`throughputs`), ``scale`` the GPUs
+        each job needs; returns ``(J, T)``.
+        """
+        return max_sum_throughput(throughput, scale, self.capacity, self.lp_method)
 
     def _tput(self, job):
         # Fixed GPU count and batch size: a job's throughputs never change. Kept by the policy,

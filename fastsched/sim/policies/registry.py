@@ -1,14 +1,36 @@
-"""The registry of simulator policies: their names and :func:`make_policy`."""
+"""The registry of simulator policies: names, plugins and :func:`make_policy`.
+
+A policy is named three ways: a built-in name (:data:`POLICY_NAMES`), ``"package.module:Class"``
+(any importable :class:`~fastsched.sim.policies.base.SimPolicy` subclass), or the name an
+installed package registers in the entry-point group :data:`ENTRY_POINT_GROUP`::
+
+    # the plugin package's pyproject.toml
+    [project.entry-points."fastsched.policies"]
+    my-fifo = "my_package.policies:MyFifo"
+
+A built-in name wins over a plugin of the same name.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
+
 from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
+from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
+from fastsched.sim.policies.gavel_objectives import (
+    LasPolicy,
+    MaxSumThroughputPolicy,
+    MinTotalDurationPolicy,
+    ThemisPolicy,
+)
 from fastsched.sim.policies.pollux import PolluxSimPolicy
+from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.sia import SiaPolicy
 
-__all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "make_policy"]
+__all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
 
 _REGISTRY = {
     "pollux": PolluxSimPolicy,
@@ -16,10 +38,111 @@ _REGISTRY = {
     "optimus": OptimusPolicy,
     "sia": SiaPolicy,
     "gavel": GavelPolicy,
+    "fifo": FifoPolicy,
+    "srtf": SrtfPolicy,
+    "las": LasPolicy,
+    "themis": ThemisPolicy,
+    "min-total-duration": MinTotalDurationPolicy,
+    "max-sum-throughput": MaxSumThroughputPolicy,
+    "gandiva": GandivaPolicy,
+    "allox": AlloxPolicy,
 }
 POLICY_NAMES = tuple(_REGISTRY)
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = ("pollux", "sia", "gavel")
+POLICY_OPTIONS = (
+    "pollux",
+    "sia",
+    "gavel",
+    "fifo",
+    "themis",
+    "las",
+    "min-total-duration",
+    "max-sum-throughput",
+    "gandiva",
+)
+#: Entry-point group in which installed packages register policy names.
+ENTRY_POINT_GROUP = "fastsched.policies"
+
+
+def _entry_points() -> dict:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def plugin_names() -> tuple:
+    """Names registered by installed packages in :data:`ENTRY_POINT_GROUP` (built-in names excluded).
+
+    Examples
+    --------
+    >>> isinstance(plugin_names(), tuple)
+    True
+    """
+    return tuple(sorted(n for n in _entry_points() if n not in _REGISTRY))
+
+
+def _check_class(obj, what):
+    if not (isinstance(obj, type) and issubclass(obj, SimPolicy)):
+        raise ValueError(f"policy {what} is not a SimPolicy subclass (got {obj!r})")
+    return obj
+
+
+def load_policy(name) -> type:
+    """Return the :class:`SimPolicy` subclass a policy name stands for (built-in, ``module:Class`` or plugin).
+
+    Parameters
+    ----------
+    name : str
+        A built-in name, ``"package.module:Class"`` (``Class`` may be dotted:
+        ``module:Outer.Inner``), or an entry-point name of :data:`ENTRY_POINT_GROUP`.
+
+    Raises
+    ------
+    ValueError
+        Naming the policy: unknown name, a module that cannot be imported, a missing class, or
+        an object that is not a :class:`SimPolicy` subclass.
+
+    Examples
+    --------
+    >>> load_policy("gavel").__name__
+    'GavelPolicy'
+    >>> load_policy("fastsched.sim.policies.base:SimPolicy").__name__
+    'SimPolicy'
+    >>> load_policy("fastsched.sim.policies.base:free_gpus")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy 'fastsched.sim.policies.base:free_gpus' is not a SimPolicy subclass (got <function free_gpus ...>)
+    >>> load_policy("no_such_module:Fifo")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy 'no_such_module:Fifo': cannot import module 'no_such_module' (No module named 'no_such_module')
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"policy must be a non-empty string or a SimPolicy, got {name!r}")
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        if not module_name or not attr:
+            raise ValueError(f"policy {name!r}: expected 'package.module:Class'")
+        try:
+            obj = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(f"policy {name!r}: cannot import module {module_name!r} ({exc})") from None
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise ValueError(f"policy {name!r}: module {module_name!r} has no attribute {attr!r}") from None
+            obj = getattr(obj, part)
+        return _check_class(obj, repr(name))
+    ep = _entry_points().get(name)
+    if ep is None:
+        known = list(POLICY_NAMES) + list(plugin_names())
+        raise ValueError(f"policy must be one of {known} or 'package.module:Class', got {name!r}")
+    try:
+        obj = ep.load()
+    except Exception as exc:  # a broken plugin: say which entry point
+        raise ValueError(
+            f"policy {name!r}: entry point {ep.value!r} of {ENTRY_POINT_GROUP!r} failed to load: {exc}"
+        ) from exc
+    return _check_class(obj, f"{name!r} (entry point {ep.value!r})")
 
 
 def make_policy(name, **options) -> SimPolicy:
@@ -28,31 +151,31 @@ def make_policy(name, **options) -> SimPolicy:
     Parameters
     ----------
     name : str or SimPolicy
-        One of :data:`POLICY_NAMES`, or a ready :class:`SimPolicy` (returned as is).
+        One of :data:`POLICY_NAMES`, ``"package.module:Class"``, an installed plugin's name
+        (see :func:`load_policy`), or a ready :class:`SimPolicy` (returned as is).
     **options
         Passed to the constructor of the policies in :data:`POLICY_OPTIONS` (Pollux: ``p``,
-        ``restart_penalty``, ``seed``, ...; Sia: ``p``, ``lambda_n``, ...; Gavel: ``placement``);
-        ignored by the others (:func:`fastsched.sim.simulate` rejects them up front).
+        ``restart_penalty``, ``seed``, ...; Sia: ``p``, ``lambda_n``, ...; Gavel: ``placement``)
+        and of plugins when given; ignored by the other built-ins (:func:`fastsched.sim.simulate`
+        rejects them up front).
 
     Raises
     ------
     ValueError
-        For an unknown name.
+        For an unknown name (see :func:`load_policy`).
 
     Examples
     --------
     >>> make_policy("tiresias").name
     'tiresias'
-    >>> make_policy("fifo")
+    >>> make_policy("nosuch")
     Traceback (most recent call last):
     ...
-    ValueError: policy must be one of ['pollux', 'tiresias', 'optimus', 'sia', 'gavel'], got 'fifo'
+    ValueError: policy must be one of ['pollux', 'tiresias', 'optimus', 'sia', 'gavel', ...] or 'package.module:Class', got 'nosuch'
     """
     if isinstance(name, SimPolicy):
         return name
-    cls = _REGISTRY.get(name)
-    if cls is None:
-        raise ValueError(f"policy must be one of {list(POLICY_NAMES)}, got {name!r}")
-    if name in POLICY_OPTIONS:
+    cls = load_policy(name)
+    if name in POLICY_OPTIONS or (name not in _REGISTRY and options):
         return cls(**options)
     return cls()

@@ -115,8 +115,8 @@ def test_cli_cluster_json_and_log(two_type_traces, tmp_path_factory, capsys):
     assert main(argv[:-4] + ["-q"]) == 0
     table = capsys.readouterr().out
     assert "finish-time fairness" in table and "by GPU type" in table
-    assert main(["simulate", "--cluster", "2xh100", "-q"]) == 2
-    assert "unknown GPU type 'h100'" in capsys.readouterr().err
+    assert main(["simulate", "--cluster", "2xzz100", "-q"]) == 2
+    assert "unknown GPU type 'zz100'" in capsys.readouterr().err
 
 
 def test_fractional_submission_times_round_up(tmp_path):

@@ -34,5 +34,5 @@ def test_grid_over_cluster_and_policy(two_type_traces, tmp_path_factory):
 
 
 def test_bad_cluster_in_spec(tmp_path):
-    with pytest.raises(ValueError, match=r"cluster.*unknown GPU type 'h100'"):
-        load_spec({"workloads": "builtin", "cluster": ["2xh100"]})
+    with pytest.raises(ValueError, match=r"cluster.*unknown GPU type 'zz100'"):
+        load_spec({"workloads": "builtin", "cluster": ["2xzz100"]})

@@ -1,0 +1,297 @@
+r"""The throughput oracle against Sia's measured traces.
+
+Usage::
+
+    python benchmarks/oracle.py [--traces ../shared/sia-traces/traces] [--markdown out.md] [--json out.json]
+
+1. **Calibrated prediction**: one efficiency per GPU type fitted on cifar10's measured rows
+   (``placements-<type>.csv``), then every measured row (``placements-<type>.csv`` and
+   ``scalability-<type>.csv``; a scalability row's replicas spread evenly over its nodes) of the
+   other five applications on aws, azure, rtx, dgx-ext and quad is predicted; the relative
+   step-time error ``|predicted - measured| / measured`` per (application, type): median, p90,
+   worst row. Floors: median <= 20 %, p90 <= 40 % over all rows.
+2. **Uncalibrated ordering**: from the datasheets alone (default efficiency), the five types
+   ordered by one-GPU throughput at each type's largest measured per-GPU batch, against the
+   measured order; the share of agreeing (type, type) pairs per application (floor: >= 90 %).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("FASTSCHED_SHARED", HERE.parent.parent / "shared"))
+TRACES = SHARED / "sia-traces" / "traces"
+APPS = ("cifar10", "imagenet", "bert", "deepspeech2", "yolov3", "ncf")
+TYPES = ("aws", "azure", "rtx", "dgx-ext", "quad")
+
+
+def measured_rows(app_dir: Path, t: str) -> list:
+    """``(placement, local_bsz, step, sync)`` of every measured row of ``t``."""
+    rows = []
+    with open(app_dir / f"placements-{t}.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            p = tuple(int(c) for c in r["placement"].strip())
+            rows.append((p, float(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"])))
+    path = app_dir / f"scalability-{t}.csv"
+    if path.is_file():
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                nodes, reps = int(float(r["num_nodes"])), int(float(r["num_replicas"]))
+                if reps < nodes:
+                    continue
+                base, extra = divmod(reps, nodes)
+                p = tuple(base + (i < extra) for i in range(nodes))
+                rows.append((p, float(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"])))
+    return rows
+
+
+def run(traces: Path) -> dict:
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.sim.oracle import calibrate_from_traces
+
+    effs = calibrate_from_traces(traces / "cifar10", TYPES)
+    cells, all_err, worst = [], [], []
+    by_shape: dict = {"one GPU": [], "one node, several GPUs": [], "several nodes": []}
+    for app in APPS:
+        for t in TYPES:
+            rows = measured_rows(traces / app, t)
+            g = gpu_type(t)
+            errs = []
+            for p, b, st, _ in rows:
+                pred = step_time(app, g, p, b, efficiency=effs[t]).step
+                e = abs(pred - st) / st
+                errs.append(e)
+                if app != "cifar10":
+                    worst.append((e, app, t, "".join(map(str, p)), b, st, pred))
+                    shape = "one GPU" if sum(p) == 1 else ("one node, several GPUs" if len(p) == 1 else "several nodes")
+                    by_shape[shape].append(e)
+            errs = np.array(errs)
+            cells.append(
+                {
+                    "app": app,
+                    "type": t,
+                    "rows": len(rows),
+                    "median": float(np.median(errs)),
+                    "p90": float(np.percentile(errs, 90)),
+                    "max": float(errs.max()),
+                    "bias": float(
+                        np.median(
+                            [np.log(step_time(app, g, p, b, efficiency=effs[t]).step / st) for p, b, st, _ in rows]
+                        )
+                    ),
+                }
+            )
+            if app != "cifar10":
+                all_err.append(errs)
+    flat = np.concatenate(all_err)
+    worst.sort(reverse=True)
+    # Uncalibrated ordering by one-GPU throughput at each type's largest measured batch.
+    ordering = {}
+    for app in APPS:
+        meas, pred = {}, {}
+        for t in TYPES:
+            one = [(b, st) for p, b, st, _ in measured_rows(traces / app, t) if p == (1,)]
+            b, st = max(one)
+            meas[t] = b / st
+            pred[t] = b / step_time(app, gpu_type(t), (1,), b).step
+        pairs = list(itertools.combinations(TYPES, 2))
+        agree = sum((meas[a] > meas[b]) == (pred[a] > pred[b]) for a, b in pairs)
+        ordering[app] = {
+            "agree": agree,
+            "pairs": len(pairs),
+            "measured": sorted(TYPES, key=lambda t: -meas[t]),
+            "predicted": sorted(TYPES, key=lambda t: -pred[t]),
+            "disagree": [f"{a}/{b}" for a, b in pairs if (meas[a] > meas[b]) != (pred[a] > pred[b])],
+        }
+    return {
+        "efficiency": effs,
+        "cells": cells,
+        "overall": {
+            "rows": int(flat.size),
+            "median": float(np.median(flat)),
+            "p90": float(np.percentile(flat, 90)),
+        },
+        "by_shape": {
+            k: {"rows": len(v), "median": float(np.median(v)), "p90": float(np.percentile(v, 90))}
+            for k, v in by_shape.items()
+        },
+        "worst": [
+            {"err": e, "app": a, "type": t, "placement": p, "local_bsz": b, "measured": st, "predicted": pr}
+            for e, a, t, p, b, st, pr in worst[:8]
+        ],
+        "ordering": ordering,
+    }
+
+
+def markdown(res: dict) -> str:
+    out = [
+        "| application | type | rows | median error | p90 error | worst row | median log(pred/meas) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in res["cells"]:
+        tag = " (calibration)" if c["app"] == "cifar10" else ""
+        out.append(
+            f"| {c['app']}{tag} | {c['type']} | {c['rows']} | {c['median']:.0%} | {c['p90']:.0%} | {c['max']:.0%} | "
+            f"{c['bias']:+.2f} |"
+        )
+    o = res["overall"]
+    out += ["", f"Five applications x five types, {o['rows']} rows: median {o['median']:.1%}, p90 {o['p90']:.1%}.", ""]
+    out += ["| placement shape | rows | median error | p90 error |", "|---|---|---|---|"]
+    out += [f"| {k} | {v['rows']} | {v['median']:.0%} | {v['p90']:.0%} |" for k, v in res["by_shape"].items()]
+    out += [
+        "",
+        "Worst rows:",
+        "",
+        "| application | type | placement | local bsz | measured s | predicted s | error |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for w in res["worst"]:
+        out.append(
+            f"| {w['app']} | {w['type']} | {w['placement']} | {w['local_bsz']:g} | {w['measured']:.3f} | "
+            f"{w['predicted']:.3f} | {w['err']:.0%} |"
+        )
+    out += [
+        "",
+        "| application | pairs agreeing | measured order | predicted order (uncalibrated) | disagreeing |",
+        "|---|---|---|---|---|",
+    ]
+    for app, r in res["ordering"].items():
+        out.append(
+            f"| {app} | {r['agree']}/{r['pairs']} | {' > '.join(r['measured'])} | {' > '.join(r['predicted'])} | "
+            f"{', '.join(r['disagree']) or '-'} |"
+        )
+    effs = ", ".join(f"{t} {e:.3f}" for t, e in res["efficiency"].items())
+    out += ["", f"Efficiencies fitted on cifar10: {effs}."]
+    return "\n".join(out) + "\n"
+
+
+ALL_TYPES = ("t4", "v100", "a100-40gb", "a100-80gb", "rtx2080ti", "quadro-rtx6000", "l4", "l40s", "h100", "h200",
+             "b200", "mi300x")  # fmt: skip
+
+
+def speed(traces: Path, repeats: int = 5) -> dict:
+    """``fastsched profile`` of one model on 12 types, beside reading one application's measured traces."""
+    import statistics
+    import subprocess
+    import tempfile
+    import time
+
+    from fastsched.sim.hetero import load_hetero_applications
+    from fastsched.sim.oracle import write_profile
+
+    def median_time(fn):
+        fn()  # warm
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    profile = median_time(lambda: write_profile("cifar10", ALL_TYPES, tempfile.mkdtemp()))
+    read = median_time(lambda: load_hetero_applications(traces, TYPES, ["cifar10"]))
+    exe = Path(sys.executable).with_name("fastsched")
+    out = tempfile.mkdtemp()
+    cli = median_time(
+        lambda: subprocess.run(
+            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q"], check=True
+        )
+    )
+    start = median_time(lambda: subprocess.run([exe, "--version"], check=True, capture_output=True))
+    return {"write_profile_s": profile, "read_measured_s": read, "cli_s": cli, "cli_startup_s": start}
+
+
+def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False) -> dict:
+    """Sia's philly study on measured traces and on oracle profiles calibrated on cifar10 only.
+
+    ``measured_stats``: the oracle's throughput with the measured validation files (separates
+    the throughput's share of a JCT gap from the gradient-noise model's).
+    """
+    import shutil
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sim.oracle import calibrate_from_traces, write_profile
+
+    types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
+    effs = calibrate_from_traces(traces / "cifar10", types)
+    oracle_dir = Path(tempfile.mkdtemp())
+    for app in APPS:
+        write_profile(app, types, oracle_dir, efficiencies=effs)
+        if measured_stats:
+            for old in (oracle_dir / app).glob("validation-*.csv"):
+                old.unlink()
+            for v in (traces / app).glob("validation-*.csv"):
+                shutil.copy(v, oracle_dir / app / v.name)
+    folder = SHARED / "sia-traces" / "workloads" / "philly"
+    files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
+    if workloads:
+        files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
+    out: dict = {}
+    for pol in policies:
+        for f in files:
+            for source, tdir in (("traces", traces), ("oracle", oracle_dir)):
+                t0 = time.perf_counter()
+                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
+                jct = r.summary()["avg_jct"]
+                out.setdefault(pol, {}).setdefault(source, []).append(jct)
+                print(f"# {pol} {f.stem} {source}: avg JCT {jct / 3600:.3f} h ({time.perf_counter() - t0:.1f} s)",
+                      file=sys.stderr, flush=True)  # fmt: skip
+    return {pol: {k: float(np.mean(v)) for k, v in d.items()} | {"runs": len(d["traces"])} for pol, d in out.items()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--traces", type=Path, default=TRACES)
+    ap.add_argument("--markdown", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--speed", action="store_true", help="also time fastsched profile (12 types)")
+    ap.add_argument("--e2e", default=None, help="also run the philly study: comma-separated workload numbers or 'all'")
+    ap.add_argument("--policies", default="sia,pollux,gavel", help="policies of --e2e")
+    ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
+    args = ap.parse_args(argv)
+    if not args.traces.is_dir():
+        print(f"traces not found: {args.traces}", file=sys.stderr)
+        return 2
+    res = run(args.traces)
+    text = markdown(res)
+    if args.speed:
+        sp = res["speed"] = speed(args.traces)
+        text += (
+            f"\nSpeed (medians of 5 warm runs, one process): `write_profile` of cifar10 on 12 types "
+            f"{sp['write_profile_s']:.3f} s = {sp['write_profile_s'] / sp['read_measured_s']:.2f} x reading cifar10's "
+            f"measured traces on the 5 Sia types ({sp['read_measured_s']:.3f} s); the whole `fastsched profile` "
+            f"command {sp['cli_s']:.2f} s = {sp['cli_s'] / sp['cli_startup_s']:.2f} x `fastsched --version` "
+            f"({sp['cli_startup_s']:.2f} s, interpreter and import start-up).\n"
+        )
+    if args.e2e:
+        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats)
+        text += "\n| policy | workloads | avg JCT, traces (h) | avg JCT, oracle (h) | oracle / traces |\n|---|---|---|---|---|\n"
+        for pol, d in e2e.items():
+            text += (
+                f"| {pol} | {d['runs']} | {d['traces'] / 3600:.3f} | {d['oracle'] / 3600:.3f} | "
+                f"{d['oracle'] / d['traces']:.2f} |\n"
+            )
+        order = [sorted(e2e, key=lambda p: e2e[p][k]) for k in ("traces", "oracle")]
+        text += f"\nPolicy order by average JCT: traces {' < '.join(order[0])}; oracle {' < '.join(order[1])}.\n"
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,327 @@
+"""Model catalogue: what a training step of a network costs, in FLOPs, bytes and kernels.
+
+Each :class:`ModelSpec` describes one network as trained in a study: parameters, forward FLOPs
+and saved activation bytes per sample, the number of GPU kernels a step launches, the precision
+of its matrix multiplies, and the statistical side (batch-size range, epochs, a gradient-noise
+scale). The oracle (:mod:`fastsched.catalog.oracle`) turns it into step and sync times.
+
+The six applications of the Pollux (OSDI'21) and Sia (SOSP'23) studies are described by the
+networks those studies trained (their published architecture facts; FLOPs count a multiply-add
+as two):
+
+========== ================================ ========== ============== ============
+name       network (data)                   parameters fwd FLOP/sample activations
+========== ================================ ========== ============== ============
+cifar10    ResNet-18, 32x32 (CIFAR-10)       11.2 M     1.1 G          7 MB
+imagenet   ResNet-50, 224x224 (ImageNet)     25.6 M     8.2 G          100 MB
+bert       BERT-base, seq 384 (SQuAD)        110 M      71 G           450 MB
+deepspeech2 DeepSpeech2, 5 x 1024 biLSTM     87 M       25 G           100 MB
+yolov3     YOLOv3, 416x416 (PASCAL VOC)      62 M       66 G           800 MB
+ncf        NeuMF, 8 + 32 factors (ML-1M)     0.4 M      11 k           1 kB
+========== ================================ ========== ============== ============
+
+Activation bytes are FP32 feature maps kept for the backward pass (ResNet: every conv, norm
+and activation output; BERT: Korthikanti et al. 2022's ``s h (34 + 5 a s / h)`` bytes per layer
+at half precision, doubled for FP32). Kernel counts are about three per forward operator
+(forward and two backward) plus three per parameter tensor (an unfused optimizer).
+
+Decoder-only transformers (``gpt-125m`` ... ``gpt-175b``, ``llama-70b``) use the shapes of
+the GPT-3 paper (Brown et al. 2020, Table 2.1; 13B with hidden 5120) and Llama 2 70B's depth and
+width, in BF16 with sequence length 2048 (4096 for 70B), with FlashAttention (no stored
+attention matrix). Their costs come from
+:class:`fastsched.costmodel.search.Transformer` (one definition of the transformer formulas).
+
+Gradient-noise defaults (:attr:`ModelSpec.noise_scale`: the simple noise scale
+``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) follow McCandlish
+et al. 2018, *An Empirical Model of Large-Batch Training*: the noise scale grows during
+training by about an order of magnitude, and is of order 10^2-10^3 samples for CIFAR-10 and
+10^3-10^4 for ImageNet classifiers; for language models Kaplan et al. 2020 (eq. 1.4) give the
+critical batch ``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L`` (nats) falls. These
+are defaults to override (``noise_scale=``), not measurements.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["ModelSpec", "MODELS", "model_spec", "decoder_spec", "load_model_spec", "known_models", "check_model"]
+
+
+class ModelSpec(NamedTuple):
+    """One network's training-step costs and statistical settings.
+
+    Attributes
+    ----------
+    name, family : str
+        ``family`` is one of ``"vision"``, ``"language"``, ``"speech"``, ``"recommendation"``,
+        ``"decoder"``.
+    parameters : float
+        Trainable parameters.
+    flops_per_sample : float
+        Forward FLOPs per sample (the backward pass costs twice as much).
+    activation_bytes : float
+        Activation bytes kept per sample for the backward pass.
+    kernels : int
+        GPU kernels launched per step (host-bound overhead of eager frameworks).
+    precision : str
+        Matrix-multiply precision: ``"tf32"`` (FP32 training; TF32 where the GPU has it) or
+        ``"bf16"`` (mixed precision).
+    state_bytes_per_param : float
+        Bytes per parameter of weights, gradients and optimizer state (FP32 SGD with momentum:
+        12; mixed-precision Adam: 16).
+    grad_bytes_per_param : float
+        Bytes per parameter all-reduced each step.
+    init_batch_size, max_batch_size, min_local_bsz : int
+        Batch of statistical efficiency 1, the largest total batch, the smallest per-GPU batch.
+    max_epochs : int
+        Epochs to completion.
+    samples_per_epoch : int
+        Dataset size.
+    noise_scale : tuple of float
+        Gradient-noise scale (samples) at the start and end of training.
+    fixed_batch : bool
+        Train at ``init_batch_size`` only (scale GPUs, not batch; LLM pre-training).
+    transformer : tuple or None
+        ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` of a decoder, for the strategy
+        search of models too large for data parallelism.
+
+    Examples
+    --------
+    >>> m = model_spec("imagenet")
+    >>> m.parameters, m.family, m.precision
+    (25600000.0, 'vision', 'tf32')
+    """
+
+    name: str
+    family: str
+    parameters: float
+    flops_per_sample: float
+    activation_bytes: float
+    kernels: int
+    precision: str
+    state_bytes_per_param: float
+    grad_bytes_per_param: float
+    init_batch_size: int
+    max_batch_size: int
+    min_local_bsz: int
+    max_epochs: int
+    samples_per_epoch: int
+    noise_scale: tuple
+    fixed_batch: bool = False
+    transformer: tuple | None = None
+
+
+def _study(name, family, params, flops, act, kernels, init_b, max_b, min_local, epochs, samples, noise):
+    return ModelSpec(name, family, params, flops, act, kernels, "tf32", 12.0, 4.0, init_b, max_b, min_local, epochs,
+                     samples, noise)  # fmt: skip
+
+
+#: The six study applications (batch sizes and epochs as in the Pollux/Sia studies).
+STUDY_MODELS = {
+    m.name: m
+    for m in (
+        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (200.0, 2_000.0)),
+        _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1000, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 10_000.0)),
+        _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (50.0, 500.0)),
+        _study("deepspeech2", "speech", 87e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 1_132, (50.0, 500.0)),
+        _study("yolov3", "vision", 62e6, 6.6e10, 8.0e8, 1400, 8, 512, 4, 50, 16_551, (50.0, 500.0)),
+        _study("ncf", "recommendation", 0.4e6, 1.1e4, 1.0e3, 80, 32_768, 32_768, 32, 10, 994_169, (1e4, 1e5)),
+    )
+}
+
+#: Decoder shapes ``(layers, hidden, heads, seq, vocab)``.
+_DECODERS = {
+    "gpt-125m": (12, 768, 12, 2048, 51200),
+    "gpt-350m": (24, 1024, 16, 2048, 51200),
+    "gpt-760m": (24, 1536, 16, 2048, 51200),
+    "gpt-1.3b": (24, 2048, 16, 2048, 51200),
+    "gpt-2.7b": (32, 2560, 32, 2048, 51200),
+    "gpt-6.7b": (32, 4096, 32, 2048, 51200),
+    "gpt-13b": (40, 5120, 40, 2048, 51200),
+    "gpt-175b": (96, 12288, 96, 2048, 51200),
+    "llama-70b": (80, 8192, 64, 4096, 32000),
+}
+
+
+def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, global_batch=512, tokens=None,
+                 fixed_batch=True) -> ModelSpec:  # fmt: skip
+    """Describe a decoder-only transformer as a :class:`ModelSpec` (one sample = one sequence).
+
+    Parameters
+    ----------
+    name : str
+    layers, hidden, heads, seq, vocab : int
+        Shape (``hidden`` a multiple of ``heads``).
+    dtype_bytes : int
+        2 for BF16/FP16 mixed precision (Adam state in FP32: 16 bytes per parameter).
+    global_batch : int
+        Sequences per step (pre-training keeps it: ``fixed_batch``).
+    tokens : float, optional
+        Training tokens (default 20 per parameter, the compute-optimal ratio of Hoffmann et al.
+        2022); one "epoch" is a fixed slice of them (see ``max_epochs``).
+    fixed_batch : bool
+
+    Examples
+    --------
+    >>> m = decoder_spec("tiny", 2, 64, 4, 16, 100)
+    >>> m.family, m.fixed_batch, m.transformer
+    ('decoder', True, (2, 64, 4, 16, 100, 2))
+    """
+    from fastsched.costmodel.search import Transformer  # deferred: costmodel imports this package
+
+    t = Transformer(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, global_batch=1,
+                    dtype_bytes=dtype_bytes)  # fmt: skip
+    params = t.parameters
+    flops = t.flops_per_step(recompute=False) / 3.0  # forward of one sequence
+    # Korthikanti et al. 2022: s h (34 + 5 a s / h) bytes per layer at 16 bits, no recomputation;
+    # the 5 a s / h term is the attention matrix, which FlashAttention (Dao et al. 2022, the norm
+    # in LLM training since) never stores.
+    act = layers * seq * hidden * 34.0 * dtype_bytes / 2.0
+    total_tokens = 20.0 * params if tokens is None else float(tokens)
+    epochs = 100  # progress is reported in hundredths of the token budget
+    samples = max(int(total_tokens / seq / epochs), global_batch)
+    # Kaplan et al. 2020: B_crit = 2e8 tokens / L^(1/0.21); L from ~4 to ~2 nats during training.
+    noise = (2e8 / 4.0 ** (1 / 0.21) / seq, 2e8 / 2.0 ** (1 / 0.21) / seq)
+    kernels = 20 * layers + 10
+    return ModelSpec(name, "decoder", params, flops, act, kernels, "bf16", 16.0, float(dtype_bytes), global_batch,
+                     global_batch, 1, epochs, samples, noise, fixed_batch,
+                     (layers, hidden, heads, seq, vocab, dtype_bytes))  # fmt: skip
+
+
+def known_models() -> list[str]:
+    """Names :func:`model_spec` knows.
+
+    Examples
+    --------
+    >>> "cifar10" in known_models() and "gpt-1.3b" in known_models()
+    True
+    """
+    return sorted(STUDY_MODELS) + sorted(_DECODERS)
+
+
+#: Global batch in sequences: the GPT-3 paper's batch in tokens (Brown et al. 2020, Table 2.1:
+#: 0.5M up to 760M, 1M for 1.3B/2.7B, 2M for 6.7B/13B, 3.2M for 175B) over 2048-token sequences;
+#: Llama 2's 4M tokens over 4096 for 70B.
+DECODER_BATCH = {
+    "gpt-125m": 256,
+    "gpt-350m": 256,
+    "gpt-760m": 256,
+    "gpt-1.3b": 512,
+    "gpt-2.7b": 512,
+    "gpt-6.7b": 1024,
+    "gpt-13b": 1024,
+    "gpt-175b": 1536,
+    "llama-70b": 1024,
+}
+
+
+def _decoder_batch(name):
+    return DECODER_BATCH[name]
+
+
+MODELS = tuple(known_models())
+
+
+def model_spec(name) -> ModelSpec:
+    """Return the catalogue's :class:`ModelSpec` of ``name``.
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> round(model_spec("gpt-1.3b").parameters / 1e9, 2)
+    1.32
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"model name must be a string, got {type(name).__name__}")
+    key = name.strip().lower()
+    if key in STUDY_MODELS:
+        return STUDY_MODELS[key]
+    if key in _DECODERS:
+        return decoder_spec(key, *_DECODERS[key], global_batch=_decoder_batch(key))
+    raise ValueError(f"unknown model {name!r}; known models: {known_models()}")
+
+
+def load_model_spec(path) -> ModelSpec:
+    """Read a user's model: ``plan``'s transformer JSON, or a :class:`ModelSpec`'s fields.
+
+    Parameters
+    ----------
+    path : str or path
+        JSON with ``layers, hidden, heads, seq, vocab, global_batch[, dtype_bytes]`` (the
+        format ``fastsched plan`` reads; an optional ``name``, ``tokens``, ``fixed_batch``), or
+        with the :class:`ModelSpec` fields (``noise_scale`` a two-item list).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "m.json")
+    >>> _ = open(p, "w").write(json.dumps({"layers": 2, "hidden": 64, "heads": 4, "seq": 16,
+    ...                                    "vocab": 100, "global_batch": 8}))
+    >>> m = load_model_spec(p)
+    >>> m.name, m.init_batch_size, m.family
+    ('m', 8, 'decoder')
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"model file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a model file holds a JSON object")
+    data = dict(data)
+    name = str(data.pop("name", path.stem))
+    if "layers" in data:
+        extra = sorted(set(data) - {"layers", "hidden", "heads", "seq", "vocab", "global_batch", "dtype_bytes",
+                                    "tokens", "fixed_batch"})  # fmt: skip
+        if extra:
+            raise ValueError(f"{path}: unknown field(s) {extra}")
+        missing = [k for k in ("layers", "hidden", "heads", "seq", "vocab", "global_batch") if k not in data]
+        if missing:
+            raise ValueError(f"{path}: missing field(s) {missing}")
+        return decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"], data["vocab"],
+                            dtype_bytes=data.get("dtype_bytes", 2), global_batch=data["global_batch"],
+                            tokens=data.get("tokens"), fixed_batch=bool(data.get("fixed_batch", True)))  # fmt: skip
+    fields = set(ModelSpec._fields) - {"name"}
+    extra = sorted(set(data) - fields)
+    if extra:
+        raise ValueError(f"{path}: unknown field(s) {extra}; known: {sorted(fields)}")
+    missing = sorted(f for f in fields - set(data) if f not in ModelSpec._field_defaults)
+    if missing:
+        raise ValueError(f"{path}: missing field(s) {missing}")
+    data["noise_scale"] = tuple(data["noise_scale"])
+    if data.get("transformer") is not None:
+        data["transformer"] = tuple(data["transformer"])
+    return check_model(ModelSpec(name=name, **data))
+
+
+def check_model(m: ModelSpec) -> ModelSpec:
+    """Validate a :class:`ModelSpec` (errors name the field); return it.
+
+    Examples
+    --------
+    >>> check_model(model_spec("ncf")).name
+    'ncf'
+    """
+    for f in ("parameters", "flops_per_sample", "activation_bytes", "state_bytes_per_param", "grad_bytes_per_param"):
+        v = getattr(m, f)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < float("inf")):
+            raise ValueError(f"model.{f} must be a positive finite number, got {v!r}")
+    for f in ("kernels", "init_batch_size", "max_batch_size", "min_local_bsz", "max_epochs", "samples_per_epoch"):
+        v = getattr(m, f)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"model.{f} must be an integer >= 1, got {v!r}")
+    if m.max_batch_size < m.init_batch_size:
+        raise ValueError(f"model.max_batch_size={m.max_batch_size} < model.init_batch_size={m.init_batch_size}")
+    if m.precision not in ("tf32", "fp32", "bf16", "fp16"):
+        raise ValueError(f"model.precision must be one of tf32, fp32, bf16, fp16, got {m.precision!r}")
+    if len(m.noise_scale) != 2 or not all(isinstance(v, (int, float)) and v > 0 for v in m.noise_scale):
+        raise ValueError(f"model.noise_scale must be two positive numbers (start, end), got {m.noise_scale!r}")
+    return m

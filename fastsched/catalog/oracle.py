@@ -1,0 +1,294 @@
+"""Throughput oracle: (model, GPU type, placement, local batch) -> (step time, sync time).
+
+The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples per GPU:
+
+* **host**: ``kernels x HOST_S_PER_KERNEL``: eager frameworks launch each kernel from Python;
+* **GPU**: ``3 F b / (peak x e) + (3 A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
+  at the model's precision peak, plus the memory traffic of writing, reading and
+  differentiating the saved activations and of the optimizer's pass over its state, both at a
+  per-type efficiency ``e`` (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`);
+* host and GPU overlap partly (the host queues kernels ahead of the GPU): the step takes
+  ``sqrt(host^2 + (GPU + sync)^2)``, between the serial sum and the fully hidden maximum;
+* **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
+  ``2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one node, else the
+  slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
+* **overlap**: frameworks (PyTorch DDP, Horovod) all-reduce gradient buckets while the backward
+  pass runs, so only ``max(last bucket, all-reduce - backward)`` is exposed: that is the
+  *sync time*.
+
+The two global constants, :data:`HOST_S_PER_KERNEL` (100 µs) and :data:`LINK_EFFICIENCY`
+(0.1), were chosen on the Sia traces' cifar10 rows (the calibration application; 2021-era
+PyTorch with AdaptDL's per-step statistics): they describe that software, not the hardware,
+and are arguments to override for other stacks (``benchmarks/results/oracle.md``).
+
+Models too large for data parallelism (a decoder whose state does not fit one GPU) are priced
+by the cost model's strategy search instead: the best (tensor, pipeline, data, schedule, ZeRO)
+plan on the placement's GPUs, with the data-parallel communication as the sync time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from fastsched.catalog.gpus import GpuType, gpu_type
+from fastsched.catalog.models import ModelSpec, model_spec
+
+__all__ = [
+    "DEFAULT_EFFICIENCY",
+    "LINK_EFFICIENCY",
+    "HOST_S_PER_KERNEL",
+    "StepTime",
+    "step_time",
+    "max_local_bsz",
+    "calibrate",
+    "fits_data_parallel",
+]
+
+#: Fraction of the datasheet compute and memory peaks reached without calibration.
+DEFAULT_EFFICIENCY = 0.4
+#: Fraction of a link's datasheet bandwidth a ring all-reduce reaches (NCCL's bus bandwidth).
+LINK_EFFICIENCY = 0.1
+#: Host seconds per launched kernel (eager PyTorch dispatch and bookkeeping).
+HOST_S_PER_KERNEL = 100e-6
+#: Per-message latency of a ring step inside a node and across nodes, seconds.
+LATENCY_S = (10e-6, 30e-6)
+#: Gradient bucket bytes (PyTorch DDP's default 25 MB): the last one is never overlapped.
+BUCKET_BYTES = 25e6
+#: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
+RESERVED_GIB = 1.5
+
+
+class StepTime(NamedTuple):
+    """Seconds of one optimizer step and its exposed gradient synchronisation.
+
+    Examples
+    --------
+    >>> StepTime(0.2, 0.05).step
+    0.2
+    """
+
+    step: float
+    sync: float
+
+
+def _resolve(model, gpu, catalog=None):
+    m = model if isinstance(model, ModelSpec) else model_spec(model)
+    g = gpu if isinstance(gpu, GpuType) else gpu_type(gpu, catalog)
+    return m, g
+
+
+def _placement(placement):
+    p = tuple(int(x) for x in np.atleast_1d(placement) if int(x) != 0)
+    if not p or min(p) < 0:
+        raise ValueError(f"placement must hold GPU counts >= 0 with at least one > 0, got {placement!r}")
+    return p
+
+
+def _check_eff(name, e, high=1.0):
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not (0.0 < e <= high):
+        raise ValueError(f"{name} must be in (0, {high:g}], got {e!r}")
+    return float(e)
+
+
+def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=LINK_EFFICIENCY) -> float:
+    """Seconds of a ring all-reduce of ``grad_bytes`` over ``placement`` (GPUs per node).
+
+    Examples
+    --------
+    >>> g = gpu_type("h100")
+    >>> allreduce_seconds(1e9, g, (1,)), allreduce_seconds(1e9, g, (8,)) < allreduce_seconds(1e9, g, (4, 4))
+    (0.0, True)
+    """
+    p = _placement(placement)
+    n, k = sum(p), len(p)
+    if n == 1:
+        return 0.0
+    bw = gpu.intra_gbps if k == 1 else min(gpu.intra_gbps, gpu.network_gbps)
+    lat = LATENCY_S[0] if k == 1 else LATENCY_S[1]
+    return 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
+
+
+def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
+    """``(host, gpu, backward)`` seconds of one step at per-GPU batches ``b`` (arrays)."""
+    b = np.asarray(b, dtype=np.float64)
+    peak = g.peak_tflops(m.precision) * 1e12 * eff
+    mem = g.memory_gbps * 1e9 * eff
+    fwd = m.flops_per_sample * b / peak + m.activation_bytes * b / mem
+    opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
+    return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
+
+
+def _combine(host, gpu, bwd, ar, last_frac):
+    """Step and exposed sync from the parts (see the module docstring)."""
+    sync = np.maximum(ar * last_frac, ar - bwd)
+    # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
+    # (max); the 2-norm sits between the two. The GPU's own timeline (its work, then the
+    # exposed all-reduce) never shrinks with a larger batch.
+    return np.hypot(host, gpu + sync), sync
+
+
+def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None):
+    host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s)
+    grad = m.grad_bytes_per_param * m.parameters
+    ar = allreduce_seconds(grad, g, p, link_eff)
+    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad))
+
+
+def fits_data_parallel(model, gpu, catalog=None) -> bool:
+    """Whether one sample per GPU fits with a full replica of the model's state.
+
+    Examples
+    --------
+    >>> fits_data_parallel("bert", "t4"), fits_data_parallel("gpt-13b", "h100")
+    (True, False)
+    """
+    m, g = _resolve(model, gpu, catalog)
+    return _max_dp_batch(m, g) >= 1
+
+
+def _max_dp_batch(m: ModelSpec, g: GpuType) -> int:
+    free = (g.memory_gib - RESERVED_GIB) * 2.0**30 - m.state_bytes_per_param * m.parameters
+    return int(max(free, 0.0) // m.activation_bytes)
+
+
+def max_local_bsz(model, gpu, catalog=None) -> int:
+    """Largest per-GPU batch that fits the GPU's memory with data parallelism (0: none fits).
+
+    Examples
+    --------
+    >>> max_local_bsz("imagenet", "a100-80gb") > max_local_bsz("imagenet", "t4") > 0
+    True
+    """
+    m, g = _resolve(model, gpu, catalog)
+    return _max_dp_batch(m, g)
+
+
+def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=LINK_EFFICIENCY,
+              host_s_per_kernel=None, catalog=None) -> StepTime:  # fmt: skip
+    """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
+
+    Parameters
+    ----------
+    model : str or ModelSpec
+    gpu : str or GpuType
+    placement : sequence of int
+        GPUs used on each node (zeros allowed).
+    local_bsz : int or array of int
+        Samples per GPU (an array gives arrays).
+    efficiency : float, optional
+        Fraction of the compute and memory peaks reached (default :data:`DEFAULT_EFFICIENCY`).
+    link_efficiency : float
+        Fraction of the link bandwidths an all-reduce reaches (default :data:`LINK_EFFICIENCY`).
+    host_s_per_kernel : float, optional
+        Host seconds per kernel (default :data:`HOST_S_PER_KERNEL`).
+    catalog : dict, optional
+        GPU catalogue (see :func:`fastsched.catalog.with_types`).
+
+    Raises
+    ------
+    ValueError
+        A batch below 1, an empty placement, or a model that fits no plan on these GPUs.
+
+    Examples
+    --------
+    >>> one = step_time("cifar10", "v100", (1,), 128)
+    >>> eight = step_time("cifar10", "v100", (8,), 128)
+    >>> one.sync, eight.step > one.step, eight.sync > 0
+    (0.0, True, True)
+    """
+    m, g = _resolve(model, gpu, catalog)
+    p = _placement(placement)
+    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
+    link_eff = _check_eff("link_efficiency", link_efficiency)
+    b = np.asarray(local_bsz, dtype=np.float64)
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 1):
+        raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
+    if m.transformer is not None and _max_dp_batch(m, g) < 1:
+        out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
+        step, sync = out[..., 0], out[..., 1]
+    else:
+        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel)
+    if b.ndim == 0:
+        return StepTime(float(step), float(sync))
+    return StepTime(np.asarray(step, dtype=np.float64), np.asarray(sync, dtype=np.float64))
+
+
+_HYBRID_MEMO: dict = {}
+
+
+def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
+    """Best strategy-search plan for ``sum(p) x b`` sequences: ``(step, dp comm)`` seconds."""
+    n = sum(p)
+    batch = int(round(n * b))
+    key = (m.transformer, g, max(p), n, batch, eff)
+    out = _HYBRID_MEMO.get(key)
+    if out is None:
+        from fastsched.costmodel.cluster import Cluster  # deferred: costmodel imports this package
+        from fastsched.costmodel.search import Transformer, search
+
+        layers, hidden, heads, seq, vocab, dtype_bytes = m.transformer
+        t = Transformer(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, global_batch=batch,
+                        dtype_bytes=dtype_bytes)  # fmt: skip
+        c = Cluster.from_gpu(g, gpus=n, gpus_per_node=max(p), efficiency=eff)
+        try:
+            best = search(t, c).best
+        except ValueError as exc:
+            raise ValueError(f"{m.name} on {n} x {g.name}: {exc}") from None
+        host = m.kernels * HOST_S_PER_KERNEL
+        out = _HYBRID_MEMO[key] = (best["time_ms"] * 1e-3 + host, best["dp_comm_ms"] * 1e-3)
+    return out
+
+
+def calibrate(model, gpu, rows, *, link_efficiency=LINK_EFFICIENCY, host_s_per_kernel=None, catalog=None) -> float:
+    """Fit the one efficiency of ``gpu`` that best predicts measured ``rows`` of ``model``.
+
+    Minimises the squared log error of the step time over ``rows`` (a grid over
+    ``[0.01, 4]``, refined twice), so no row dominates by its size. An efficiency above 1 means
+    the measured network does fewer FLOPs than its nominal count (cuDNN's Winograd
+    convolutions do).
+
+    Parameters
+    ----------
+    rows : sequence of (placement, local_bsz, step_time)
+        Measurements (placement as GPUs per node).
+
+    Examples
+    --------
+    >>> true = [((1,), b, step_time("cifar10", "t4", (1,), b, efficiency=0.3).step) for b in (32, 128, 512)]
+    >>> round(calibrate("cifar10", "t4", true), 3)
+    0.3
+    """
+    m, g = _resolve(model, gpu, catalog)
+    rows = list(rows)
+    if not rows:
+        raise ValueError("calibrate: no measured rows")
+    host_s = HOST_S_PER_KERNEL if host_s_per_kernel is None else host_s_per_kernel
+    grad = m.grad_bytes_per_param * m.parameters
+    ar_memo: dict = {}
+    b = np.empty(len(rows))
+    ar = np.empty(len(rows))
+    t = np.empty(len(rows))
+    for i, (placement, bsz, st) in enumerate(rows):
+        if not (st > 0 and math.isfinite(st)):
+            raise ValueError(f"calibrate: step times must be positive, got {st!r}")
+        p = _placement(placement)
+        if p not in ar_memo:
+            ar_memo[p] = allreduce_seconds(grad, g, p, link_efficiency)
+        b[i], ar[i], t[i] = bsz, ar_memo[p], st
+    log_t = np.log(t)
+
+    def loss(effs):
+        e = effs[:, None]
+        host, gpu, bwd = _dp_parts(m, g, b[None, :], e, host_s)
+        step, _ = _combine(host, gpu, bwd, ar[None, :], min(1.0, BUCKET_BYTES / grad))
+        return np.sum((np.log(step) - log_t) ** 2, axis=1)
+
+    grid = np.geomspace(1e-2, 4.0, 121)
+    best = grid[int(np.argmin(loss(grid)))]
+    for width in (1.06, 1.003):  # two refinements: 0.01 % resolution
+        fine = np.geomspace(best / width, best * width, 41)
+        best = fine[int(np.argmin(loss(fine)))]
+    return float(best)

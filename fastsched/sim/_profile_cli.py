@@ -1,0 +1,94 @@
+"""``fastsched profile MODEL --gpu TYPE[,TYPE...] --output DIR``: oracle profiles as a trace folder."""
+
+from __future__ import annotations
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Add the ``profile`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "profile",
+        help="write throughput/efficiency profiles of a model on GPU types from the cost-model oracle",
+        description="Predict a model's step and sync times on catalogued GPU types and write them as a trace "
+        "folder in the Sia layout (DIR/MODEL/placements-<type>.csv, scalability-<type>.csv, validation-<B>.csv) "
+        "that `fastsched simulate --traces DIR` reads. MODEL is a catalogued name (cifar10, imagenet, bert, "
+        "deepspeech2, yolov3, ncf, gpt-125m ... gpt-175b, llama-70b) or a model JSON (plan's format).",
+    )
+    p.add_argument("model", help="catalogued model name or model JSON")
+    p.add_argument("--gpu", required=True, help="comma-separated GPU types (catalogue names or aliases)")
+    p.add_argument("--output", required=True, help="folder to write MODEL/ into")
+    p.add_argument(
+        "--calibrate",
+        metavar="APP_TRACE_DIR",
+        default=None,
+        help="fit one efficiency per GPU type from this application's measured placements-<type>.csv",
+    )
+    p.add_argument("--efficiency", type=float, default=None, help="efficiency of every uncalibrated type (0, 1]")
+    p.add_argument("--gpu-types", metavar="FILE", default=None, help="TOML/JSON of added or overridden GPU types")
+    p.add_argument(
+        "--noise-scale",
+        metavar="START,END",
+        default=None,
+        help="gradient-noise scale (samples) at the start and end of training (default: the model family's)",
+    )
+    p.add_argument(
+        "--batch",
+        choices=("adaptive", "fixed"),
+        default=None,
+        help="fixed: keep the initial batch (scale GPUs, not batch; default for decoders); adaptive: allow larger",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Execute ``fastsched profile`` for parsed ``args``; return the exit status."""
+    import os
+
+    from fastsched.catalog import gpus as gcat
+    from fastsched.catalog.models import check_model, load_model_spec, model_spec
+    from fastsched.sim.oracle import OracleApplication, calibrate_from_traces, write_profile
+
+    catalog = gcat.with_types(args.gpu_types) if args.gpu_types else None
+    model = load_model_spec(args.model) if args.model.endswith(".json") or os.sep in args.model else None
+    model = model or model_spec(args.model)
+    if args.noise_scale is not None:
+        try:
+            start, end = (float(x) for x in args.noise_scale.split(","))
+        except ValueError:
+            raise ValueError(f"--noise-scale: expected START,END (samples), got {args.noise_scale!r}") from None
+        model = model._replace(noise_scale=(start, end))
+    if args.batch is not None:
+        model = model._replace(fixed_batch=args.batch == "fixed")
+    model = check_model(model)
+    types = [t.strip() for t in args.gpu.split(",") if t.strip()]
+    if not types:
+        raise ValueError("--gpu: give at least one GPU type")
+    names = [gcat.trace_name(t, catalog) for t in types]  # validates every name first
+    effs = {}
+    if args.efficiency is not None:
+        if not 0.0 < args.efficiency <= 1.0:
+            raise ValueError(f"--efficiency must be in (0, 1], got {args.efficiency}")
+        effs = dict.fromkeys(names, args.efficiency)
+    if args.calibrate:
+        effs.update(calibrate_from_traces(args.calibrate, types, catalog=catalog))
+    files = write_profile(model, types, args.output, efficiencies=effs, catalog=catalog)
+    if not args.quiet:
+        print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
+        print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")
+        for t, n in zip(types, names, strict=True):
+            g = gcat.gpu_type(t, catalog)
+            app = OracleApplication(model, g, efficiency=effs.get(n))
+            try:  # one GPU at its largest batch; a model too large for one GPU: one node, one sample each
+                step, _ = app.throughput((1,), app.max_local_bsz)
+                rate = app.max_local_bsz / step
+            except ValueError:
+                step, _ = app.throughput((g.gpus_per_node,), 1)
+                rate = 1.0 / step
+            src = " (fit)" if args.calibrate and n in effs else ""
+            print(
+                f"{gcat.canonical_name(t, catalog):>16} {n:>12} {app.efficiency:>10.3f}{src} "
+                f"{app.max_local_bsz:>13d} {rate:>18.1f}"
+            )
+    return 0

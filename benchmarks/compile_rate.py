@@ -3,7 +3,7 @@
 In a fresh process with an empty ``NUMBA_CACHE_DIR``: time the probe of
 :func:`fastsched._firstrun.probe_rate` (median of 3 fresh compiles), then ``warmup()`` (every
 policy and the cost model), which records seconds per kernel compiled. Prints both and their
-ratio (the ``PROBE_RATIO`` of ``fastsched/_firstrun.py``), and what the notice estimated before
+ratio (``PROBE_RATIO`` of ``fastsched/_warmup.py``), and what the notice estimated before
 the warm-up against what it took. Usage::
 
     .venv/bin/python benchmarks/compile_rate.py
@@ -18,12 +18,11 @@ import sys
 import tempfile
 
 _CHILD = r"""
-import io, json, statistics, time
+import json, statistics, time
 from fastsched import _firstrun, _warmup
 probes = []
 for _ in range(3):
     probes.append(_firstrun.probe_rate() / _firstrun.PROBE_RATIO)
-notice = io.StringIO()
 n_before, est_before, _ = _firstrun.compile_estimate("warmup")
 t0 = time.perf_counter()
 _warmup.warmup()
@@ -46,7 +45,11 @@ def main() -> int:
     print(f"probe compile (median of 3): {d['probe_s']:.3f} s  (all: {', '.join(f'{p:.3f}' for p in d['probes'])})")
     print(f"warm-up: {d['compiled']} kernels compiled in {d['warmup_s']:.1f} s -> {d['rate_s']:.2f} s per kernel")
     print(f"ratio kernel / probe: {d['rate_s'] / d['probe_s']:.1f}")
-    print(f"notice before the warm-up: {d['notice_kernels']} kernels, about {d['notice_estimate_s']:.0f} s")
+    print(
+        f"notice before the warm-up: {d['notice_kernels']} kernels, about {d['notice_estimate_s']:.0f} s; took "
+        f"{d['warmup_s']:.0f} s; PROBE_RATIO that would have been exact: "
+        f"{d['warmup_s'] / (d['notice_kernels'] * d['probe_s']):.1f}"
+    )
     return 0
 
 

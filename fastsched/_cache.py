@@ -15,7 +15,7 @@ import importlib
 import sys
 from dataclasses import dataclass
 
-__all__ = ["CacheState", "cache_state", "SIM_PACKAGES", "ALL_PACKAGES"]
+__all__ = ["CacheState", "cache_state", "written_since", "SIM_PACKAGES", "ALL_PACKAGES"]
 
 #: Packages whose kernels a simulation (or a sweep) compiles.
 SIM_PACKAGES = ("fastsched.goodput", "fastsched.policy", "fastsched.sim")
@@ -65,16 +65,14 @@ class CacheState:
 
 
 def _dispatchers(packages):
-    try:
-        from numba.core.dispatcher import Dispatcher
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return
+    from numba.extending import is_jitted  # public: no numba.core import needed
+
     prefixes = tuple(packages)
     for name, module in list(sys.modules.items()):
         if module is None or not any(name == p or name.startswith(p + ".") for p in prefixes):
             continue
         for obj in list(vars(module).values()):
-            if isinstance(obj, Dispatcher) and getattr(obj, "__module__", None) == name:
+            if is_jitted(obj) and getattr(obj, "__module__", None) == name:
                 if obj.targetoptions.get("inline", "never") == "always":
                     continue  # compiled into its callers only, never cached on its own
                 yield obj
@@ -103,7 +101,9 @@ def cache_state(packages=SIM_PACKAGES) -> CacheState:
     (True, True)
     """
     for pkg in packages:
-        importlib.import_module(pkg)
+        module = importlib.import_module(pkg)
+        for name in getattr(module, "__all__", ()):
+            getattr(module, name, None)  # a lazy re-export loads its module (and its kernels)
     dirs, missing, present = [], [], []
     for disp in _dispatchers(packages):
         cache = getattr(disp, "_cache", None)
@@ -120,3 +120,28 @@ def cache_state(packages=SIM_PACKAGES) -> CacheState:
         if path and path not in dirs:
             dirs.append(path)
     return CacheState(len(missing) + len(present), len(present), tuple(dirs), tuple(missing), tuple(present))
+
+
+def written_since(packages, t0) -> int:
+    """Kernels of ``packages`` whose cache index was written at or after ``t0`` (``time.time()``).
+
+    That is, compiled (and saved) since then by this process or another: how warm-up counts
+    what it compiled, including kernels of modules imported while it ran.
+
+    Examples
+    --------
+    >>> import time
+    >>> written_since(("fastsched.goodput",), time.time() + 3600)
+    0
+    """
+    import os
+
+    cache_state(packages)  # imports the packages
+    n = 0
+    for disp in _dispatchers(packages):
+        path = getattr(getattr(getattr(disp, "_cache", None), "_cache_file", None), "_index_path", None)
+        try:
+            n += path is not None and os.stat(path).st_mtime >= t0
+        except OSError:
+            pass
+    return n

@@ -11,53 +11,18 @@ product of the kernels to compile (those of the command missing from numba's cac
   :data:`PROBE_RATIO` (measured, see ``benchmarks/results/cli.md``); the notice is then shown
   only when nothing is cached at all, since which kernels a command uses is not yet known.
 
-:func:`warmup` and :func:`cache_state` are re-exported from :mod:`fastsched._warmup` and
+:func:`warmup`, :func:`probe_rate` and :func:`cache_state` are re-exported from :mod:`fastsched._warmup` and
 :mod:`fastsched._cache`.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 from fastsched._cache import CacheState, cache_state
-from fastsched._warmup import COMMAND_PACKAGES, load_record, warmup
+from fastsched._warmup import COMMAND_PACKAGES, PROBE_RATIO, load_record, probe_rate, warmup
 
 __all__ = ["CacheState", "cache_state", "compile_notice", "compile_estimate", "probe_rate", "warmup", "PROBE_RATIO"]
-
-#: Mean compile time of one of fastsched's kernels over the compile time of the probe function,
-#: measured side by side on the development machine (benchmarks/results/cli.md).
-PROBE_RATIO = 6.0
-
-
-def probe_rate() -> float:
-    """Seconds per kernel on this machine, estimated from compiling a small fixed function.
-
-    Compiles (never caches) a loop over an array with a branch, about the size of a small
-    kernel: the machine's compile speed, scaled by :data:`PROBE_RATIO`. Costs that compile
-    (a fraction of a second).
-
-    Examples
-    --------
-    >>> probe_rate() > 0
-    True
-    """
-    import numba
-    import numpy as np
-
-    def probe(x, k):  # a fresh function each call: compiled, never taken from a cache
-        total = 0.0
-        for i in range(x.shape[0]):
-            v = x[i] * k
-            if v > 1.0:
-                total += np.sqrt(v)
-            else:
-                total -= v * v
-        return total
-
-    t0 = time.perf_counter()
-    numba.njit(cache=False)(probe)(np.ones(4), 2.0)
-    return (time.perf_counter() - t0) * PROBE_RATIO
 
 
 def compile_estimate(command="simulate") -> tuple:

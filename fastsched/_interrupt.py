@@ -1,4 +1,4 @@
-"""Recognise Ctrl-C that surfaced as another exception (a base module: imports nothing of fastsched).
+"""Ctrl-C that surfaced as another exception, or was swallowed (a base module: imports nothing of fastsched).
 
 Python's SIGINT handler only sets a flag; the ``KeyboardInterrupt`` is raised at the next
 check. When that check runs inside a C call that then returns a result anyway -- the boxing of
@@ -6,11 +6,77 @@ a compiled numba kernel's return value, for one -- the interpreter replaces the 
 ``KeyboardInterrupt`` by ``SystemError: ... returned a result with an exception set`` whose
 ``__cause__`` is the interrupt. Code that catches ``Exception`` (a sweep recording a failed
 run, the command line's "internal error") must treat that as the interrupt it is.
+
+When the signal lands while Python runs a finalizer (a ``__del__``, a weakref callback), the
+``KeyboardInterrupt`` is printed as "Exception ignored" and lost, and the run goes on. The
+command line therefore installs :func:`sigint_handler`, which also remembers the signal:
+:func:`check` raises it again at a safe point (after each simulated round), and the command
+ends with status 130 even if every raise was swallowed.
 """
 
 from __future__ import annotations
 
-__all__ = ["is_interrupt", "reraise_interrupt"]
+import contextlib
+import signal
+import threading
+
+__all__ = ["is_interrupt", "reraise_interrupt", "sigint_handler", "check", "received"]
+
+_received = False
+
+
+def _on_sigint(signum, frame):
+    global _received
+    _received = True
+    raise KeyboardInterrupt
+
+
+def received() -> bool:
+    """Whether SIGINT arrived while :func:`sigint_handler` was installed.
+
+    Examples
+    --------
+    >>> with sigint_handler():
+    ...     received()
+    False
+    """
+    return _received
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` if SIGINT arrived (the raise in the handler may have been lost).
+
+    Examples
+    --------
+    >>> check()  # no signal: returns
+    """
+    if _received:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigint_handler():
+    """Install the remembering SIGINT handler for the block (main thread only; else a no-op).
+
+    Examples
+    --------
+    >>> with sigint_handler():
+    ...     pass
+    """
+    global _received
+    _received = False
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        old = signal.signal(signal.SIGINT, _on_sigint)
+    except (ValueError, OSError):  # an embedded interpreter without signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def is_interrupt(exc: BaseException) -> bool:

@@ -11,6 +11,8 @@ import sys
 
 from tqdm import tqdm
 
+from fastsched import _interrupt  # a base module too
+
 __all__ = ["progress_bar", "JobsBar", "progress_callback"]
 
 
@@ -70,7 +72,7 @@ class JobsBar:
     notice : callable, optional
         Called as ``notice(stream=file)`` once, on the first call (before the first round, every
         input checked), unless ``quiet``: the command line passes
-        :func:`fastsched._firstrun.compile_notice` (this base module imports nothing of fastsched).
+        :func:`fastsched._firstrun.compile_notice` (this base module imports no module above it).
 
     Examples
     --------
@@ -93,6 +95,7 @@ class JobsBar:
         self._bar = None
 
     def __call__(self, done, total, sim_time):
+        _interrupt.check()  # after each round: a Ctrl-C whose raise was lost in a finalizer
         if self._bar is None:
             if self.notice is not None and not self.quiet:
                 self.notice(stream=self.file)

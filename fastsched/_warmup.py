@@ -14,12 +14,21 @@ import os
 import time
 from pathlib import Path
 
-from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state
+from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state, written_since
 
-__all__ = ["warmup", "load_record", "record_path", "POLICIES", "COMMAND_PACKAGES"]
+__all__ = ["warmup", "load_record", "record_path", "probe_rate", "POLICIES", "COMMAND_PACKAGES", "PROBE_RATIO"]
 
-#: Every simulator policy a command can run.
+#: The simulator's policies whose kernels warm-up always compiles (at least; by default it runs
+#: every policy of the registry, :data:`fastsched.sim.policies.POLICY_NAMES`).
 POLICIES = ("pollux", "sia", "gavel", "tiresias", "optimus")
+
+
+def _registry_policies() -> tuple:
+    from fastsched.sim.policies import POLICY_NAMES
+
+    return tuple(dict.fromkeys((*POLICIES, *POLICY_NAMES)))
+
+
 #: Packages whose kernels each command compiles.
 COMMAND_PACKAGES = {
     "simulate": SIM_PACKAGES,
@@ -28,6 +37,43 @@ COMMAND_PACKAGES = {
     "plan": ("fastsched.costmodel",),
     "warmup": ALL_PACKAGES,
 }
+#: Cold compile time of a command over (kernels the record-less notice counts x the probe's time),
+#: measured on the development machine: 13.6 and 5.3 in two runs under heavy load (the probe is
+#: noisy there), so 9 (benchmarks/results/cli.md). Used only before the first warm-up.
+PROBE_RATIO = 9.0
+
+
+def probe_rate() -> float:
+    """Seconds per kernel on this machine, estimated from compiling a small fixed function.
+
+    Compiles (never caches) a loop over an array with a branch twice and times the second
+    (the first also starts numba's compiler up): the machine's compile speed, scaled by
+    :data:`PROBE_RATIO`. Costs about a second.
+
+    Examples
+    --------
+    >>> probe_rate() > 0
+    True
+    """
+    import numba
+    import numpy as np
+
+    def probe(x, k):  # a fresh function each call: compiled, never taken from a cache
+        total = 0.0
+        for i in range(x.shape[0]):
+            v = x[i] * k
+            if v > 1.0:
+                total += np.sqrt(v)
+            else:
+                total -= v * v
+        return total
+
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # the first compile of a process also starts numba up
+    t0 = time.perf_counter()
+    numba.njit(cache=False)(probe)(np.ones(4), 2.0)  # a new dispatcher: compiled again
+    return (time.perf_counter() - t0) * PROBE_RATIO
+
+
 # Fewer newly compiled kernels than this: too little to time a rate from (the record keeps its old one).
 _MIN_TIMED = 5
 _RECORD = "fastsched-warmup.json"
@@ -118,15 +164,15 @@ def _tiny_costmodel(out, stream):
         stream.write(f"  cost model: {out['costmodel']:.1f} s\n")
 
 
-def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> dict:
+def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
     """Compile (or load from numba's cache) every CPU kernel a command can use.
 
     Useful when building a container image: later processes start warm.
 
     Parameters
     ----------
-    policies : iterable of str
-        Simulator policies to run once (default: all of them).
+    policies : iterable of str, optional
+        Simulator policies to run once (default: every policy of the registry).
     costmodel : bool
         Also compile the cost model's kernels (estimates and the plan search).
     stream : file object, optional
@@ -146,29 +192,28 @@ def warmup(*, policies=POLICIES, costmodel=True, stream=None, record=True) -> di
     >>> sorted(times)  # doctest: +SKIP
     ['simulate:tiresias']
     """
-    policies = tuple(policies)
-    before = set(cache_state(ALL_PACKAGES).missing)
+    every = _registry_policies()
+    policies = every if policies is None else tuple(policies)
     out: dict = {}
+    wall0 = time.time() - 1.0  # file times may be rounded down to the second
     t0 = time.perf_counter()
     _tiny_simulations(policies, out, stream)
     if costmodel:
         _tiny_costmodel(out, stream)
     seconds = time.perf_counter() - t0
-    if not (record and costmodel and set(policies) >= set(POLICIES)):
+    if not (record and costmodel and set(policies) >= set(every)):
         return out
     import numba
 
     sim_state = cache_state(SIM_PACKAGES)
     cost_state = cache_state(("fastsched.costmodel",))
-    compiled = len(before - set(sim_state.missing) - set(cost_state.missing))
+    compiled = written_since(ALL_PACKAGES, wall0)
     old = load_record()
     if compiled >= _MIN_TIMED:
         rate, source = seconds / compiled, "warm-up"
     elif old is not None:
         rate, source = old["rate_s"], old.get("rate_from", "warm-up")
     else:  # everything was cached already: nothing timed; the probe's rate until a warm-up compiles
-        from fastsched._firstrun import probe_rate
-
         rate, source = probe_rate(), "probe"
     _write_record(
         {

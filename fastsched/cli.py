@@ -27,6 +27,7 @@ import importlib
 import os
 import sys
 
+from fastsched import _interrupt
 from fastsched._interrupt import is_interrupt
 from fastsched._version import __version__
 
@@ -150,8 +151,10 @@ def main(argv=None) -> int:
         return 0
     prefix = f"fastsched {args.command}"
     try:
-        status = int(args.func(args) or 0)
-        sys.stdout.flush()  # here, so that a closed pipe is reported below, not at exit
+        with _interrupt.sigint_handler():
+            status = int(args.func(args) or 0)
+            sys.stdout.flush()  # here, so that a closed pipe is reported below, not at exit
+            _interrupt.check()  # a Ctrl-C that a finalizer swallowed still ends the command
         return status
     except (KeyboardInterrupt, Interrupted) as exc:
         if debug:

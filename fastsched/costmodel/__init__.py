@@ -80,15 +80,11 @@ with per-op costs, :class:`ProgramModel`) on a :class:`Cluster`.
 
 from fastsched.costmodel.case import Case, load_case
 from fastsched.costmodel.cluster import Cluster
+from fastsched.costmodel.cost import Cost
+from fastsched.costmodel.cost_model import CostModel, CostModelMode
 from fastsched.costmodel.deviations import deviations
 from fastsched.costmodel.encode import EncodedProgram, encode
-from fastsched.costmodel.model import (
-    Cost,
-    CostModel,
-    CostModelMode,
-    estimate,
-    estimate_cost,
-)
+from fastsched.costmodel.model import estimate, estimate_cost
 from fastsched.costmodel.program import Op, Program, Rank, Var
 from fastsched.costmodel.program_search import ProgramModel
 from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time

@@ -10,16 +10,15 @@ results are bit-identical to ``ndarray.sum`` (what the reference-matching tests 
 from __future__ import annotations
 
 import numpy as np
-from numba import typeof
 
 from fastsched._jit import jit
-from fastsched.costmodel._borrow import borrow
+from fastsched._numba_private import borrow
 from fastsched.costmodel._comm import comm_ms
 from fastsched.costmodel._memory import static_and_peak_into
 from fastsched.costmodel._merge import WORKSPACE_MAX_OPS, merge_into, merge_workspace_size
 from fastsched.costmodel._pipeline import ZB_H1, simulate_ordered, simulate_seed
 
-__all__ = ["compiled_for", "estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
+__all__ = ["estimate_packed", "pack", "pairwise_sum", "INT_FIELDS", "FLOAT_FIELDS", "PARAMS"]
 
 #: Segments of the packed int64 array (after a header of ``len + 1`` offsets), in order.
 INT_FIELDS = (
@@ -398,26 +397,3 @@ def pack(arrays, fields, dtype):
     out[k] = pos
     out.flags.writeable = False
     return out
-
-
-def compiled_for(kernel, *args):
-    """``kernel``'s compiled entry point for the numba types of ``args`` (else ``kernel``).
-
-    Call ``kernel`` with such arguments first (else there is nothing compiled to find and
-    ``kernel`` itself is returned). The entry point skips the dispatcher's type resolution (~0.1 us a call) and checks
-    nothing: call it only with arrays of exactly these types, e.g. the same arrays again
-    and fresh ones made the same way.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> pairwise_sum(np.ones(3), 3)
-    3.0
-    >>> f = compiled_for(pairwise_sum, np.ones(3), 3)
-    >>> f is not pairwise_sum, f(np.ones(4), 4)
-    (True, 4.0)
-    """
-    try:
-        return kernel.overloads[tuple(map(typeof, args))].entry_point
-    except (AttributeError, KeyError, TypeError):  # another numba's internals: dispatch
-        return kernel

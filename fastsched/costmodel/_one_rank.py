@@ -164,7 +164,7 @@ def _one_rank(program):
         raise _Fallback
     if None in roles:
         roles = [0 if x is None else x for x in roles]
-    # the general path's ranges (encode.INT_RANGES): anything outside gets its precise error there
+    # the general path's ranges (_read.INT_RANGES): anything outside gets its precise error there
     if (
         others
         and not (

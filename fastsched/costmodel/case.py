@@ -14,18 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.costmodel._estimate import compiled_for, estimate_packed
+from fastsched._numba_private import compiled_for
+from fastsched.costmodel._estimate import estimate_packed
+from fastsched.costmodel._settings import check_pipeline_config
+from fastsched.costmodel.cost import Cost, _new, _set_out, _set_prep
+from fastsched.costmodel.cost_model import CostModel
 from fastsched.costmodel.encode import EncodedProgram, encode, gc_paused
-from fastsched.costmodel.model import (
-    Cost,
-    CostModel,
-    _new,
-    _set_out,
-    _set_prep,
-    check_pipeline_config,
-    estimate,
-    packed,
-)
+from fastsched.costmodel.model import estimate, packed
 from fastsched.costmodel.program import Program
 
 __all__ = ["Case", "load_case"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
+from fastsched.costmodel._settings import check_pipeline_config
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.encode import EncodedProgram
-from fastsched.costmodel.model import check_pipeline_config
 
 __all__ = ["deviations", "SEED_UNIT_NOTE", "ROLE_NOTE"]
 

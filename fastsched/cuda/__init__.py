@@ -7,7 +7,9 @@ Every scalar formula is compiled for the GPU from the CPU formulas' own source
 
 Modules: :mod:`~fastsched.cuda._probe` (device probe), :mod:`~fastsched.cuda._memory`
 (transfers, counters, caches, staging buffers), :mod:`~fastsched.cuda._arrays` (device arrays
-of other libraries), :mod:`~fastsched.cuda.goodput` (goodput launchers),
+of other libraries), :mod:`~fastsched.cuda.goodput` (twins of the CPU goodput kernels),
+:mod:`~fastsched.cuda.device` (goodput faces for device arrays), :mod:`~fastsched.cuda._status`
+(device-side validation read back as the CPU path's errors),
 :mod:`~fastsched.cuda.batch` (many models per launch), :mod:`~fastsched.cuda.fitness` (GA
 fitness launcher).
 
@@ -15,7 +17,8 @@ Device arrays in, device arrays out
 -----------------------------------
 ``GoodputFunction.evaluate/throughput/optimize`` and ``SpeedupFunction`` accept CuPy arrays,
 PyTorch CUDA tensors or numba device arrays, validate them on the device and return device
-arrays (CuPy/PyTorch inputs get CuPy/PyTorch results). Which calls gain with host (NumPy)
+arrays (CuPy/PyTorch inputs get CuPy/PyTorch results). The speedup tables of many
+SpeedupFunctions in one launch are :func:`fastsched.goodput.speedup_tables`. Which calls gain with host (NumPy)
 arrays and which do not is documented in :mod:`fastsched._backend`.
 """
 
@@ -32,17 +35,9 @@ from fastsched.cuda._memory import (
 )
 from fastsched.cuda._probe import is_available, is_simulator, unavailable_reason
 from fastsched.cuda.batch import batch_elementwise, batch_matrix, batch_optimize, batch_tables
+from fastsched.cuda.device import evaluate_device, optimize_device, speedup_device
 from fastsched.cuda.fitness import evaluate_population
-from fastsched.cuda.goodput import (
-    checked_elementwise,
-    elementwise,
-    evaluate_device,
-    fill_table,
-    optimize_device,
-    optimize_keys,
-    speedup_device,
-    speedup_tables,
-)
+from fastsched.cuda.goodput import checked_elementwise, elementwise, fill_table, optimize_keys
 
 __all__ = [
     "AUTO_THRESHOLDS",
@@ -68,7 +63,6 @@ __all__ = [
     "resolve_backend",
     "set_threads_per_block",
     "speedup_device",
-    "speedup_tables",
     "to_device",
     "to_host",
     "transfer_stats",

@@ -19,7 +19,8 @@ import types
 
 import numpy as np
 from numba import cuda
-from numba.core.dispatcher import Dispatcher
+
+from fastsched._numba_private import Dispatcher, copy_function
 
 __all__ = ["device"]
 
@@ -39,27 +40,23 @@ _twins: dict[int, object] = {}
 def _retarget(py_func, memo, overrides):
     # Globals named by the code object: dispatchers (bare ``f(...)``) and modules holding
     # dispatchers (``F.f(...)``) are swapped for device twins; numpy for scalar math.
-    env = dict(py_func.__globals__)
-    changed = False
+    env = py_func.__globals__
+    replace = {}
     for name in set(py_func.__code__.co_names):
         value = env.get(name)
         if name in overrides:
-            env[name] = overrides[name]
-            changed = True
+            replace[name] = overrides[name]
         elif isinstance(value, Dispatcher):
-            env[name] = _device(value, memo, overrides)
-            changed = True
+            replace[name] = _device(value, memo, overrides)
         elif value is np:
-            env[name] = _NP_SCALAR_MATH
-            changed = True
+            replace[name] = _NP_SCALAR_MATH
         elif isinstance(value, types.ModuleType) and value is not math:
             shim = _module_shim(value, py_func.__code__.co_names, memo, overrides)
             if shim is not None:
-                env[name] = shim
-                changed = True
-    if not changed:
+                replace[name] = shim
+    if not replace:
         return py_func
-    return types.FunctionType(py_func.__code__, env, py_func.__name__, py_func.__defaults__, py_func.__closure__)
+    return copy_function(py_func, None, replace)
 
 
 def _module_shim(module, names, memo, overrides):

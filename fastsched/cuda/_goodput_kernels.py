@@ -28,21 +28,19 @@ from fastsched.goodput import _formulas as F
 #: Initial value of a status slot ("no failing element").
 NONE = (1 << 62) - 1
 
-#: Codes of the packed elementwise check, in the CPU scan's order (``_kernels._scan_inputs``).
-E_REPLICAS, E_NODES, E_ATOMIC, E_ACCUM, E_BATCH = 1, 2, 3, 4, 5
-
 #: Slots of the per-check count validation (``_validate.as_int_array`` of nodes then replicas).
 C_NONFINITE, C_FRACTION, C_LARGE, C_LOW = 0, 1, 2, 3
 C_ORDER = 8  # num_nodes > num_replicas
 COUNT_SLOTS = 9
 
-#: Codes of the packed speedup-lookup check (``_kernels.checked_lookup``'s order).
-L_REPLICAS, L_NODES, L_ZERO = 1, 2, 3
-
 _MAX_INT = 9007199254740992.0  # 2**53, fastsched._validate.MAX_INT
 
 point_value = device(F.point_value)
 best_config = device(F.best_config)
+# The CPU kernels' checks and status codes (``F.OK``, ``F.BAD_*``, ...), packed as
+# ``index * 8 + code`` (every error code is below 8).
+config_status = device(F.config_status)
+pair_status = device(F.pair_status)
 
 
 @cuda.jit(device=True)
@@ -92,8 +90,8 @@ def checked_elementwise_kernel(
 ):
     """Validate and compute in one pass (device arrays in, device array out).
 
-    ``status[0]``: packed ``index * 8 + code`` of the first invalid element (the CPU scan's
-    order of fields); ``status[1]``: first index whose result is not finite (overflow).
+    ``status[0]``: packed ``index * 8 + code`` of the first invalid element (``F.config_status``'s
+    code); ``status[1]``: first index whose result is not finite (overflow).
     Indices are reported plus ``offset`` (the chunk's start when streaming).
     """
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -102,18 +100,8 @@ def checked_elementwise_kernel(
         a = float(atomic_bsz[i])
         nd = float(nodes[i])
         s = float(accum_steps[i])
-        code = 0
-        if not (r >= 1.0 and r < math.inf):
-            code = E_REPLICAS
-        elif not (nd >= 1.0 and nd <= r):
-            code = E_NODES
-        elif not (a > 0.0 and a < math.inf):
-            code = E_ATOMIC
-        elif not (s >= 0.0 and s < math.inf):
-            code = E_ACCUM
-        elif with_eff and r * a * (s + 1.0) < init_bsz:
-            code = E_BATCH
-        if code != 0:
+        code = config_status(nd, r, a, s, with_eff, init_bsz)
+        if code != F.OK:
             cuda.atomic.min(status, 0, (i + offset) * 8 + code)
             out[i] = math.nan
             continue
@@ -256,8 +244,8 @@ def checked_lookup_kernel(table, nodes, replicas, check_large_nodes, check_large
     """Validate (nodes, replicas) and read speedups from a complete ``[2, R]`` table.
 
     ``status[0..7]``: per-check slots of the two ``as_int_array`` conversions (``C_*`` and
-    ``4 + C_*``; ``C_LOW`` unused); ``status[8]``: packed ``index * 8 + L_*`` of the first
-    invalid pair (``checked_lookup``'s order). The caller sized the table to cover every
+    ``4 + C_*``; ``C_LOW`` unused); ``status[8]``: packed ``index * 8 + code`` of the first
+    invalid pair (``F.pair_status``'s code). The caller sized the table to cover every
     replica count (it read the maximum first).
     """
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -269,14 +257,8 @@ def checked_lookup_kernel(table, nodes, replicas, check_large_nodes, check_large
         if not (ok_n and ok_r):
             out[i] = math.nan
             continue
-        code = 0
-        if r < 0.0:
-            code = L_REPLICAS
-        elif nd < 0.0 or nd > r:
-            code = L_NODES
-        elif (nd == 0.0) != (r == 0.0):
-            code = L_ZERO
-        if code != 0:
+        code = pair_status(nd, r)
+        if code != F.OK:
             cuda.atomic.min(status, 8, i * 8 + code)
             out[i] = math.nan
             continue

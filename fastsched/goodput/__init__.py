@@ -4,17 +4,31 @@ Public: :class:`PerfParams`, :class:`GradParams`, :class:`GoodputFunction`,
 :func:`fit_perf_params`, :class:`SpeedupFunction`.
 """
 
-from fastsched.goodput._compat import (  # noqa: F401  (AdaptDL-private helpers, kept for compatibility)
-    _obj_fn,
-    _predict_accum_time,
-    _predict_log_optim_time,
-    _predict_network_time,
-    _rmse,
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "_obj_fn": "fastsched.goodput._compat",
+        "_predict_accum_time": "fastsched.goodput._compat",
+        "_predict_log_optim_time": "fastsched.goodput._compat",
+        "_predict_network_time": "fastsched.goodput._compat",
+        "_rmse": "fastsched.goodput._compat",
+        "BatchParams": "fastsched.goodput.batch",
+        "ModelBatch": "fastsched.goodput.batch",
+        "fit_perf_params": "fastsched.goodput.fit",
+        "GoodputFunction": "fastsched.goodput.model",
+        "GradParams": "fastsched.goodput.model",
+        "GridBounds": "fastsched.goodput.model",
+        "KernelParams": "fastsched.goodput.model",
+        "PerfParams": "fastsched.goodput.model",
+        "SpeedupFunction": "fastsched.goodput.speedup",
+        "SpeedupGrid": "fastsched.goodput.speedup",
+        "speedup_tables": "fastsched.goodput.speedup",
+    },
 )
-from fastsched.goodput.batch import BatchParams, ModelBatch
-from fastsched.goodput.fit import fit_perf_params
-from fastsched.goodput.model import GoodputFunction, GradParams, GridBounds, KernelParams, PerfParams
-from fastsched.goodput.speedup import SpeedupFunction, SpeedupGrid
 
 __all__ = [
     "PerfParams",
@@ -27,4 +41,5 @@ __all__ = [
     "SpeedupGrid",
     "ModelBatch",
     "BatchParams",
+    "speedup_tables",
 ]

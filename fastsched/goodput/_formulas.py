@@ -173,3 +173,55 @@ def best_config(
             best_accum = int(accum)
     # Every point NaN (a model at the ends of float64): no valid batch size, goodput 0.
     return max(best_goodput, 0.0), best_atomic, best_accum
+
+
+# --------------------------------------------------------------------------------------
+# Status codes and the configuration checks, one table for both targets
+# --------------------------------------------------------------------------------------
+# The CPU kernels return these codes; the CUDA kernels record them (packed with the index of
+# the first failing element, ``index * 8 + code``: every error code is below 8) and the CUDA
+# faces read them back unchanged.
+OK = 0
+BAD_NODES = 1  # num_nodes < 1, > num_replicas, or not finite
+BAD_REPLICAS = 2  # num_replicas < 1 or not finite
+BAD_ATOMIC = 3  # atomic_bsz <= 0 or not finite
+BAD_ACCUM = 4  # accum_steps < 0 or not finite
+BAD_BATCH = 5  # total batch below init_batch_size
+MISSING = 6  # a table entry is not filled yet
+ZERO_MISMATCH = 7  # num_nodes == 0 but num_replicas > 0, or vice versa
+OVERFLOW = 8  # inputs so large that the model overflows float64
+
+
+@jit(inline="always")
+def config_status(num_nodes, num_replicas, atomic_bsz, accum_steps, check_batch, init_bsz):
+    """Status of one configuration (floats): ``OK`` or the first failing field's code.
+
+    Fields are checked in the order replicas, nodes, atomic batch size, accumulation steps,
+    total batch (the last only with ``check_batch``); NaN fails every check.
+    """
+    if not (num_replicas >= 1.0 and num_replicas < math.inf):
+        return BAD_REPLICAS
+    if not (num_nodes >= 1.0 and num_nodes <= num_replicas):
+        return BAD_NODES
+    if not (atomic_bsz > 0.0 and atomic_bsz < math.inf):
+        return BAD_ATOMIC
+    if not (accum_steps >= 0.0 and accum_steps < math.inf):
+        return BAD_ACCUM
+    if check_batch and num_replicas * atomic_bsz * (accum_steps + 1.0) < init_bsz:
+        return BAD_BATCH
+    return OK
+
+
+@jit(inline="always")
+def pair_status(num_nodes, num_replicas):
+    """Status of one speedup query ``(nodes, replicas)``: ``OK`` or the first failing rule's code.
+
+    Replicas must be >= 0, nodes in ``0..replicas``, and nodes 0 exactly when replicas are 0.
+    """
+    if num_replicas < 0:
+        return BAD_REPLICAS
+    if num_nodes < 0 or num_nodes > num_replicas:
+        return BAD_NODES
+    if (num_nodes == 0) != (num_replicas == 0):
+        return ZERO_MISMATCH
+    return OK

@@ -12,12 +12,12 @@ vectorised entry points solve each distinct key once and gather.
 from __future__ import annotations
 
 import math
-import types
 
 import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
+from fastsched._numba_private import copy_function
 from fastsched.goodput import _formulas as F
 
 # The scalar formulas live in _formulas (shared with the CUDA target); re-exported here.
@@ -158,15 +158,16 @@ def lookup_kernel(table, nodes, replicas, out):
 
 
 # Status codes of the fused check-and-compute kernels (0 = success).
-OK = 0
-BAD_NODES = 1  # num_nodes < 1, > num_replicas, or not finite
-BAD_REPLICAS = 2  # num_replicas < 1 or not finite
-BAD_ATOMIC = 3  # atomic_bsz <= 0 or not finite
-BAD_ACCUM = 4  # accum_steps < 0 or not finite
-BAD_BATCH = 5  # total batch below init_batch_size
-MISSING = 6  # a table entry is not filled yet
-ZERO_MISMATCH = 7  # num_nodes == 0 but num_replicas > 0, or vice versa
-OVERFLOW = 8  # inputs so large that the model overflows float64
+# Status codes: one table for the CPU and CUDA kernels (see ``_formulas``).
+OK = F.OK
+BAD_NODES = F.BAD_NODES
+BAD_REPLICAS = F.BAD_REPLICAS
+BAD_ATOMIC = F.BAD_ATOMIC
+BAD_ACCUM = F.BAD_ACCUM
+BAD_BATCH = F.BAD_BATCH
+MISSING = F.MISSING
+ZERO_MISMATCH = F.ZERO_MISMATCH
+OVERFLOW = F.OVERFLOW
 
 # Direct-address tables are used only when they are small relative to the input.
 _TABLE_LIMIT = 1 << 20
@@ -190,9 +191,7 @@ def _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, check_batch
         a = float(atomic_bsz[i])
         nd = float(nodes[i])
         s = float(accum_steps[i])
-        ok = r >= 1.0 and r < np.inf and nd >= 1.0 and nd <= r and a > 0.0 and a < np.inf
-        ok = ok and s >= 0.0 and s < np.inf and not (check_batch and r * a * (s + 1.0) < init_bsz)
-        if not ok:
+        if F.config_status(nd, r, a, s, check_batch, init_bsz) != OK:
             bad += 1
         if r != math.floor(r) or a != math.floor(a):
             fractional += 1
@@ -203,21 +202,12 @@ def _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, check_batch
         return OK, max_rep, a_min, a_max, fractional == 0
     # Slow path only on error: find the first offending element and name its field.
     for i in range(n):
-        r = float(replicas[i])
-        a = float(atomic_bsz[i])
-        nd = float(nodes[i])
-        s = float(accum_steps[i])
-        if not (r >= 1.0 and r < np.inf):
-            return BAD_REPLICAS, 0.0, 0.0, 0.0, False
-        if not (nd >= 1.0 and nd <= r):
-            return BAD_NODES, 0.0, 0.0, 0.0, False
-        if not (a > 0.0 and a < np.inf):
-            return BAD_ATOMIC, 0.0, 0.0, 0.0, False
-        if not (s >= 0.0 and s < np.inf):
-            return BAD_ACCUM, 0.0, 0.0, 0.0, False
-        if check_batch and r * a * (s + 1.0) < init_bsz:
-            return BAD_BATCH, 0.0, 0.0, 0.0, False
-    return BAD_NODES, 0.0, 0.0, 0.0, False  # unreachable (NaN in nodes handled above)
+        code = F.config_status(
+            float(nodes[i]), float(replicas[i]), float(atomic_bsz[i]), float(accum_steps[i]), check_batch, init_bsz
+        )
+        if code != OK:
+            return code, 0.0, 0.0, 0.0, False
+    return BAD_NODES, 0.0, 0.0, 0.0, False  # unreachable (the first pass found a bad element)
 
 
 @pjit
@@ -329,12 +319,9 @@ def checked_lookup(table, filled, nodes, replicas, out):
     for i in range(out.shape[0]):
         nd = nodes[i]
         r = replicas[i]
-        if r < 0:
-            return BAD_REPLICAS
-        if nd < 0 or nd > r:
-            return BAD_NODES
-        if (nd == 0) != (r == 0):
-            return ZERO_MISMATCH
+        code = F.pair_status(nd, r)
+        if code != OK:
+            return code
         if r == 0:
             out[i] = 0.0
             continue
@@ -350,14 +337,9 @@ def checked_lookup(table, filled, nodes, replicas, out):
 def check_pairs(nodes, replicas):
     """Validate (nodes, replicas) pairs for a speedup query; returns a status code."""
     for i in range(nodes.shape[0]):
-        nd = nodes[i]
-        r = replicas[i]
-        if r < 0:
-            return BAD_REPLICAS
-        if nd < 0 or nd > r:
-            return BAD_NODES
-        if (nd == 0) != (r == 0):
-            return ZERO_MISMATCH
+        code = F.pair_status(nodes[i], replicas[i])
+        if code != OK:
+            return code
     return OK
 
 
@@ -373,11 +355,9 @@ SERIAL_MAX_KEYS = 8  # grid searches (about 4 us each)
 
 def _serial_twin(dispatcher):
     py = dispatcher.py_func
-    name = py.__name__ + "_serial"  # its own numba cache files
-    fn = types.FunctionType(py.__code__, py.__globals__, name, py.__defaults__, py.__closure__)
-    fn.__qualname__ = name
-    fn.__doc__ = py.__doc__
-    return jit(fn)
+    # Its own name, so its own numba cache files; the module's globals themselves, so helpers
+    # defined after this call stay visible.
+    return jit(copy_function(py, py.__name__ + "_serial", share_globals=True))
 
 
 _SERIAL = {}

@@ -22,10 +22,11 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as K
+from fastsched.goodput._types import TABLE_MAX_REPLICAS
 from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.model import GoodputFunction
 
-__all__ = ["SpeedupFunction", "SpeedupGrid"]
+__all__ = ["SpeedupFunction", "SpeedupGrid", "speedup_tables", "TABLE_MAX_REPLICAS"]
 
 SpeedupGrid = collections.namedtuple("SpeedupGrid", ["max_bsz", "min_atomic", "max_atomic", "accumulation"])
 SpeedupGrid.__doc__ = """Grid-search settings of a tabulated SpeedupFunction (``SpeedupFunction.grid``).
@@ -45,9 +46,6 @@ SpeedupGrid(max_bsz=256.0, min_atomic=1.0, max_atomic=256.0, accumulation=False)
 
 _HOST = frozenset([np.ndarray, int, float])
 
-# The lazily filled table covers at most this many replicas (16 MiB); larger queries are
-# answered without memoisation, so no input can make the table grow without bound.
-TABLE_MAX_REPLICAS = 1 << 20
 
 _LOOKUP_ERRORS = {
     K.BAD_NODES: "num_nodes must satisfy 0 <= num_nodes <= num_replicas",
@@ -343,7 +341,7 @@ class SpeedupFunction:
             B.resolve_backend("cuda" if self._backend == "auto" else self._backend, 0, "speedup")
             if self._backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
-            result = B.cuda_launchers().speedup_device(self, num_nodes, num_replicas)
+            result = B.cuda_launchers().speedup_device(self.table, num_nodes, num_replicas)
             if isinstance(result, str):
                 raise ValueError(result)
             if isinstance(result, int):
@@ -425,3 +423,56 @@ class SpeedupFunction:
         if not np.all(speedup >= 0):
             raise ValueError("goodput_fn.optimize returned a negative or NaN goodput")
         return speedup
+
+
+def speedup_tables(speedup_fns, max_replicas: int, *, keep_on_device=False, threads_per_block=None):
+    """Speedup tables of many jobs, one CUDA launch: ``float64[J, 2, max_replicas + 1]``.
+
+    ``out[j, 0, r]`` / ``out[j, 1, r]`` equal ``speedup_fns[j].table(max_replicas)[0/1, r]``
+    (single node / more than one node), ``out[:, :, 0] == 0``. For models not wrapped in
+    SpeedupFunctions use :class:`fastsched.goodput.batch.ModelBatch`.
+
+    Parameters
+    ----------
+    speedup_fns : sequence of SpeedupFunction
+        Each backed by a fastsched GoodputFunction (``is_tabulated``).
+    max_replicas : int
+        Largest replica count to tabulate.
+    keep_on_device : bool
+        Return the device array (e.g. to feed the fitness kernel without a copy).
+    threads_per_block : int, optional
+        CUDA block size (default: :func:`fastsched.cuda.set_threads_per_block`'s).
+
+    Raises
+    ------
+    fastsched.cuda.CudaUnavailableError
+        Without a usable GPU (or the simulator).
+
+    Examples
+    --------
+    The launch needs a CUDA GPU (the lines marked ``+SKIP``); the CPU path gives the same values:
+
+    >>> import numpy as np
+    >>> from fastsched import GoodputFunction
+    >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
+    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> from fastsched import SpeedupFunction
+    >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
+    >>> want = speedup.table(8)  # the CPU path: [single node, several nodes] x replicas 0..8
+    >>> want.shape, want[0, :5].round(3)
+    ((2, 9), array([0.   , 1.   , 1.728, 1.892, 1.982]))
+    >>> tables = speedup_tables([speedup, speedup], 8)  # doctest: +SKIP
+    >>> tables.shape, bool(np.allclose(tables[1], want))  # doctest: +SKIP
+    ((2, 2, 9), True)
+    """
+    rmax = int(max_replicas)
+    if rmax < 0:
+        raise ValueError(f"max_replicas must be >= 0, got {rmax}")
+    for j, fn in enumerate(speedup_fns):
+        if not getattr(fn, "is_tabulated", False):
+            raise TypeError(f"speedup_fns[{j}] is not backed by a fastsched GoodputFunction")
+    batch = ModelBatch.from_speedup_functions(speedup_fns)
+    base = np.array([fn.base_goodput for fn in speedup_fns], dtype=np.float64)
+    return B.cuda_launchers().batch_tables(
+        batch.kernel_params, base, rmax, keep_on_device=keep_on_device, threads_per_block=threads_per_block
+    )

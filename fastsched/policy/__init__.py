@@ -6,11 +6,24 @@ Public: :class:`JobInfo`, :class:`NodeInfo`, :class:`PolluxPolicy`, :func:`get_j
 (a job that is invalid or can never be placed).
 """
 
-from fastsched.policy.exact import exact_optimize
-from fastsched.policy.hints import get_job_info, linear_speedup
-from fastsched.policy.pollux import PolluxPolicy
-from fastsched.policy.problem import InvalidJobError, Problem, build_problem
-from fastsched.policy.types import JobInfo, NodeInfo
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "exact_optimize": "fastsched.policy.exact",
+        "get_job_info": "fastsched.policy.hints",
+        "linear_speedup": "fastsched.policy.hints",
+        "PolluxPolicy": "fastsched.policy.pollux",
+        "InvalidJobError": "fastsched.policy.problem",
+        "Problem": "fastsched.policy.problem",
+        "build_problem": "fastsched.policy.problem",
+        "JobInfo": "fastsched.policy.types",
+        "NodeInfo": "fastsched.policy.types",
+    },
+)
 
 __all__ = [
     "JobInfo",

@@ -24,56 +24,15 @@ import numpy as np
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.policy import _ga as G
+from fastsched.policy._ga.population import adapt_previous, base_row, concat, nbytes, rows, take
+from fastsched.policy._ga.rng import POLISH, REPAIR
+from fastsched.policy._result import desired_nodes, row_to_allocations, select_result
+from fastsched.policy._round import make_plan, seed_buffer_rows, stream_key
 from fastsched.policy.problem import Problem, build_problem, sort_nodes
 
 LOG = logging.getLogger(__name__)
 
-
-def _key(seed, a, b, c):
-    # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
-    return np.uint64(G.stream_key(np.uint64(seed), a, b, c))
-
-
 __all__ = ["PolluxPolicy"]
-
-# Local-search passes over the jobs per polished row (a pass that changes nothing ends it
-# earlier; one or two usually suffice).
-_POLISH_PASSES = 20
-# Replica transfers between jobs and ruin-and-recreate kicks (the heavier local-search moves)
-# run on problems of at most this many jobs x problem nodes; larger clusters are near-full
-# in practice and single-job moves already cost milliseconds there.
-_SMALL = 4096
-# Ruin-and-recreate steps of the final polish (it stops after a quarter of them in a row
-# found nothing better).
-_KICKS = 64
-
-
-def _rows(pop: G.Pop) -> int:
-    return pop.off.shape[0]
-
-
-def _nbytes(pop: G.Pop) -> int:
-    return sum(a.nbytes for a in pop)
-
-
-def _take(pop: G.Pop, rows: np.ndarray, width: int | None = None) -> G.Pop:
-    """Rows ``rows`` of ``pop`` as a new population (``width``: entry columns, default same)."""
-    out = G.new_pop(rows.shape[0], pop.off.shape[1] - 1, pop.node.shape[1] if width is None else width)
-    G.gather(pop, np.ascontiguousarray(rows, dtype=np.int64), out)
-    return out
-
-
-def _concat(a: G.Pop, b: G.Pop) -> G.Pop:
-    w = max(a.node.shape[1], b.node.shape[1])
-    out = G.new_pop(_rows(a) + _rows(b), a.off.shape[1] - 1, w)
-    for src, start in ((a, 0), (b, _rows(a))):
-        k = _rows(src)
-        out.off[start : start + k] = src.off
-        out.node[start : start + k, : src.node.shape[1]] = src.node
-        out.cnt[start : start + k, : src.cnt.shape[1]] = src.cnt
-        for name in ("acc", "obj", "size", "hash"):
-            getattr(out, name)[start : start + k] = getattr(src, name)
-    return out
 
 
 class PolluxPolicy:
@@ -293,25 +252,74 @@ class PolluxPolicy:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def optimize_problem(self, prob: Problem):
+        """Run one scheduling round on an already built :class:`~fastsched.policy.Problem` (trusted).
+
+        The array-level entry for callers that hold the round's arrays already (a simulator):
+        nothing is validated and no dict is read, so ``prob`` must be what
+        :func:`~fastsched.policy.build_problem` would return for the same jobs and nodes (the
+        allocations are then identical to :meth:`optimize`'s).
+
+        Parameters
+        ----------
+        prob : Problem
+            The round's arrays; ``prob.meta["skipped"]`` (optional) lists jobs to leave out.
+
+        Returns
+        -------
+        allocations : dict
+            Job key → list of node keys (one per replica), every job of ``prob`` listed.
+        desired_nodes : int
+            Cluster size whose utilisation falls in ``[min_util, max_util]``.
+
+        Examples
+        --------
+        >>> from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy, build_problem
+        >>> speedup = lambda nodes, replicas: replicas ** 0.5
+        >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
+        >>> jobs = {"a": JobInfo({"gpu": 1}, speedup, 0, 1, 4), "b": JobInfo({"gpu": 2}, speedup, 1, 1, 2)}
+        >>> prob = build_problem(jobs, nodes, {"a": ["n0"]}, NodeInfo({"gpu": 4}, True))
+        >>> one = PolluxPolicy(seed=0, pop_size=8, generations=5).optimize_problem(prob)
+        >>> two = PolluxPolicy(seed=0, pop_size=8, generations=5).optimize(jobs, nodes, {"a": ["n0"]},
+        ...                                                                NodeInfo({"gpu": 4}, True))
+        >>> one == two
+        True
+        """
+        with self._lock:
+            return self._run(prob, time.perf_counter(), 0.0, None, None)
+
     def _optimize(self, jobs, nodes, base_allocations, node_template):
         t0 = time.perf_counter()
+        self._draw_seed()
+        base_allocations = {} if base_allocations is None else base_allocations
+        prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
+        return self._run(prob, t0, time.perf_counter() - t0, list(jobs), base_allocations)
+
+    def _draw_seed(self):
         if self.seed is None:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.
             self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
-        base_allocations = {} if base_allocations is None else base_allocations
-        prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
+
+    def _run(self, prob: Problem, t0: float, t_build: float, keys, base_allocations):
+        """Run a round on ``prob``.
+
+        ``keys``: the caller's job keys, in order, for an empty round; ``base_allocations``: the
+        caller's dict (``None``: read from ``prob``).
+        """
+        self._draw_seed()
         skipped = prob.meta.get("skipped", {})
         kept = prob.meta.get("kept", {})  # skipped non-preemptible jobs keep their allocation
-        t_build = time.perf_counter() - t0
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
             self._prev = None
-            desired = len(nodes) if prob.num_jobs == 0 else 1
+            desired = prob.num_real if prob.num_jobs == 0 else 1
             LOG.info(
                 "pollux round %d: %d jobs, %d nodes: nothing to optimise", self._round, prob.num_jobs, prob.num_real
             )
             self.last_stats = {"round": self._round, "jobs": prob.num_jobs, "nodes": prob.num_real, "skipped": skipped}
-            return {k: list(kept.get(k, [])) for k in jobs}, desired
+            if keys is None:
+                keys = [*prob.job_keys, *skipped]
+            return {k: list(kept.get(k, [])) for k in keys}, desired
         self._times = {}
         pop, rank, util = self._search(prob)
         t_search = time.perf_counter() - t0 - t_build
@@ -322,19 +330,21 @@ class PolluxPolicy:
         values = np.column_stack([-pop.obj[front], pop.size[front].astype(np.float64)])
         if util is None:
             util = G.cluster_utilities(pop.off, pop.node, pop.cnt, front, prob.table, prob.job_res, prob.node_res)
-        desired = self._desired_nodes(util, values, prob.num_real)
+        desired = desired_nodes(util, values, prob.num_real, self._min_util, self._max_util)
         limit = min(prob.num_real, desired) if self.shrink_to_desired else prob.num_real
-        idx = self._select_result(values, limit)
+        idx = select_result(values, limit)
         self._prev = (pop, list(prob.job_keys), list(prob.node_keys))
         if idx is None:  # no row within the real nodes: only the pinned jobs keep theirs
+            if base_allocations is None:  # a trusted round: the base allocation as prob holds it
+                base_allocations = row_to_allocations(base_row(prob, max(prob.base_width, 1)), 0, prob)
             allocations = {k: list(base_allocations[k]) if prob.pinned[j] else [] for j, k in enumerate(prob.job_keys)}
         else:
-            allocations = self._row_to_allocations(pop, int(front[idx]), prob)
+            allocations = row_to_allocations(pop, int(front[idx]), prob)
         for key in skipped:  # every job is listed; skipped ones get nothing unless kept
             allocations[key] = list(kept.get(key, []))
         elapsed = time.perf_counter() - t0
         best = float(-values[idx, 0]) if idx is not None else 0.0
-        idx_real = self._select_result(values, prob.num_real)
+        idx_real = select_result(values, prob.num_real)
         self.last_stats = {
             "round": self._round,
             "jobs": prob.num_jobs,
@@ -347,7 +357,7 @@ class PolluxPolicy:
             "build_s": t_build,
             "search_s": t_search,
             "total_s": elapsed,
-            "population_bytes": _nbytes(pop),
+            "population_bytes": nbytes(pop),
             "skipped": skipped,
             "generations": self._generations_run,
             **self._times,
@@ -367,47 +377,6 @@ class PolluxPolicy:
                 LOG.debug("solution %d: value %s utility %.4f", t, values[t].tolist(), util[t])
         return allocations, int(desired)
 
-    # -- result selection (AdaptDL semantics) ---------------------------------------------
-    @staticmethod
-    def _select_result(values, max_nodes):
-        if np.amin(values[:, 1]) > max_nodes:
-            return None
-        return int(np.argmin(np.where(values[:, 1] <= max_nodes, values[:, 0], 0)))
-
-    def _desired_nodes(self, utilities, values, num_nodes):
-        idx = self._select_result(values, num_nodes)
-        if idx is not None and self._min_util <= utilities[idx] <= self._max_util:
-            return num_nodes
-        target = (self._min_util + self._max_util) / 2
-        best_util = np.inf
-        best_nodes = num_nodes
-        # Plain floats: numpy scalars and np.isclose per element cost ~1 us each, which was
-        # 10% of a 16-job round.
-        for util, size in zip(np.asarray(utilities).tolist(), np.asarray(values)[:, 1].tolist(), strict=True):
-            if util < self._min_util:
-                continue
-            # np.isclose's rule (rtol 1e-5, atol 1e-8; infinity is close only to itself).
-            close = best_util != np.inf and abs(util - best_util) <= 1e-8 + 1e-5 * abs(best_util)
-            if close and size > best_nodes:
-                best_nodes = size
-            if abs(util - target) < abs(best_util - target):
-                best_util = util
-                best_nodes = size
-        return int(best_nodes)
-
-    @staticmethod
-    def _row_to_allocations(pop, row, prob: Problem) -> dict:
-        off = pop.off[row]
-        out = {}
-        for j, key in enumerate(prob.job_keys):
-            alloc = []
-            for q in range(off[j], off[j + 1]):
-                n = int(pop.node[row, q])
-                if n < prob.num_real:  # placeholders are not real nodes
-                    alloc.extend([prob.node_keys[n]] * int(pop.cnt[row, q]))
-            out[key] = alloc
-        return out
-
     # -- the genetic search ---------------------------------------------------------------
     def _arrays(self, prob: Problem) -> G.Arrays:
         if self.p is None:
@@ -416,10 +385,6 @@ class PolluxPolicy:
             mode, p = G.GEOMETRIC, 0.0
         else:
             mode, p = (G.POWER_SHIFTED if self.power_shift else G.POWER), float(self.p)
-        penalty = prob.penalties(self.restart_penalty)
-        # Always a fresh, writable float64[J] array: one specialisation of every kernel (a
-        # broadcast view is read-only, and numba types read-only arrays apart).
-        penalty = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (prob.num_jobs,)).copy()
         return G.Arrays(
             prob.job_res,
             prob.node_res,
@@ -431,7 +396,7 @@ class PolluxPolicy:
             prob.base_cnt,
             prob.table,
             prob.scale,
-            penalty,
+            prob.penalties(self.restart_penalty),
             int(mode),
             float(p),
         )
@@ -446,111 +411,123 @@ class PolluxPolicy:
         J = prob.num_jobs
         width = J + prob.num_nodes + prob.base_width + 1
         A = self._arrays(prob)
-        scratch = self._scratch(prob)
-        warm = self._adapt_previous(prob)
-        if self.init == "front":
-            return self._search_front(prob, width, A, scratch, warm), None, None
+        warm = adapt_previous(self._prev, prob)
+        nwarm = None if warm is None else rows(warm)
         # Extra rows of the initial pool: a warm round has a whole population already.
         extra = P if warm is None else max(P // 4, 1)
-        if not self._use_parallel(max(P, extra, _rows(warm) if warm is not None else 1), J):
-            return self._search_serial(prob, width, A, scratch, warm, extra)
-        t0 = time.perf_counter()
-        seeds = self._seed_rows(prob, width, A, scratch, warm is not None)
-        self._times["seed_s"] = time.perf_counter() - t0
-        # Initial pool: seeds, warm rows, then heavily mutated copies of those.
-        src_rows = _rows(seeds) + (_rows(warm) if warm is not None else 0)
-        pool = G.new_pop(src_rows + extra, J, width)
-        with parallel_region():
-            self._repair_into(seeds, np.arange(_rows(seeds), dtype=np.int64), 0.0, pool, 0, A, scratch)
-            if warm is not None:
-                self._repair_into(warm, np.arange(_rows(warm), dtype=np.int64), 0.0, pool, _rows(seeds), A, scratch)
-            # Random feasible individuals around the seeds and warm rows: heavy mutation.
-            rows = self._pool_rows(src_rows, extra)
-            self._repair_into(pool, rows, self._pm_init(J), pool, src_rows, A, scratch)
-        protect = float(prob.num_real)
-        keep = G.survive(-pool.obj, pool.size.astype(np.float64), pool.hash, P, protect)
-        cur = G.new_pop(2 * P, J, width)
-        nxt = G.new_pop(2 * P, J, width)
-        G.gather(pool, keep, cur)
-        t1 = time.perf_counter()
-        out = self._evolve(prob, A, scratch, cur, nxt, keep.shape[0], keep.shape[0])
-        t2 = time.perf_counter()
-        final = self._polish_best(prob, A, scratch, _take(out, np.arange(keep.shape[0], dtype=np.int64)))
-        self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
-        return final, None, None
+        plan = make_plan(
+            prob,
+            seed=self.seed,
+            round_=self._round,
+            pop_size=P,
+            generations=self.generations,
+            patience=self.patience,
+            mutation_rate=self.mutation_rate,
+            polish=self.polish,
+            scratch=self._scratch(prob),
+            warm_rows=nwarm,
+            extra=0 if self.init == "front" else extra,
+        )
+        if self.init == "front":
+            return self._search_front(prob, plan, width, A, warm), None, None
+        if not self._use_parallel(max(P, extra, nwarm or 1), J):
+            return self._search_serial(prob, plan, width, A, warm)
+        return self._search_threaded(prob, plan, width, A, warm), None, None
 
-    def _pool_rows(self, src_rows: int, extra: int) -> np.ndarray:
-        rng = np.random.default_rng([self.seed % (2**32), self._round])
-        return rng.integers(0, src_rows, size=extra).astype(np.int64)
-
-    @staticmethod
-    def _pm_init(J: int) -> float:
-        return min(1.0, max(0.1, 8.0 / J))
-
-    def _search_serial(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm, extra: int):
-        """Run the steps of :meth:`_search` in one kernel (every step serial; see ``_ga/search.py``).
+    def _search_serial(self, prob: Problem, plan: G.Plan, width: int, A: G.Arrays, warm):
+        """Run ``plan`` in one kernel (every step serial; see ``_ga/search.py``).
 
         Returns the final population, its ranks and the cluster utilities of its rank-0 rows.
         """
         P, J = self.pop_size, prob.num_jobs
-        limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm is not None)
-        nwarm = _rows(warm) if warm is not None else 0
         if warm is None:
             warm = G.new_pop(0, J, 1)
-        src_rows = r + nwarm
-        transfers = self._transfers(prob)
-        i64 = np.int64
-        plan = G.Plan(
-            seed=np.uint64(self.seed),
-            round_=i64(self._round),
-            generations=i64(self.generations),
-            patience=i64(0 if self.patience is None else self.patience),
-            pm=np.float64(min(1.0, self.mutation_rate / J)),
-            protect=np.float64(prob.num_real),
-            scratch=i64(scratch),
-            num_real=i64(prob.num_real),
-            passes=i64(_POLISH_PASSES),
-            transfers=np.bool_(transfers),
-            kicks=i64(_KICKS if transfers else 0),
-            polish=np.bool_(self.polish),
-            limits=np.array(limits, dtype=np.int64),
-            ff_rows=np.array(ff_rows, dtype=np.int64),
-            fills=np.array(fills, dtype=np.int64).reshape(-1, 3),
-            polish_src=np.array([s for s, _ in polishes], dtype=np.int64),
-            polish_dst=np.array([d for _, d in polishes], dtype=np.int64),
-            seeds=i64(r),
-            rand_rows=self._pool_rows(src_rows, extra),
-            pm_init=np.float64(self._pm_init(J)),
-            count=i64(P),
-        )
-        fixed = G.new_pop(rows, J, width)
+        src_rows = int(plan.seeds) + rows(warm)
+        extra = plan.rand_rows.shape[0]
+        fixed = G.new_pop(seed_buffer_rows(plan), J, width)
         pool = G.new_pop(src_rows + extra, J, width)
         cur = G.new_pop(2 * P, J, width)
         nxt = G.new_pop(2 * P, J, width)
-        work = G.new_work(1, scratch, prob.num_nodes, prob.job_res.shape[1])
+        work = G.new_work(1, int(plan.scratch), prob.num_nodes, prob.job_res.shape[1])
         # The survivors of the initial pool (at most P), then the polished row.
         final = G.new_pop(min(P, src_rows + extra) + 1, J, width)
-        base = self._base_row(prob, width)
+        base = base_row(prob, width)
         ran, n, rank, util = G.search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final)
         self._generations_run = int(ran)
         return G.Pop(*(a[:n] for a in final)), rank, util
 
-    def _evolve(self, prob: Problem, A: G.Arrays, scratch: int, cur: G.Pop, nxt: G.Pop, count: int, start: int):
+    def _search_threaded(self, prob: Problem, plan: G.Plan, width: int, A: G.Arrays, warm) -> G.Pop:
+        """Run ``plan`` as the serial kernel does, step by step, each step a (parallel) kernel.
+
+        Returns the final population (the polished row last when it is better).
+        """
+        P, J = self.pop_size, prob.num_jobs
+        t0 = time.perf_counter()
+        seeds = self._seed_rows(prob, plan, width, A)
+        self._times["seed_s"] = time.perf_counter() - t0
+        # Initial pool: seeds, warm rows, then heavily mutated copies of those.
+        r = int(plan.seeds)
+        src_rows = r + (rows(warm) if warm is not None else 0)
+        pool = G.new_pop(src_rows + plan.rand_rows.shape[0], J, width)
+        with parallel_region():
+            self._repair_into(plan, seeds, np.arange(r, dtype=np.int64), 0.0, pool, 0, A)
+            if warm is not None:
+                self._repair_into(plan, warm, np.arange(rows(warm), dtype=np.int64), 0.0, pool, r, A)
+            # Random feasible individuals around the seeds and warm rows: heavy mutation.
+            self._repair_into(plan, pool, plan.rand_rows, float(plan.pm_init), pool, src_rows, A)
+        keep = G.survive(-pool.obj, pool.size.astype(np.float64), pool.hash, P, float(plan.protect))
+        cur = G.new_pop(2 * P, J, width)
+        nxt = G.new_pop(2 * P, J, width)
+        G.gather(pool, keep, cur)
+        t1 = time.perf_counter()
+        out = self._evolve(prob, plan, A, cur, nxt, keep.shape[0], keep.shape[0])
+        t2 = time.perf_counter()
+        final = self._polish_best(prob, plan, A, take(out, np.arange(keep.shape[0], dtype=np.int64)))
+        self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
+        return final
+
+    def _seed_rows(self, prob: Problem, plan: G.Plan, width: int, A: G.Arrays) -> G.Pop:
+        """Build the seed rows of ``plan`` (see :func:`fastsched.policy._round.seed_plan`)."""
+        scratch = int(plan.scratch)
+        seeds = base_row(prob, width)
+        # Repair the base first: greedy fills and the polish start from feasible rows.
+        fixed = G.new_pop(seed_buffer_rows(plan), prob.num_jobs, width)
+        with parallel_region():
+            self._repair_into(plan, seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A)
+        G.first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
+        for src, limit, dst in plan.fills.tolist():
+            G.greedy_fill(fixed, src, limit, A, scratch, fixed, dst)
+        for src, dst in zip(plan.polish_src.tolist(), plan.polish_dst.tolist(), strict=True):
+            G.polish_row(
+                fixed,
+                src,
+                A,
+                int(plan.num_real),
+                scratch,
+                int(plan.passes),
+                bool(plan.transfers),
+                0,
+                np.uint64(0),
+                fixed,
+                dst,
+            )
+        return take(fixed, np.arange(int(plan.seeds), dtype=np.int64))
+
+    def _evolve(self, prob: Problem, plan: G.Plan, A: G.Arrays, cur: G.Pop, nxt: G.Pop, count: int, start: int):
         J = prob.num_jobs
-        pm = min(1.0, self.mutation_rate / J)
         parallel = self._use_parallel(count, J)
-        work = G.new_work(G.CHUNKS if parallel else 1, scratch, prob.num_nodes, prob.job_res.shape[1])
+        work = G.new_work(G.CHUNKS if parallel else 1, int(plan.scratch), prob.num_nodes, prob.job_res.shape[1])
         kernel = G.evolve_parallel if parallel else G.evolve_serial
         with parallel_region():
             where, ran = kernel(
-                np.uint64(self.seed),
-                self._round,
-                self.generations,
-                0 if self.patience is None else self.patience,
+                plan.seed,
+                int(plan.round_),
+                int(plan.generations),
+                int(plan.patience),
                 count,
                 start,
-                pm,
-                float(prob.num_real),
+                float(plan.pm),
+                float(plan.protect),
                 cur,
                 nxt,
                 A,
@@ -559,42 +536,48 @@ class PolluxPolicy:
         self._generations_run = int(ran)
         return cur if where == 0 else nxt
 
-    def _polish_best(self, prob: Problem, A: G.Arrays, scratch: int, pop: G.Pop) -> G.Pop:
+    def _polish_best(self, prob: Problem, plan: G.Plan, A: G.Arrays, pop: G.Pop) -> G.Pop:
         """Append the local-search polish of the best row within the real nodes."""
-        if not self.polish:
+        if not plan.polish:
             return pop
         ok = np.flatnonzero(pop.size <= prob.num_real)
         if ok.size == 0:
             return pop
         best = int(ok[np.argmax(pop.obj[ok])])
         out = G.new_pop(1, prob.num_jobs, pop.node.shape[1])
-        key = _key(self.seed, self._round, 0, 11)
-        transfers = self._transfers(prob)
-        kicks = _KICKS if transfers else 0  # ruin-and-recreate is a small-problem tool
-        G.polish_row(pop, best, A, prob.num_real, scratch, _POLISH_PASSES, transfers, kicks, key, out, 0)
+        G.polish_row(
+            pop,
+            best,
+            A,
+            int(plan.num_real),
+            int(plan.scratch),
+            int(plan.passes),
+            bool(plan.transfers),
+            int(plan.kicks),
+            stream_key(plan, 0, POLISH),
+            out,
+            0,
+        )
         if out.obj[0] <= pop.obj[best]:
             return pop
-        return _concat(pop, out)
+        return concat(pop, out)
 
-    def _search_front(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm) -> G.Pop:
+    def _search_front(self, prob: Problem, plan: G.Plan, width: int, A: G.Arrays, warm) -> G.Pop:
         """Search from the previous rank-0 set only (``init="front"``)."""
         P = self.pop_size
         J = prob.num_jobs
         if warm is None:  # first round (or after an empty one): the base allocation alone
-            warm = G.new_pop(1, J, max(prob.base_width, 1))
-            warm.off[0] = prob.base_off
-            warm.node[0, : prob.base_width] = prob.base_node
-            warm.cnt[0, : prob.base_width] = prob.base_cnt
+            warm = base_row(prob, max(prob.base_width, 1))
         # The adapted rows may repeat (jobs that left made them equal): keep distinct ones.
-        pool = G.new_pop(_rows(warm), J, width)
+        pool = G.new_pop(rows(warm), J, width)
         with parallel_region():
-            self._repair_into(warm, np.arange(_rows(warm), dtype=np.int64), 0.0, pool, 0, A, scratch)
+            self._repair_into(plan, warm, np.arange(rows(warm), dtype=np.int64), 0.0, pool, 0, A)
         _, first = np.unique(pool.hash, return_index=True)
         first = np.sort(first)[:P].astype(np.int64)
         cur = G.new_pop(2 * P, J, width)
         nxt = G.new_pop(2 * P, J, width)
         G.gather(pool, first, cur)
-        out = self._evolve(prob, A, scratch, cur, nxt, P, first.shape[0])
+        out = self._evolve(prob, plan, A, cur, nxt, P, first.shape[0])
         # pymoo hands the next round only the final rank-0 set.
         n = P if self._generations_run > 0 else first.shape[0]
         rank = G.nondominated_rank(-out.obj[:n], out.size[:n].astype(np.float64))
@@ -602,11 +585,7 @@ class PolluxPolicy:
             keep = np.flatnonzero(rank == 0).astype(np.int64)
         else:
             keep = np.arange(n, dtype=np.int64)
-        return _take(out, keep)
-
-    @staticmethod
-    def _transfers(prob: Problem) -> bool:
-        return prob.num_jobs * prob.num_nodes <= _SMALL
+        return take(out, keep)
 
     def _use_parallel(self, P, J) -> bool:
         if self.parallel is not None:
@@ -614,139 +593,6 @@ class PolluxPolicy:
         # A parallel launch per generation only pays off for large populations x jobs.
         return numba.get_num_threads() > 1 and P * J >= 50_000
 
-    def _repair_into(self, src, rows, pm, dst, start, A, scratch):
-        kernel = G.repair_parallel if self._use_parallel(rows.shape[0], src.off.shape[1] - 1) else G.repair_serial
-        kernel(_key(self.seed, self._round, int(start), 9), src, rows, float(pm), A, scratch, dst, int(start))
-
-    def _seed_plan(self, prob: Problem, warm: bool):
-        """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, rows, seeds)``.
-
-        Base allocation (row 0), first fit and greedy fills at several cluster sizes, and the
-        local-search polish of each. ``fills`` lists ``(source row, node limit, row)`` and
-        ``polishes`` ``(source row, row)`` in the order they run.
-        """
-        J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
-        # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give
-        # the Pareto front (and so the desired-size decision) realistic utilities. A warm
-        # round inherits those sizes from the previous population: first fit at N is enough.
-        limits = {N2, N}
-        L = N
-        while L > 1 and not warm:
-            L = (L + 1) // 2
-            limits.add(L)
-        if warm:
-            limits = {N}
-        limits = sorted(limits, reverse=True)
-        small = J * N2 <= _SMALL
-        has_base = prob.base_width > 0
-        rows = 1 + 2 * len(limits) + 2 + 3
-        # Row layout: each size's first fit, followed by its greedy fill where there is one.
-        # Large problems: greedy fills of the smaller sizes cost more than the generations
-        # that find them; first fit marks those sizes.
-        ff_rows = []
-        r = 1
-        for L in limits:
-            ff_rows.append(r)
-            r += 2 if (L == N or small) else 1
-        fills = []
-        r = 1
-        at_n = []  # seeds within the real nodes, to polish
-        for L in limits:
-            r += 1
-            if L == N or small:
-                fills.append((r - 1, L, r))
-                r += 1
-            if L == N:
-                at_n += [r - 1] if not small else [r - 2, r - 1]
-        for L in (N, N2) if (small or has_base) else ():
-            fills.append((0, L, r))
-            r += 1
-        polishes = []
-        if self.polish:
-            # The allocation optimize returns lies within the real nodes: polish there.
-            for src in at_n + ([0] if has_base else []):
-                polishes.append((src, r))
-                r += 1
-        return limits, ff_rows, fills, polishes, rows, r
-
-    def _seed_rows(self, prob: Problem, width: int, A: G.Arrays, scratch: int, warm: bool) -> G.Pop:
-        """Build the seed rows (see :meth:`_seed_plan`)."""
-        J, N = prob.num_jobs, prob.num_real
-        limits, ff_rows, fills, polishes, rows, r = self._seed_plan(prob, warm)
-        seeds = self._base_row(prob, width)
-        # Repair the base first: greedy fills and the polish start from feasible rows.
-        fixed = G.new_pop(rows, J, width)
-        with parallel_region():
-            self._repair_into(seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A, scratch)
-        G.first_fit_rows(A, np.array(limits, dtype=np.int64), fixed, np.array(ff_rows, dtype=np.int64))
-        for src, L, dst in fills:
-            G.greedy_fill(fixed, src, L, A, scratch, fixed, dst)
-        transfers = self._transfers(prob)
-        for src, dst in polishes:
-            G.polish_row(fixed, src, A, N, scratch, _POLISH_PASSES, transfers, 0, np.uint64(0), fixed, dst)
-        return _take(fixed, np.arange(r, dtype=np.int64))
-
-    @staticmethod
-    def _base_row(prob: Problem, width: int) -> G.Pop:
-        seeds = G.new_pop(1, prob.num_jobs, width)
-        b = prob.base_width
-        seeds.off[0] = prob.base_off
-        seeds.node[0, :b] = prob.base_node
-        seeds.cnt[0, :b] = prob.base_cnt
-        return seeds
-
-    def _adapt_previous(self, prob: Problem):
-        """Previous final population re-indexed to this round's jobs and nodes (unrepaired).
-
-        Real nodes map by key; a new node takes over an old placeholder (the autoscaler's
-        new node is what the placeholder stood for); remaining old placeholders map to the
-        new placeholders in order. Jobs map by key; new jobs start empty.
-        """
-        if self._prev is None:
-            return None
-        pop, old_jobs, old_nodes = self._prev
-        J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
-        Jp, Np = len(old_jobs), len(old_nodes)
-        n2p = int(pop.node.max()) + 1 if pop.off[:, -1].any() else 0
-        n2p = max(n2p, 2 * Np)
-        jmap = np.full(max(Jp, 1), -1, dtype=np.int64)
-        new_j = {k: i for i, k in enumerate(prob.job_keys)}
-        for i, k in enumerate(old_jobs):
-            jmap[i] = new_j.get(k, -1)
-        nmap = np.full(max(n2p, 1), -1, dtype=np.int64)
-        new_n = {k: i for i, k in enumerate(prob.node_keys)}
-        old_set = set(old_nodes)
-        for i, k in enumerate(old_nodes):
-            nmap[i] = new_n.get(k, -1)
-        ph = Np
-        for i, k in enumerate(prob.node_keys):
-            if k not in old_set and ph < n2p:
-                nmap[ph] = i
-                ph += 1
-        t = N
-        while ph < n2p and t < N2:
-            nmap[ph] = t
-            ph += 1
-            t += 1
-        rows = _rows(pop)
-        per = np.diff(pop.off, axis=1)  # [rows, Jp]
-        lens = pop.off[:, -1]
-        mask = np.arange(pop.node.shape[1])[None, :] < lens[:, None]
-        e_node = pop.node[mask].astype(np.int64)
-        e_cnt = pop.cnt[mask]
-        e_row = np.repeat(np.arange(rows), lens)
-        e_job = np.repeat(np.tile(np.arange(Jp), rows), per.ravel())
-        nj = jmap[e_job]
-        nn = nmap[e_node]
-        ok = (nj >= 0) & (nn >= 0)
-        e_row, nj, nn, e_cnt = e_row[ok], nj[ok], nn[ok], e_cnt[ok]
-        order = np.lexsort((nn, nj, e_row))
-        e_row, nj, nn, e_cnt = e_row[order], nj[order], nn[order], e_cnt[order]
-        counts = np.bincount(e_row * J + nj, minlength=rows * J).reshape(rows, J)
-        width = int(counts.sum(axis=1).max()) if rows else 0
-        out = G.new_pop(rows, J, width)
-        out.off[:, 1:] = np.cumsum(counts, axis=1)
-        pos = np.arange(e_row.shape[0]) - np.concatenate([[0], np.cumsum(counts.sum(axis=1))])[e_row]
-        out.node[e_row, pos] = nn
-        out.cnt[e_row, pos] = e_cnt
-        return out
+    def _repair_into(self, plan: G.Plan, src, which, pm, dst, start, A):
+        kernel = G.repair_parallel if self._use_parallel(which.shape[0], src.off.shape[1] - 1) else G.repair_serial
+        kernel(stream_key(plan, start, REPAIR), src, which, float(pm), A, int(plan.scratch), dst, int(start))

@@ -14,8 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastsched import _validate as V
 from fastsched.goodput.speedup import SpeedupFunction
+from fastsched.policy._checks import InvalidJobError
+from fastsched.policy._checks import check_base as _check_base
+from fastsched.policy._checks import check_count as _check_count
+from fastsched.policy._checks import check_info as _check_info
+from fastsched.policy._checks import check_job as _check_job
+from fastsched.policy._ga.fitness import penalty_array
 
 LOG = logging.getLogger(__name__)
 
@@ -37,24 +42,6 @@ MAX_NODE_REPLICAS = 2**16
 # Largest speedup table of one round (float64[J, K + 1, Rmax + 1]): past it the round is refused
 # with an error naming the job with the most replicas instead of dying in a huge allocation.
 MAX_TABLE_BYTES = 2**30
-
-
-class InvalidJobError(ValueError):
-    """A job that can never be placed or whose description is invalid.
-
-    ``key`` names the job. A ``ValueError``, so ``on_invalid_job="raise"`` callers see the
-    same exception type as for any other bad input.
-
-    Examples
-    --------
-    >>> err = InvalidJobError("j1", "job 'j1' requests resource 'tpu' that no node has")
-    >>> err.key, isinstance(err, ValueError)
-    ('j1', True)
-    """
-
-    def __init__(self, key, message: str):
-        super().__init__(message)
-        self.key = key
 
 
 def _key_order(key):
@@ -126,8 +113,10 @@ class Problem:
     penalty: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
 
-    def penalties(self, default: float):
-        """Restart penalty argument of the kernels: ``default`` or a float64[J] array.
+    def penalties(self, default: float) -> np.ndarray:
+        """Restart penalty of every job as the kernels take it (a fresh float64[J] array).
+
+        A job's own penalty where it has one, else ``default``.
 
         Examples
         --------
@@ -137,12 +126,12 @@ class Problem:
         ...         "b": JobInfo({"gpu": 1}, lambda n, r: r, 1, 0, 4, restart_penalty=0.5)}
         >>> build_problem(jobs, nodes, {}, None).penalties(0.1).tolist()
         [0.1, 0.5]
-        >>> build_problem({"a": jobs["a"]}, nodes, {}, None).penalties(0.1)
-        0.1
+        >>> build_problem({"a": jobs["a"]}, nodes, {}, None).penalties(0.1).tolist()
+        [0.1]
         """
         if self.penalty is None:
-            return float(default)
-        return np.ascontiguousarray(np.where(np.isnan(self.penalty), float(default), self.penalty))
+            return penalty_array(float(default), self.num_jobs)
+        return penalty_array(np.where(np.isnan(self.penalty), float(default), self.penalty), self.num_jobs)
 
     @property
     def num_jobs(self) -> int:
@@ -158,25 +147,6 @@ class Problem:
     def base_width(self) -> int:
         """Number of entries of the base allocation (``len(base_node)``)."""
         return int(self.base_node.shape[0])
-
-
-def _check_info(kind: str, key, info, attrs) -> None:
-    for a in attrs:
-        if not hasattr(info, a):
-            raise TypeError(f"{kind}[{key!r}] must be a {kind[:-1].capitalize()}Info-like object (no {a!r})")
-
-
-def _check_count(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    if value > V.MAX_INT:  # int64 arrays below; JobInfo/NodeInfo bound theirs the same way
-        raise ValueError(f"{name} is too large ({value}); the limit is 2**53")
-    return int(value)
 
 
 def sort_nodes(nodes: dict) -> list:
@@ -300,64 +270,6 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
                 mj = int(max_reps[j]) + 1
                 table[j, :, :mj] = sub[:, :mj]
     return table
-
-
-def _check_job(k, job) -> None:
-    """Per-job checks; raise :class:`InvalidJobError` (or ``TypeError`` for non-JobInfo)."""
-    _check_info(
-        "jobs",
-        k,
-        job,
-        ("resources", "speedup_fn", "creation_timestamp", "min_replicas", "max_replicas", "preemptible"),
-    )
-    try:
-        mn = _check_count(f"jobs[{k!r}].min_replicas", job.min_replicas)
-        mx = _check_count(f"jobs[{k!r}].max_replicas", job.max_replicas)
-        for rk, rv in job.resources.items():
-            _check_count(f"jobs[{k!r}].resources[{rk!r}]", rv)
-    except (TypeError, ValueError) as exc:
-        raise InvalidJobError(k, str(exc)) from exc
-    if mx < 1:
-        raise InvalidJobError(k, f"jobs[{k!r}].max_replicas must be >= 1, got {mx}")
-    if mn > mx:
-        raise InvalidJobError(k, f"jobs[{k!r}]: min_replicas ({mn}) > max_replicas ({mx})")
-    pen = getattr(job, "restart_penalty", None)
-    if pen is not None:
-        if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not 0.0 <= float(pen) <= 1.0:
-            raise InvalidJobError(k, f"jobs[{k!r}].restart_penalty must be a number in [0, 1], got {pen!r}")
-
-
-def _check_base(jobs: dict, nodes: dict, base_allocations: dict) -> None:
-    """Check the base allocations.
-
-    They must name known nodes, stay within each job's ``max_replicas`` and, summed over the
-    jobs, within each node's resources.
-    """
-    used: dict = {}
-    for k, alloc in base_allocations.items():
-        if alloc is None:
-            continue
-        if isinstance(alloc, (str, bytes)) or not hasattr(alloc, "__iter__"):
-            raise TypeError(f"base_allocations[{k!r}] must be a list of node keys, got {type(alloc).__name__}")
-        if k not in jobs:
-            continue
-        alloc = list(alloc)
-        for nk in alloc:
-            if nk not in nodes:
-                raise ValueError(f"base_allocations[{k!r}] names unknown node {nk!r}")
-        job = jobs[k]
-        if len(alloc) > int(job.max_replicas):
-            raise ValueError(
-                f"base_allocations[{k!r}] has {len(alloc)} replicas, more than jobs[{k!r}].max_replicas = "
-                f"{job.max_replicas}"
-            )
-        for nk in alloc:
-            for rt, amount in job.resources.items():
-                used[nk, rt] = used.get((nk, rt), 0) + int(amount)
-    for (nk, rt), amount in used.items():
-        have = int(nodes[nk].resources.get(rt, 0))
-        if amount > have:
-            raise ValueError(f"base_allocations use {amount} of resource {rt!r} on node {nk!r}, which has {have}")
 
 
 def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template, on_invalid_job="raise") -> Problem:
@@ -657,6 +569,6 @@ def allocation_objective(prob: Problem, allocations: dict, restart_penalty: floa
         base = {int(prob.base_node[q]): int(prob.base_cnt[q]) for q in range(prob.base_off[j], prob.base_off[j + 1])}
         v = prob.table[j, min(len(counts), kmax), reps] * prob.scale[j]
         if counts != base:
-            v *= 1.0 - (pen[j] if isinstance(pen, np.ndarray) else pen)
+            v *= 1.0 - pen[j]
         total += v
     return float(total)

@@ -8,15 +8,34 @@ Public: :func:`simulate` (returns a :class:`SimulationResult`), the application 
 :func:`load_hetero_applications`); the field's metrics: :func:`compute_metrics`.
 """
 
-from fastsched.sim.api import PRESETS, simulate
-from fastsched.sim.cluster import Cluster
-from fastsched.sim.cluster_spec import ClusterSpec, parse_cluster
-from fastsched.sim.hetero import HeteroApplication, HeteroJob, load_hetero_applications
-from fastsched.sim.job import Job
-from fastsched.sim.metrics import compute_metrics
-from fastsched.sim.result import JobRecord, SimulationResult
-from fastsched.sim.traces import Application, TraceApplication, load_application, load_applications
-from fastsched.sim.workload import WorkloadJob, read_workload, write_workload
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "PRESETS": "fastsched.sim.api",
+        "simulate": "fastsched.sim.api",
+        "Cluster": "fastsched.sim.cluster",
+        "ClusterSpec": "fastsched.sim.cluster_spec",
+        "parse_cluster": "fastsched.sim.cluster_spec",
+        "HeteroApplication": "fastsched.sim.hetero",
+        "HeteroJob": "fastsched.sim.hetero",
+        "load_hetero_applications": "fastsched.sim.hetero",
+        "Job": "fastsched.sim.job",
+        "compute_metrics": "fastsched.sim.metrics",
+        "JobRecord": "fastsched.sim.result",
+        "SimulationResult": "fastsched.sim.result",
+        "Application": "fastsched.sim.traces",
+        "TraceApplication": "fastsched.sim.traces",
+        "load_application": "fastsched.sim.traces",
+        "load_applications": "fastsched.sim.traces",
+        "WorkloadJob": "fastsched.sim.workload",
+        "read_workload": "fastsched.sim.workload",
+        "write_workload": "fastsched.sim.workload",
+    },
+)
 
 __all__ = [
     "simulate",

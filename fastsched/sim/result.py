@@ -29,26 +29,43 @@ def cluster_shape(config) -> dict:
     (11, 64, None)
     >>> shape["nodes_by_type"], shape["gpus_by_type"]
     ({'aws': 6, 'rtx': 3, 'dgx-ext': 2}, {'aws': 24, 'rtx': 24, 'dgx-ext': 16})
+    >>> cluster_shape({"cluster": "1xslow:2,3xfast:4"})["gpus_by_type"]  # any GPU type's name
+    {'slow': 2, 'fast': 12}
     >>> cluster_shape({"nodes": 16, "gpus": 4})
     {'nodes': 16, 'gpus': 4, 'total_gpus': 64}
     """
     if config.get("cluster"):
-        from fastsched.sim.cluster_spec import parse_cluster
-
-        spec = parse_cluster(str(config["cluster"]))  # str(ClusterSpec) round-trips
-        per_node = set(spec.node_gpus)
+        nodes_by_type, per_node = _typed_groups(str(config["cluster"]), config.get("gpus_by_type") or {})
+        counts = set(per_node.values())
         return {
-            "nodes": spec.num_nodes,
-            "gpus": per_node.pop() if len(per_node) == 1 else None,
-            "total_gpus": int(spec.total_gpus),
-            "nodes_by_type": {t: len(v) for t, v in spec.nodes_by_type.items()},
-            "gpus_by_type": dict(spec.gpus_by_type),
-            "gpus_per_node_by_type": dict(spec.gpus_per_node_by_type),
+            "nodes": sum(nodes_by_type.values()),
+            "gpus": counts.pop() if len(counts) == 1 else None,
+            "total_gpus": sum(nodes_by_type[t] * per_node[t] for t in nodes_by_type),
+            "nodes_by_type": nodes_by_type,
+            "gpus_by_type": {t: nodes_by_type[t] * per_node[t] for t in nodes_by_type},
+            "gpus_per_node_by_type": per_node,
         }
     nodes, gpus = config.get("nodes"), config.get("gpus")
     if isinstance(nodes, int) and isinstance(gpus, int):
         return {"nodes": nodes, "gpus": gpus, "total_gpus": nodes * gpus}
     return {}
+
+
+def _typed_groups(text, gpus_by_type) -> tuple:
+    """Nodes and GPUs per node by type of ``str(ClusterSpec)`` (``6xaws,1xfast:2``), any type names."""
+    from fastsched.sim.cluster_spec import GPU_TYPES
+
+    nodes: dict = {}
+    per_node: dict = {}
+    for part in text.split(","):
+        count, _, rest = part.strip().partition("x")
+        gpu_type, _, gpus = rest.partition(":")
+        nodes[gpu_type] = nodes.get(gpu_type, 0) + int(count)
+        if gpus:
+            per_node[gpu_type] = int(gpus)
+    for t in nodes:  # the type's default size, else the run's GPUs of that type over its nodes
+        per_node.setdefault(t, GPU_TYPES.get(t) or int(gpus_by_type.get(t, 0)) // nodes[t])
+    return nodes, {t: per_node[t] for t in nodes}
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,24 @@ Public: :func:`run_sweep` (one dask task per run, tables in an output folder, re
 (``pip install 'fastsched[dask]'``); only running on a cluster needs them.
 """
 
-from fastsched.sweep.grid import evaluate_grid
-from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
-from fastsched.sweep.spec import RunConfig, SweepSpec, derive_seed, load_spec
-from fastsched.sweep.table import SweepResult
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "evaluate_grid": "fastsched.sweep.grid",
+        "SweepInterrupted": "fastsched.sweep.runner",
+        "run_serial": "fastsched.sweep.runner",
+        "run_sweep": "fastsched.sweep.runner",
+        "RunConfig": "fastsched.sweep.spec",
+        "SweepSpec": "fastsched.sweep.spec",
+        "derive_seed": "fastsched.sweep.spec",
+        "load_spec": "fastsched.sweep.spec",
+        "SweepResult": "fastsched.sweep.table",
+    },
+)
 
 __all__ = [
     "run_sweep",

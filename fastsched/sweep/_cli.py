@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from fastsched import _firstrun
+from fastsched._interrupt import check as check_interrupt
 from fastsched._interrupt import reraise_interrupt
 from fastsched.cli import Interrupted
 from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
@@ -72,10 +73,12 @@ def _simulate_serial(**kwargs):
     from fastsched.sim import simulate
 
     try:
-        return simulate(**kwargs)
+        result = simulate(**kwargs)
     except Exception as exc:
         reraise_interrupt(exc)
         raise
+    check_interrupt()  # a Ctrl-C whose raise a finalizer swallowed: stop before the next run
+    return result
 
 
 def _check_dask() -> None:

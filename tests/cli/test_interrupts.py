@@ -9,8 +9,11 @@ round; ``benchmarks/interrupt_tries.py`` sends real SIGINTs at random moments.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+
+import pytest
 
 import fastsched.sim
 from fastsched.cli import main
@@ -113,3 +116,32 @@ def test_console_script_entry_point_is_the_launcher():
 
     (ep,) = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "fastsched"]
     assert ep.value.split(":")[0] == "fastsched_launch"
+
+
+class _SwallowsInterrupt:
+    """Raises SIGINT from its finalizer: Python prints the KeyboardInterrupt as "Exception ignored"."""
+
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # bytecodes, so the handler runs here, inside the finalizer
+            pass
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed interrupt
+def test_interrupt_swallowed_by_a_finalizer_still_stops_simulate(tmp_path, capsys, monkeypatch):
+    w = write(tmp_path, "w.csv", TINY)
+    real_step = api.Cluster.step
+    calls = []
+
+    def step(self, seconds):
+        calls.append(1)
+        if len(calls) == 2:
+            _SwallowsInterrupt()  # dropped at once: the finalizer runs now
+        return real_step(self, seconds)
+
+    monkeypatch.setattr(api.Cluster, "step", step)
+    log = tmp_path / "rounds.jsonl"
+    assert main([*tiny_args(w), "--output", str(log)]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert listing(tmp_path) == ["w.csv"]
+    assert len(calls) == 2  # stopped after the round in which it arrived

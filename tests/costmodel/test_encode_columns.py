@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastsched.costmodel._edges import FACT_B4, FACT_B8, FACT_B9_DTYPE, FACT_B10, rank_columns
-from fastsched.costmodel.encode import _contains, _flat_slots, _shape_arrays, encode
+from fastsched.costmodel._read import _flat_slots
+from fastsched.costmodel.encode import _contains, _shape_arrays, encode
 
 dims = st.integers(-1, 9) | st.sampled_from([1 << 21, 3 << 20, (1 << 19) - 1, 1000003])
 

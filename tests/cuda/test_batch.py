@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fastsched.cuda as fc
-from fastsched.goodput import GoodputFunction, ModelBatch, SpeedupFunction
+from fastsched.goodput import GoodputFunction, ModelBatch, SpeedupFunction, speedup_tables
 from fastsched.policy import problem
 from tests.cuda._support import random_perf, requires_cuda
 from tests.goodput import naive
@@ -65,7 +65,7 @@ def test_optimize_matrix_evaluate_cuda_equal_cpu(models):
 def test_speedup_tables_launcher_uses_public_accessors():
     rng = np.random.default_rng(13)
     fns = [SpeedupFunction(GoodputFunction(random_perf(rng), (0.5, 4.0), 32), max_batch_size=512) for _ in range(2)]
-    got = fc.speedup_tables(fns, 7)
+    got = speedup_tables(fns, 7)
     for j, fn in enumerate(fns):
         np.testing.assert_allclose(got[j], fn.table(7), rtol=1e-12, atol=0)
 

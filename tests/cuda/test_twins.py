@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import fastsched.cuda as fc
 from fastsched._jit import parallel_region
-from fastsched.goodput import GoodputFunction, SpeedupFunction
+from fastsched.goodput import GoodputFunction, SpeedupFunction, speedup_tables
 from fastsched.goodput import _kernels as K
 from fastsched.policy import _ga as G
 from tests.cuda._support import TPB, random_perf, random_population, rel_close, requires_cuda
@@ -124,7 +124,7 @@ def test_speedup_tables_equal_speedup_function(seed):
             )
         )
     rmax = 23
-    got = fc.speedup_tables(fns, rmax, threads_per_block=TPB)
+    got = speedup_tables(fns, rmax, threads_per_block=TPB)
     assert got.shape == (3, 2, rmax + 1)
     for j, fn in enumerate(fns):
         rel_close(got[j], np.asarray(fn.table(rmax))[:, : rmax + 1])
@@ -186,7 +186,7 @@ def test_round_constants_stay_resident():
 def test_device_table_feeds_fitness_without_round_trip():
     rng = np.random.default_rng(3)
     fns = [SpeedupFunction(GoodputFunction(random_perf(rng), (0.5, 4.0), 32), max_batch_size=512) for _ in range(5)]
-    d_table2 = fc.speedup_tables(fns, 12, keep_on_device=True, threads_per_block=TPB)
+    d_table2 = speedup_tables(fns, 12, keep_on_device=True, threads_per_block=TPB)
     host2 = fc.to_host(d_table2)
     # The GA's table is [J, K + 1, R + 1] with k = 0 unused, 1 single-node, 2 multi-node.
     table = np.zeros((5, 3, 13))

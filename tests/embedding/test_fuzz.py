@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastsched import GoodputFunction, GradParams, PerfParams, SpeedupFunction, fit_perf_params
@@ -192,3 +192,241 @@ def test_estimate_cost(program, microbatches, pipeline):
     assert np.isfinite(cost.runtime) and cost.runtime >= 0
     for field in ("static_mem", "peak_mem", "fwd_time", "bwd_time", "optim_time"):
         assert np.all(np.isfinite(np.asarray(getattr(cost, field), dtype=float)))
+
+
+# -- issue 27: extreme but legal inputs --------------------------------------------------------
+# Whole policy rounds and cost-model estimates per example: a quarter of the profile's count.
+_heavy = settings(max_examples=max(10, settings.default.max_examples // 4))
+# Values at the edges of the integer and float types the boundary converts to (int32, float64's
+# exact integers, int64) and of float64 itself, mixed with ordinary ones.
+EDGE_INTS = [0, 1, 2, 4, 8, 2**20, 2**31 - 1, 2**31, 2**40, 2**53, 2**53 + 1, 2**63 - 1, 2**63]
+edge_ints = st.one_of(st.sampled_from(EDGE_INTS), st.integers(0, 64))
+edge_batch = st.one_of(
+    st.sampled_from([1e-300, 0.5, 1.0, 16.0, 1280.0, 2.0**31, 2.0**53, 2.0**53 + 2**11, 7.66e299, 1.7e308]),
+    st.floats(1.0, 1e6),
+)
+float_dtypes = st.sampled_from([np.float32, np.float64])
+
+
+@st.composite
+def replica_arrays(draw):
+    """(num_nodes, num_replicas) arrays of float32/float64/int64 with replicas up to 2**63."""
+    size = draw(st.integers(1, 8))
+    reps = draw(st.lists(edge_ints, min_size=size, max_size=size))
+    nodes = [draw(st.integers(1, max(1, min(r, 4)))) if r >= 1 else 1 for r in reps]
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.int64]))
+    with np.errstate(over="ignore"):
+        try:
+            return np.array(nodes, dtype), np.array(reps, dtype)
+        except OverflowError:  # 2**63 as int64
+            return np.array(nodes, np.float64), np.array(reps, np.float64)
+
+
+def _valid_config(goodput, atomic, accum):
+    g, a, s = (np.asarray(x) for x in (goodput, atomic, accum))
+    assert np.all(np.isfinite(g)) and np.all(g >= 0), "goodput must be finite and >= 0"
+    assert np.all(a >= 0) and np.all(s >= 0), "atomic batch and accumulation steps must be counts"
+
+
+@given(
+    replica_arrays(),
+    edge_batch,
+    st.one_of(st.none(), st.tuples(st.one_of(st.none(), edge_batch), st.one_of(st.none(), edge_batch))),
+    st.booleans(),
+    st.sampled_from([1.0, 16.0, 1e6, 2.0**53, 1e300]),
+)
+def test_optimize_extreme_batch_limits(arrays, max_bsz, bsz_range, accumulation, init):
+    nodes, reps = arrays
+    fn = _call(GoodputFunction, GOOD_PERF, GOOD_GRAD, init)
+    if fn is None:
+        return
+    out = _call(fn.optimize, nodes, reps, max_bsz, bsz_range, accumulation)
+    if out is not None:
+        _valid_config(*out)
+    out = _call(
+        fn.optimize, int(nodes[0]) if np.isfinite(nodes[0]) else 1, reps[0].item(), max_bsz, bsz_range, accumulation
+    )
+    if out is not None:
+        _valid_config(*out)
+
+
+@_heavy
+@given(
+    st.integers(1, 4),
+    st.lists(edge_batch, min_size=1, max_size=3),
+    st.one_of(st.none(), st.tuples(edge_batch, edge_batch)),
+    st.booleans(),
+    replica_arrays(),
+)
+def test_model_batch_extreme(count, max_bsz, bsz_range, accumulation, arrays):
+    from fastsched.goodput import ModelBatch
+
+    perf = np.tile(np.asarray(GOOD_PERF, np.float64), (count, 1))
+    grad = np.tile(np.asarray(GOOD_GRAD, np.float64), (count, 1))
+    maxb = np.resize(np.asarray(max_bsz), count)
+    try:
+        batch = ModelBatch(perf, grad, 1.0, maxb, bsz_range, accumulation)
+    except ALLOWED:
+        return
+    nodes, reps = arrays
+    out = _call(batch.optimize_matrix, nodes, reps)
+    if out is not None:
+        _valid_config(*out)
+    tables = _call(batch.speedup_tables, int(min(max(reps.max(), 1), 64)))
+    if tables is not None:
+        assert np.all(np.isfinite(tables)) and np.all(tables >= 0)
+
+
+GPU_COUNTS = [0, 1, 4, 8, 2**20, 2**31, 2**40, 2**53]
+
+
+@st.composite
+def extreme_rounds(draw):
+    """A policy round with huge GPU counts and replica bounds, zero-GPU and pinned jobs."""
+    nodes = {}
+    for i in range(draw(st.integers(1, 4))):
+        res = {"gpu": draw(st.sampled_from(GPU_COUNTS)), "cpu": draw(st.sampled_from([0, 4, 64]))}
+        nodes[f"n{i}"] = NodeInfo(res, draw(st.booleans()))
+    sp = SpeedupFunction(GoodputFunction(GOOD_PERF, GOOD_GRAD, 16), 160)
+    free = {k: dict(v.resources) for k, v in nodes.items()}
+    jobs, base = {}, {}
+    for i in range(draw(st.integers(1, 5))):
+        res = {"gpu": draw(st.sampled_from([0, 1, 2]))}
+        if draw(st.booleans()):
+            res["cpu"] = draw(st.sampled_from([0, 1]))
+        mx = draw(st.sampled_from([1, 2, 4, 2**31, 2**53]))
+        mn = draw(st.sampled_from([0, 1, min(mx, 3)]))
+        fn = draw(st.sampled_from([sp, lambda n, r: r]))
+        key = f"j{i}"
+        jobs[key] = JobInfo(res, fn, i, min(mn, mx), mx, preemptible=draw(st.booleans()))
+        node = draw(st.sampled_from(sorted(nodes)))
+        count = draw(st.integers(0, 3))
+        if count <= mx and all(free[node].get(r, 0) >= count * v for r, v in res.items()):
+            for r, v in res.items():
+                free[node][r] -= count * v
+            base[key] = [node] * count
+    template = draw(
+        st.one_of(st.none(), st.builds(lambda g: NodeInfo({"gpu": g, "cpu": 8}, True), st.sampled_from(GPU_COUNTS)))
+    )
+    opts = {
+        "pop_size": 8,
+        "generations": draw(st.integers(0, 2)),
+        "init": draw(st.sampled_from(["seeded", "front"])),
+        "p": draw(st.sampled_from([None, 0.0, 0.5, -1.0])),
+        "on_invalid_job": draw(st.sampled_from(["raise", "skip"])),
+    }
+    return jobs, nodes, base, template, opts
+
+
+@_heavy
+@given(extreme_rounds(), st.integers(0, 3))
+def test_policy_extreme_rounds(inputs, seed):
+    jobs, nodes, base, template, opts = inputs
+    try:
+        allocations, desired = PolluxPolicy(seed=seed, **opts).optimize(jobs, nodes, base, template)
+    except ALLOWED as exc:
+        assert str(exc), "errors must say what is wrong"
+        return
+    assert set(allocations) == set(jobs) and isinstance(desired, int) and desired >= 0
+    used: dict = {}
+    for key, placement in allocations.items():
+        job = jobs[key]
+        pinned = not job.preemptible and bool(base.get(key))
+        if pinned:
+            assert sorted(placement) == sorted(base[key]), f"non-preemptible job {key!r} moved"
+        elif placement:
+            assert job.min_replicas <= len(placement) <= job.max_replicas
+        for n in placement:
+            for r, v in job.resources.items():
+                used[n, r] = used.get((n, r), 0) + v
+    for (n, r), amount in used.items():
+        assert amount <= nodes[n].resources.get(r, 0), f"node {n!r} over capacity on {r!r}"
+
+
+from fastsched.costmodel import encode as _encode  # noqa: E402
+from fastsched.costmodel import estimate as _estimate  # noqa: E402
+from fastsched.costmodel.deviations import deviations as _deviations  # noqa: E402
+
+EDGE_FIELD_INTS = [0, 1, -1, 2, 256, 257, 2**31 - 1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, -(2**63), 2**64]
+EDGE_COSTS = [0.0, 1e-300, 1.0, 1e100, 1e300, 1e308, 1.7976931348623157e308]
+
+
+@st.composite
+def extreme_programs(draw):
+    """Two-stage programs whose integer fields sit at 2**31, 2**53, 2**63 and costs near 1e308."""
+    nranks = draw(st.integers(1, 2))
+    ranks = []
+    for r in range(nranks):
+        shape = draw(st.lists(st.one_of(st.sampled_from([-1, 4, *EDGE_FIELD_INTS])), max_size=3))
+        vars_ = [
+            {"name": "x", "shape": shape},
+            {"name": "w", "shape": [4], "persistable": True},
+            {"name": "x@GRAD", "shape": [4]},
+        ]
+        ops = []
+        for i in range(draw(st.integers(0, 4))):
+            op = {
+                "id": f"op{i}",
+                "type": draw(st.sampled_from(["relu", "sgd", "c_allreduce_sum", "send_v2", "matmul_grad"])),
+                "inputs": draw(st.sampled_from([[], [["X", ["x"]]], [["Param", ["w"]], ["LearningRate", []]]])),
+                "outputs": [["Out", ["x"]]] if i == 0 else [],
+                "op_role": draw(st.sampled_from(EDGE_FIELD_INTS)),
+                "cost": draw(st.sampled_from(EDGE_COSTS)),
+            }
+            for field in ("ring_id", "peer", "desc_id"):
+                if draw(st.booleans()):
+                    op[field] = draw(st.sampled_from(EDGE_FIELD_INTS))
+            ops.append(op)
+        rank = {"vars": vars_, "ops": ops}
+        if draw(st.booleans()):
+            rank["rank"] = draw(st.sampled_from([r, 2**31, 2**63]))
+        ranks.append(rank)
+    return {"ranks": ranks}
+
+
+@_heavy
+@given(
+    extreme_programs(),
+    st.sampled_from([1, 2**20, 2**53]),
+    st.sampled_from([0.0, 1.0, 1e300, 1e308]),
+    st.sampled_from([1, 4, 2**20]),
+    st.booleans(),
+)
+def test_costmodel_extreme_fields(program, batch_size, overhead, microbatches, pipelined):
+    pipeline = [[0], [1]] if pipelined and len(program["ranks"]) == 2 else None
+    try:
+        enc = _encode(program, pipeline_config=pipeline)
+    except ALLOWED:
+        return
+    # encode accepted it: deviations never raises
+    _deviations(enc, pipeline_config=pipeline, microbatch_num=microbatches, opcall_overhead=overhead)
+    try:
+        cost = _estimate(
+            enc, pipeline_config=pipeline, batch_size=batch_size, microbatch_num=microbatches, opcall_overhead=overhead
+        )
+    except ValueError:
+        return
+    assert math.isfinite(cost.runtime) and cost.runtime >= 0
+    for field in ("static_mem", "peak_mem", "fwd_time", "bwd_time", "optim_time"):
+        vals = np.asarray(getattr(cost, field), dtype=float)
+        assert np.all(np.isfinite(vals)) and np.all(vals >= 0), field
+
+
+from fastsched.sim.cluster_spec import GPU_TYPES, parse_cluster  # noqa: E402
+
+spec_parts = st.tuples(
+    st.sampled_from([0, 1, 3, 64, 10_000]),
+    st.sampled_from([*GPU_TYPES, "h100", "x y", ""]),
+    st.one_of(st.none(), st.sampled_from([0, 1, 8, 2**31, 2**63])),
+)
+
+
+@given(st.lists(spec_parts, min_size=1, max_size=3), st.sampled_from([",", ", ", ";"]))
+def test_cluster_specs(parts, sep):
+    text = sep.join(f"{n}x{t}" + ("" if g is None else f":{g}") for n, t, g in parts)
+    try:
+        spec = parse_cluster(text)
+    except ALLOWED:
+        return
+    assert spec.num_nodes == sum(n for n, _, _ in parts) and spec.total_gpus >= spec.num_nodes
+    assert str(parse_cluster(str(spec))) == str(spec)

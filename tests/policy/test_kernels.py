@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from fastsched._jit import parallel_region
 from fastsched.policy import PolluxPolicy
 from fastsched.policy import _ga as G
+from fastsched.policy._ga.population import base_row
 from fastsched.policy.problem import build_problem
 from tests.policy import naive
 from tests.policy.conftest import make_speedup_fn
@@ -374,7 +375,7 @@ def test_polish_jumps_over_several_free_nodes(penalty, expected):
     A = policy._arrays(prob)
     scratch = policy._scratch(prob)
     width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
-    base = policy._base_row(prob, width)
+    base = base_row(prob, width)
     out = G.new_pop(1, prob.num_jobs, width)
     G.polish_row(base, 0, A, prob.num_real, scratch, 50, False, 0, np.uint64(0), out, 0)
     state = naive.to_dense(out.off, out.node, out.cnt, 0, prob.num_nodes)

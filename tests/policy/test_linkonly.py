@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numba.core import codegen, compiler
+from numba.core import codegen, compiler, cpu
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
 
@@ -44,10 +44,36 @@ def test_feature_check_names_a_changed_kind(monkeypatch):
 
 
 def test_fallback_helpers_are_plain_cached_kernels():
-    helper = linkonly._decorator(False, _nrt=False)(lambda a, i: 2.0 * a[i])
+    helper = linkonly._decorator(False, nrt=False)(lambda a, i: 2.0 * a[i])
     assert type(helper) is CPUDispatcher
-    assert isinstance(helper._cache, FunctionCache) and "pipeline_class" not in helper.targetoptions
+    assert isinstance(helper._cache, FunctionCache)
+    # The fallback passes nothing private to numba.
+    assert not {"pipeline_class", "_nrt"} & set(helper.targetoptions)
     assert helper(np.arange(3.0), 2) == 4.0
+
+
+def test_feature_check_names_an_instance_attribute(monkeypatch):
+    # The entry pipeline reads ``codegen._loopvect``, set in ``_init``: an ``_init`` that no
+    # longer sets it must be noticed at import, not at the first compile.
+    monkeypatch.setattr(codegen.CPUCodegen, "_init", lambda self, llvm_module: None)
+    why = linkonly.link_only_support()
+    assert why is not None and "_loopvect" in why
+
+
+def test_feature_check_names_a_keyword_argument(monkeypatch):
+    def pass_builder(self, **kwargs):
+        return kwargs
+
+    monkeypatch.setattr(codegen.CPUCodegen, "_pass_builder", pass_builder)
+    why = linkonly.link_only_support()
+    assert why is not None and "_pass_builder" in why and "keyword argument" in why
+
+
+def test_feature_check_names_a_private_option(monkeypatch):
+    owner = next(k for k in cpu.CPUTargetOptions.__mro__ if "_nrt" in vars(k))
+    monkeypatch.delattr(owner, "_nrt")
+    why = linkonly.link_only_support()
+    assert why is not None and "_nrt" in why
 
 
 def _run(snippet: str, **env) -> str:
@@ -66,6 +92,8 @@ import numba, numpy as np
 from numba.core.registry import CPUDispatcher
 from fastsched.policy._ga import linkonly
 from fastsched.policy._ga.fitness import fair_term
+from fastsched.policy._ga.evolve import gather
+from fastsched.policy._ga.offspring import _children
 @linkonly.leaf
 def twice(a, i):
     return 2.0 * a[i]
@@ -76,12 +104,14 @@ def total(a):
         s += twice(a, i)
     return s
 print(linkonly.LINK_ONLY, type(twice) is CPUDispatcher, type(fair_term) is CPUDispatcher, total(np.arange(4.0)),
-      twice(np.arange(4.0), 3) if not linkonly.LINK_ONLY else "-")
+      twice(np.arange(4.0), 3) if not linkonly.LINK_ONLY else "-",
+      "_nrt" in gather.targetoptions, "_nrt" in _children.targetoptions)
 """
 
 
 def test_environment_variable_selects_the_fallback():
-    assert _run(KERNEL, FASTSCHED_LINK_ONLY="0") == ["False", "True", "True", "12.0", "6.0"]
+    # ... and then nothing private reaches numba (no ``_nrt`` either).
+    assert _run(KERNEL, FASTSCHED_LINK_ONLY="0") == ["False", "True", "True", "12.0", "6.0", "False", "False"]
 
 
 def test_failed_feature_check_selects_the_fallback():
@@ -93,13 +123,13 @@ def test_failed_feature_check_selects_the_fallback():
         + "print(linkonly.link_only_support())\n"
     )
     out = _run(snippet, FASTSCHED_LINK_ONLY="1")
-    assert out[:5] == ["False", "True", "True", "12.0", "6.0"]
-    assert "define_nopython_pipeline" in " ".join(out[5:])
+    assert out[:7] == ["False", "True", "True", "12.0", "6.0", "False", "False"]
+    assert "define_nopython_pipeline" in " ".join(out[7:])
 
 
 @pytest.mark.skipif(not linkonly.LINK_ONLY, reason="link-only helpers are off here")
 def test_link_only_helpers_refuse_python_calls():
     out = _run(KERNEL, FASTSCHED_LINK_ONLY="1")
-    assert out == ["True", "False", "False", "12.0", "-"]
+    assert out == ["True", "False", "False", "12.0", "-", "True", "True"]
     with pytest.raises(TypeError, match="only other kernels"):
         linkonly.leaf(lambda a: a[0])(np.zeros(1))

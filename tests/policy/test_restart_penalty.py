@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from fastsched._jit import parallel_region
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
 from fastsched.policy import _ga as G
+from fastsched.policy._result import row_to_allocations
 from fastsched.policy.problem import allocation_objective, build_problem
 from tests.policy import naive
 from tests.policy.conftest import make_speedup_fn
@@ -67,13 +68,13 @@ def test_fitness_with_per_job_penalties(inst, seed, p, shift):
     pop, _, _ = policy._search(prob)
     A = policy._arrays(prob)
     per_job = prob.penalties(policy.restart_penalty)
-    assert isinstance(per_job, np.ndarray) == any(x is not None for x in pens)
-    # The kernels always get one float64[J] (one specialisation).
-    assert A.penalty.dtype == np.float64 and A.penalty.shape == (prob.num_jobs,)
+    # The kernels always get one float64[J] (one specialisation), normalised once.
+    for pen in (per_job, A.penalty):
+        assert pen.dtype == np.float64 and pen.shape == (prob.num_jobs,) and pen.flags.writeable
     want_pen = np.array(
         [policy.restart_penalty if x is None else x for x in (jobs[k].restart_penalty for k in prob.job_keys)]
     )
-    np.testing.assert_array_equal(np.broadcast_to(per_job, want_pen.shape), want_pen)
+    np.testing.assert_array_equal(per_job, want_pen)
     base_d = naive.base_dense(prob)
     rows_n = pop.off.shape[0]
     obj = np.zeros(rows_n)
@@ -100,7 +101,7 @@ def test_fitness_with_per_job_penalties(inst, seed, p, shift):
         assert obj[i] == pytest.approx(o, rel=1e-9, abs=1e-12)
         assert pop.obj[i] == pytest.approx(o, rel=1e-9, abs=1e-12)
         if p is None and pop.size[i] <= prob.num_real:  # allocation dicts hold real nodes only
-            alloc = policy._row_to_allocations(pop, i, prob)
+            alloc = row_to_allocations(pop, i, prob)
             assert allocation_objective(prob, alloc, policy.restart_penalty) == pytest.approx(o, rel=1e-9, abs=1e-12)
 
 

@@ -8,8 +8,10 @@ mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 :mod:`.rowstate` (one row unpacked for edits), :mod:`.seeding` (first fit, greedy fills),
 :mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop), :mod:`.search`
 (a whole serial round in one kernel),
-:mod:`.utility` (cluster utilities) and :mod:`.linkonly` (how helpers that only kernels call
-are compiled: once, into their callers).
+:mod:`.utility` (cluster utilities), :mod:`.population` (population buffers on the Python
+side: selection, concatenation, the previous round adapted to this one) and :mod:`.linkonly`
+(how helpers that only kernels call are compiled: once, into their callers; numba's private
+parts it relies on are in :mod:`fastsched._numba_private`).
 
 Compile cost: kernels allocate with ``np.empty`` and a fill, and sort, take minima and
 maxima with the package's own loops (``select._argsort``, ...), not ``np.zeros``, ``np.full``,

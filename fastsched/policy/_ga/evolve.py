@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched._numba_private import NO_NRT, copy_function
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.offspring import children_linked, offspring_parallel, offspring_serial
-from fastsched.policy._ga.rng import _stream_key, variant
+from fastsched.policy._ga.rng import CHILDREN, TOURNAMENT, _stream_key
 from fastsched.policy._ga.select import (
     _crowding_distance,
     _front_hypervolume,
@@ -69,8 +70,8 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
     for gen in range(1, generations + 1):
         cur = a if where == 0 else b
         nxt = b if where == 0 else a
-        parents = _tournament(rank, crowd, _stream_key(seed, round_, gen, np.int64(0)), count)
-        key = _stream_key(seed, round_, gen, np.int64(1))
+        parents = _tournament(rank, crowd, _stream_key(seed, round_, gen, TOURNAMENT), count)
+        key = _stream_key(seed, round_, gen, CHILDREN)
         offspring(key, cur, parents, pm, A, cur, n, work)
         total = n + count
         keep, rank, crowd = _survive_ranked(
@@ -87,12 +88,12 @@ def _evolve(seed, round_, generations, patience, count, start, pm, protect_size,
 
 
 # Kernels link ``_gather``; Python callers get this compiled twin of the same source.
-gather = jit(variant(_gather.py_func, "gather"), _nrt=False)
+gather = jit(copy_function(_gather.py_func, "gather"), **NO_NRT)
 
 # One source, two kernels: the serial one never compiles the parallel child builder (seconds
 # of compilation that small problems do not need).
-offspring_linked = inner(variant(offspring_serial.py_func, "offspring_linked"))
+offspring_linked = inner(copy_function(offspring_serial.py_func, "offspring_linked"))
 # The serial round's copy, with the child builder linked too (see ``offspring._children``).
-offspring_search = inner(variant(offspring_serial.py_func, "offspring_search", _children=children_linked))
-evolve_serial = jit(variant(_evolve, "evolve_serial", offspring=offspring_linked))
-evolve_parallel = jit(variant(_evolve, "evolve_parallel", offspring=offspring_parallel))
+offspring_search = inner(copy_function(offspring_serial.py_func, "offspring_search", {"_children": children_linked}))
+evolve_serial = jit(copy_function(_evolve, "evolve_serial", {"offspring": offspring_linked}))
+evolve_parallel = jit(copy_function(_evolve, "evolve_parallel", {"offspring": offspring_parallel}))

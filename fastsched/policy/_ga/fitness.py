@@ -34,6 +34,7 @@ __all__ = [
     "differs_from_base",
     "row_objectives",
     "evaluate_population",
+    "penalty_array",
 ]
 
 # Fairness modes of the first objective.
@@ -141,6 +142,20 @@ def _evaluate(off, node, cnt, table, scale, base_off, base_node, base_cnt, penal
         size[i] = s
 
 
+def penalty_array(penalty, njobs: int) -> np.ndarray:
+    """Return the restart penalty as the kernels take it: a fresh, writable float64[njobs] array.
+
+    One form whatever was passed (one number for all jobs, or one per job), so every kernel
+    compiles once: numba types scalars, read-only arrays and broadcast views apart.
+
+    Examples
+    --------
+    >>> penalty_array(0.1, 3).tolist(), penalty_array([0.0, 0.5], 2).flags.writeable
+    ([0.1, 0.1, 0.1], True)
+    """
+    return np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,)).copy()
+
+
 def evaluate_population(off, node, cnt, table, scale, base_off, base_node, base_cnt, penalty, mode, p, obj, size):
     """Fitness of every row of a sparse population (numba threads over rows).
 
@@ -181,8 +196,6 @@ def evaluate_population(off, node, cnt, table, scale, base_off, base_node, base_
     >>> float(round(obj[0], 6)), int(size[0])
     (2.25, 2)
     """
-    # A fresh writable copy whatever was passed: numba types read-only arrays apart (a second
-    # specialisation).
-    penalty = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (table.shape[0],)).copy()
+    penalty = penalty_array(penalty, table.shape[0])
     with parallel_region():
         _evaluate(off, node, cnt, table, scale, base_off, base_node, base_cnt, penalty, int(mode), float(p), obj, size)

@@ -12,10 +12,11 @@ import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
+from fastsched._numba_private import NO_NRT, copy_function
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, job_value
 from fastsched.policy._ga.linkonly import leaf
 from fastsched.policy._ga.repair import end_row, repair_job
-from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key, variant
+from fastsched.policy._ga.rng import M2, next_event, rand_int, sub_key
 from fastsched.policy._ga.variation import crossover_job, job_hash, mutate_job
 
 __all__ = ["offspring_parallel", "offspring_serial", "CHUNKS"]
@@ -78,7 +79,7 @@ def _entries_equal(node, cnt, s, ka, tn, tc, k):
 # generation ran about 2x slower. The serial round (:mod:`.search`) links ``children_linked``
 # instead: there its own -O3 pass and machine code were a tenth of a first round's compile time,
 # and its rounds run as fast.
-@jit(_nrt=False)
+@jit(**NO_NRT)
 def _children(c0, c1, key, src, parents, pm, A, dst, dst_start, st, tn, tc, used, owner):
     """Children ``c0 .. c1``, each built as a delta of its first parent ``pa``.
 
@@ -182,4 +183,4 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
 
 offspring_parallel = pjit(offspring)
 offspring_serial = jit(offspring)
-children_linked = leaf(variant(_children.py_func, "children_linked"))
+children_linked = leaf(copy_function(_children.py_func, "children_linked"))

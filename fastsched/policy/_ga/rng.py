@@ -8,28 +8,11 @@ same population bit for bit.
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched._numba_private import copy_function
 from fastsched.policy._ga.linkonly import leaf
-
-
-def variant(fn, name: str, **names):
-    """Copy ``fn`` as ``name`` with its globals ``names`` replaced.
-
-    One source is compiled into several kernels (e.g. calling a serial or a parallel
-    helper). The distinct qualified name keeps numba's on-disk cache entries apart.
-    """
-    env = dict(fn.__globals__)
-    env.update(names)
-    out = types.FunctionType(fn.__code__, env, name, fn.__defaults__, fn.__closure__)
-    out.__qualname__ = name
-    out.__module__ = fn.__module__
-    out.__doc__ = fn.__doc__
-    return out
-
 
 GOLD = np.uint64(0x9E3779B97F4A7C15)
 M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -40,6 +23,16 @@ _S31 = np.uint64(31)
 _S11 = np.uint64(11)
 _INV53 = 1.0 / 9007199254740992.0
 NEVER = np.int64(1) << 62
+
+# Stream ids: the last part of a round's stream keys ``(seed, round, a, id)``. A generation
+# ``a`` draws its tournament from TOURNAMENT and its children from CHILDREN; the repairs of
+# the round's seed rows and initial pool draw from REPAIR (``a``: the first row repaired) and
+# the final polish from POLISH (``a = 0``). The serial kernel and the threaded driver derive
+# their keys from these alone.
+TOURNAMENT = np.int64(0)
+CHILDREN = np.int64(1)
+REPAIR = np.int64(9)
+POLISH = np.int64(11)
 
 
 @leaf
@@ -97,4 +90,4 @@ def next_event(st, j, pm):
 
 
 # Kernels link ``_stream_key``; Python callers (and tests) get this compiled twin of the same source.
-stream_key = jit(variant(_stream_key.py_func, "stream_key"))
+stream_key = jit(copy_function(_stream_key.py_func, "stream_key"))

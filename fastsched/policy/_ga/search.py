@@ -17,11 +17,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from fastsched._numba_private import copy_function
 from fastsched.policy._ga.evolve import _evolve, _gather, offspring_search
 from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.repair import repair_population
-from fastsched.policy._ga.rng import _stream_key, variant
+from fastsched.policy._ga.rng import POLISH, REPAIR, _stream_key
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
 from fastsched.policy._ga.select import _first_front, _nondominated_rank, _survive_ranked
 from fastsched.policy._ga.utility import _cluster_utilities
@@ -42,11 +43,11 @@ of seed rows; ``rand_rows`` the rows
 mutated into the initial pool; ``count`` the population size.
 """
 
-_repair = inner(variant(repair_population, "repair_linked"))
-_first_fit_rows = inner(variant(first_fit_rows.py_func, "first_fit_rows_linked"))
-_greedy_fill = inner(variant(greedy_fill.py_func, "greedy_fill_linked"))
-_polish_row = inner(variant(polish_row.py_func, "polish_row_linked"))
-_evolve_linked = inner(variant(_evolve, "evolve_linked", offspring=offspring_search))
+_repair = inner(copy_function(repair_population, "repair_linked"))
+_first_fit_rows = inner(copy_function(first_fit_rows.py_func, "first_fit_rows_linked"))
+_greedy_fill = inner(copy_function(greedy_fill.py_func, "greedy_fill_linked"))
+_polish_row = inner(copy_function(polish_row.py_func, "polish_row_linked"))
+_evolve_linked = inner(copy_function(_evolve, "evolve_linked", {"offspring": offspring_search}))
 
 
 @inner
@@ -70,7 +71,7 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
     of rows written. ``rank`` is the non-dominated rank of each of them and ``utilities`` the
     cluster utility of each rank-0 row (in row order), as the driver needs them.
     """
-    key_seed = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(9))
+    key_seed = _stream_key(plan.seed, plan.round_, np.int64(0), REPAIR)
     zero = _iota(np.int64(1))  # row 0
     _repair(key_seed, base, zero, 0.0, A, plan.scratch, fixed, np.int64(0))
     _first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
@@ -94,9 +95,9 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
     _repair(key_seed, fixed, _iota(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
     nwarm = warm.obj.shape[0]
     if nwarm > 0:
-        key_warm = _stream_key(plan.seed, plan.round_, seeds, np.int64(9))
+        key_warm = _stream_key(plan.seed, plan.round_, seeds, REPAIR)
         _repair(key_warm, warm, _iota(nwarm), 0.0, A, plan.scratch, pool, seeds)
-    key_pool = _stream_key(plan.seed, plan.round_, seeds + nwarm, np.int64(9))
+    key_pool = _stream_key(plan.seed, plan.round_, seeds + nwarm, REPAIR)
     _repair(key_pool, pool, plan.rand_rows, plan.pm_init, A, plan.scratch, pool, seeds + nwarm)
     keep, _, _ = _survive_ranked(-pool.obj, pool.size.astype(np.float64), pool.hash, plan.count, plan.protect)
     _gather(pool, keep, cur)
@@ -113,7 +114,7 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
             if out.size[i] <= plan.num_real and (best < 0 or out.obj[i] > out.obj[best]):
                 best = i
         if best >= 0:
-            key_final = _stream_key(plan.seed, plan.round_, np.int64(0), np.int64(11))
+            key_final = _stream_key(plan.seed, plan.round_, np.int64(0), POLISH)
             _polish_row(
                 out,
                 best,

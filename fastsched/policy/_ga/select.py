@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched._numba_private import copy_function
 from fastsched.policy._ga.linkonly import inner, leaf
-from fastsched.policy._ga.rng import rand_int, rand_u01, variant
+from fastsched.policy._ga.rng import rand_int, rand_u01
 
 __all__ = ["nondominated_rank", "crowding_distance", "survive", "survive_ranked", "tournament", "front_hypervolume"]
 
@@ -273,8 +274,8 @@ def _front_hypervolume(f1, f2, rank, ref2):
 
 # The ``_`` kernels above are link-only (see :mod:`.linkonly`): the generation loop and
 # :func:`survive` link them. Python callers get these compiled twins of the same source.
-nondominated_rank = jit(variant(_nondominated_rank.py_func, "nondominated_rank"))
-crowding_distance = jit(variant(_crowding_distance.py_func, "crowding_distance"))
-survive_ranked = jit(variant(_survive_ranked.py_func, "survive_ranked"))
-tournament = jit(variant(_tournament.py_func, "tournament"))
-front_hypervolume = jit(variant(_front_hypervolume.py_func, "front_hypervolume"))
+nondominated_rank = jit(copy_function(_nondominated_rank.py_func, "nondominated_rank"))
+crowding_distance = jit(copy_function(_crowding_distance.py_func, "crowding_distance"))
+survive_ranked = jit(copy_function(_survive_ranked.py_func, "survive_ranked"))
+tournament = jit(copy_function(_tournament.py_func, "tournament"))
+front_hypervolume = jit(copy_function(_front_hypervolume.py_func, "front_hypervolume"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched._numba_private import copy_function
 from fastsched.policy._ga.fitness import job_value
 from fastsched.policy._ga.linkonly import inner
-from fastsched.policy._ga.rng import variant
 
 __all__ = ["cluster_utilities"]
 
@@ -60,4 +60,4 @@ def _cluster_utilities(off, node, cnt, rows, table, job_res, node_res):
 
 
 # The serial round (:mod:`.search`) links ``_cluster_utilities``; Python callers get this twin.
-cluster_utilities = jit(variant(_cluster_utilities.py_func, "cluster_utilities"))
+cluster_utilities = jit(copy_function(_cluster_utilities.py_func, "cluster_utilities"))

@@ -1,0 +1,219 @@
+"""One round of the genetic search planned once: the seed rows, the initial pool, the search settings.
+
+:func:`make_plan` returns the :class:`~fastsched.policy._ga.search.Plan` that both ways of
+running a round read: the serial kernel (:func:`~fastsched.policy._ga.search.search_serial`)
+and the threaded driver in :mod:`fastsched.policy.pollux`, which runs the same steps as
+separate (parallel) kernels. Nothing about a round is decided twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastsched.policy._ga.rng import stream_key as _stream_key
+from fastsched.policy._ga.search import Plan
+
+__all__ = ["POLISH_PASSES", "SMALL", "KICKS", "make_plan", "seed_buffer_rows", "seed_plan", "stream_key", "transfers"]
+
+#: Local-search passes over the jobs per polished row (a pass that changes nothing ends it
+#: earlier; one or two usually suffice).
+POLISH_PASSES = 20
+#: Replica transfers between jobs and ruin-and-recreate kicks (the heavier local-search moves)
+#: run on problems of at most this many jobs x problem nodes; larger clusters are near-full in
+#: practice and single-job moves already cost milliseconds there.
+SMALL = 4096
+#: Ruin-and-recreate steps of the final polish (it stops after a quarter of them in a row found
+#: nothing better).
+KICKS = 64
+
+
+def transfers(prob) -> bool:
+    """Whether the local search of ``prob`` moves replicas between jobs (small problems only).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> transfers(SimpleNamespace(num_jobs=64, num_nodes=64)), transfers(SimpleNamespace(num_jobs=65, num_nodes=64))
+    (True, False)
+    """
+    return prob.num_jobs * prob.num_nodes <= SMALL
+
+
+def seed_plan(prob, warm: bool, polish: bool):
+    """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, rows, seeds)``.
+
+    Base allocation (row 0), first fit and greedy fills at several cluster sizes, and the
+    local-search polish of each. ``fills`` lists ``(source row, node limit, row)`` and
+    ``polishes`` ``(source row, row)`` in the order they run; ``rows`` is the size of the seed
+    buffer and ``seeds`` the number of rows the plan writes.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> prob = SimpleNamespace(num_jobs=3, num_real=4, num_nodes=8, base_width=0)
+    >>> limits, ff_rows, fills, polishes, rows, seeds = seed_plan(prob, warm=False, polish=True)
+    >>> limits, ff_rows
+    ([8, 4, 2, 1], [1, 3, 5, 7])
+    >>> fills[:2], polishes, seeds
+    ([(1, 8, 2), (3, 4, 4)], [(3, 11), (4, 12)], 13)
+    """
+    J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
+    # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give the
+    # Pareto front (and so the desired-size decision) realistic utilities. A warm round
+    # inherits those sizes from the previous population: first fit at N is enough.
+    limits = {N2, N}
+    L = N
+    while L > 1 and not warm:
+        L = (L + 1) // 2
+        limits.add(L)
+    if warm:
+        limits = {N}
+    limits = sorted(limits, reverse=True)
+    small = J * N2 <= SMALL
+    has_base = prob.base_width > 0
+    rows = _seed_buffer_rows(len(limits))
+    # Row layout: each size's first fit, followed by its greedy fill where there is one. Large
+    # problems: greedy fills of the smaller sizes cost more than the generations that find
+    # them; first fit marks those sizes.
+    ff_rows = []
+    r = 1
+    for L in limits:
+        ff_rows.append(r)
+        r += 2 if (L == N or small) else 1
+    fills = []
+    r = 1
+    at_n = []  # seeds within the real nodes, to polish
+    for L in limits:
+        r += 1
+        if L == N or small:
+            fills.append((r - 1, L, r))
+            r += 1
+        if L == N:
+            at_n += [r - 1] if not small else [r - 2, r - 1]
+    for L in (N, N2) if (small or has_base) else ():
+        fills.append((0, L, r))
+        r += 1
+    polishes = []
+    if polish:
+        # The allocation optimize returns lies within the real nodes: polish there.
+        for src in at_n + ([0] if has_base else []):
+            polishes.append((src, r))
+            r += 1
+    return limits, ff_rows, fills, polishes, rows, r
+
+
+def _seed_buffer_rows(nlimits: int) -> int:
+    # The base, a first fit and a greedy fill per size, two base fills, three polishes.
+    return 1 + 2 * nlimits + 2 + 3
+
+
+def seed_buffer_rows(plan: Plan) -> int:
+    """Rows of the buffer the seed rows of ``plan`` are built in (at least ``plan.seeds``).
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo, build_problem
+    >>> prob = build_problem({"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4)}, {"n0": NodeInfo({"gpu": 4}, False)}, {}, None)
+    >>> plan = make_plan(prob, seed=0, round_=1, pop_size=8, generations=5, patience=None, mutation_rate=2.0,
+    ...                  polish=True, scratch=4, warm_rows=None, extra=8)
+    >>> seed_buffer_rows(plan) >= int(plan.seeds)
+    True
+    """
+    return _seed_buffer_rows(plan.limits.shape[0])
+
+
+def pool_rows(seed: int, round_: int, src_rows: int, extra: int) -> np.ndarray:
+    """Rows of the initial pool's sources that its ``extra`` mutated rows start from.
+
+    Examples
+    --------
+    >>> rows = pool_rows(7, 1, 5, 4)
+    >>> rows.dtype.name, rows.shape, bool(((rows >= 0) & (rows < 5)).all())
+    ('int64', (4,), True)
+    """
+    rng = np.random.default_rng([seed % (2**32), round_])
+    return rng.integers(0, src_rows, size=extra).astype(np.int64)
+
+
+def make_plan(
+    prob,
+    *,
+    seed: int,
+    round_: int,
+    pop_size: int,
+    generations: int,
+    patience: int | None,
+    mutation_rate: float,
+    polish: bool,
+    scratch: int,
+    warm_rows: int | None,
+    extra: int,
+) -> Plan:
+    """Return the plan of one round (see :class:`~fastsched.policy._ga.search.Plan`).
+
+    Parameters
+    ----------
+    prob : Problem
+        This round's problem (at least one job and one real node).
+    seed, round_ : int
+        The policy's seed and this round's number (keys of the random streams).
+    pop_size, generations, patience, mutation_rate, polish
+        The policy's settings (see :class:`~fastsched.policy.PolluxPolicy`).
+    scratch : int
+        Entry scratch per row (see ``PolluxPolicy._scratch``).
+    warm_rows : int or None
+        Rows of the previous population adapted to this round; ``None`` in a first round.
+    extra : int
+        Mutated rows of the initial pool.
+
+    Examples
+    --------
+    >>> from fastsched.policy import JobInfo, NodeInfo, build_problem
+    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False)}
+    >>> prob = build_problem({"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4)}, nodes, {}, None)
+    >>> plan = make_plan(prob, seed=0, round_=1, pop_size=8, generations=5, patience=None, mutation_rate=2.0,
+    ...                  polish=True, scratch=4, warm_rows=None, extra=8)
+    >>> int(plan.count), float(plan.pm), int(plan.patience), plan.rand_rows.shape
+    (8, 1.0, 0, (8,))
+    """
+    J = prob.num_jobs
+    limits, ff_rows, fills, polishes, _, r = seed_plan(prob, warm_rows is not None, polish)
+    moves = transfers(prob)
+    i64 = np.int64
+    return Plan(
+        seed=np.uint64(seed),
+        round_=i64(round_),
+        generations=i64(generations),
+        patience=i64(0 if patience is None else patience),
+        pm=np.float64(min(1.0, mutation_rate / J)),
+        protect=np.float64(prob.num_real),
+        scratch=i64(scratch),
+        num_real=i64(prob.num_real),
+        passes=i64(POLISH_PASSES),
+        transfers=np.bool_(moves),
+        kicks=i64(KICKS if moves else 0),  # ruin-and-recreate is a small-problem tool
+        polish=np.bool_(polish),
+        limits=np.array(limits, dtype=np.int64),
+        ff_rows=np.array(ff_rows, dtype=np.int64),
+        fills=np.array(fills, dtype=np.int64).reshape(-1, 3),
+        polish_src=np.array([s for s, _ in polishes], dtype=np.int64),
+        polish_dst=np.array([d for _, d in polishes], dtype=np.int64),
+        seeds=i64(r),
+        rand_rows=pool_rows(seed, round_, r + (warm_rows or 0), extra),
+        pm_init=np.float64(min(1.0, max(0.1, 8.0 / J))),
+        count=i64(pop_size),
+    )
+
+
+def stream_key(plan: Plan, start: int, stream: int) -> np.uint64:
+    """Key of the round's random stream ``(start, stream)``, as the serial kernel derives it.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> plan = SimpleNamespace(seed=np.uint64(1), round_=np.int64(2))
+    >>> type(stream_key(plan, 0, 9)).__name__
+    'uint64'
+    """
+    # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
+    return np.uint64(_stream_key(plan.seed, int(plan.round_), int(start), int(stream)))

@@ -102,6 +102,13 @@ def register(subparsers) -> None:
         action="store_true",
         help="lower GPU requests above the largest GPU type's size instead of failing",
     )
+    p.add_argument(
+        "--scale",
+        type=int,
+        metavar="K",
+        help="Sia's scaling study: merge K workloads (a folder's CSVs in turn, or K copies of one CSV; "
+        "job names suffixed -x<copy>) and multiply every node group (or --nodes) by K",
+    )
     p.add_argument("--interval", type=int, help="scheduling interval in seconds (default 60)")
     p.add_argument("--interference", type=float, help="slowdown of co-located distributed jobs (default 0)")
     p.add_argument("--max-nodes", type=int, help="autoscaling: grow up to this many nodes")
@@ -178,6 +185,24 @@ def _save_plot(result, path) -> None:
         plot_result(result, tmp)
 
 
+def _scaled(args):
+    """``(workload, cluster, nodes)`` of the run, ``--scale`` applied (see :mod:`fastsched.sim.scale`)."""
+    k = getattr(args, "scale", None)
+    if k is None:
+        return args.workload, args.cluster, args.nodes
+    from fastsched.sim.scale import scale_cluster, scale_workload
+
+    if k < 1:
+        raise ValueError(f"--scale must be >= 1, got {k}")
+    if not args.workload:
+        raise ValueError("--scale needs a workload: a CSV or a folder of CSVs")
+    workload = scale_workload(args.workload, k)
+    cluster = args.cluster or (None if args.nodes or args.gpus else PRESETS[args.preset].get("cluster"))
+    if cluster is not None:
+        return workload, str(scale_cluster(cluster, k)), None
+    return workload, None, (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+
+
 def _simulate_kwargs(args) -> dict:
     return dict(
         traces=args.traces,
@@ -250,6 +275,8 @@ def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     policies = _policies(args.policy)
     _check_paths(args)
+    # --scale applied once, for one policy or several (see fastsched.sim.scale)
+    args.workload, args.cluster, args.nodes = _scaled(args)
     if len(policies) > 1:
         return _run_many(args, policies)
     bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)

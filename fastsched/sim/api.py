@@ -345,8 +345,8 @@ def simulate(
             if by_type is not None:
                 held = dict.fromkeys(by_type, 0)
                 for alloc in cluster.allocations.values():
-                    for n in alloc:
-                        held[spec.node_types[n]] += 1
+                    if alloc:  # a job never spans two types (Cluster checks): its first node's type
+                        held[spec.node_types[alloc[0]]] += len(alloc)
                 for t, n in held.items():
                     by_type[t].append(n)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.
@@ -359,8 +359,7 @@ def simulate(
                     f"for {_STALL_ROUNDS} rounds while they waited"
                 )
             if progress is not None:
-                done = sum(j.completion_time is not None for j in jobs)
-                progress(done, len(jobs), cluster.current_time)
+                progress(cluster.completed, len(jobs), cluster.current_time)
         wall = time.perf_counter() - t0
         records = [
             JobRecord(
@@ -372,6 +371,7 @@ def simulate(
                 attained_service=float(j.attained_service),
                 epochs=j.epoch,
                 gpu_seconds_by_type=dict(getattr(j, "gpu_seconds_by_type", None) or {}) or None,
+                modelled_gpu_seconds=float(j.modelled_service),
             )
             for j in jobs
         ]
@@ -385,7 +385,8 @@ def simulate(
             used_gpus=np.array(cluster.used_gpus, dtype=np.int64),
             total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
             active_jobs=np.array(cluster.active, dtype=np.int64),
-            allocations=np.array(cluster.alloc_rows, dtype=np.int16).reshape(len(cluster.alloc_rows), len(jobs)),
+            allocations=cluster.allocation_matrix(),
+            policy_times=np.array(cluster.policy_times, dtype=np.float64),
             used_gpus_by_type=None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()},
         )
         result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator

@@ -4,6 +4,13 @@ Each round (published ``Cluster.step``): apply the interference slowdown of the 
 in force, advance every job by the interval, call the policy with the active jobs, and
 reallocate every job whose node list changed. Completed jobs release their GPUs at the next
 scheduling point; there is no backfilling inside an interval.
+
+Only the jobs that hold GPUs are stepped: a job without GPUs only lets its clock run, and
+every job's clock equals the cluster's (each step advances it by exactly the interval), so
+it is set when the job is next stepped instead of being counted round by round. The active
+jobs (arrived, unfinished) are kept as a set updated by arrivals (a pointer into the jobs
+sorted by submission time) and completions (only stepped jobs complete), so a round costs
+the jobs in play, not the whole workload.
 """
 
 from __future__ import annotations
@@ -86,13 +93,28 @@ class Cluster:
         self.log = log
         self.rounds = 0
         self._index = {job.name: i for i, job in enumerate(jobs)}
+        # Arrivals in (submission time, workload order); the active and GPU-holding jobs as
+        # workload indices; the count of completed jobs.
+        self._arrivals = sorted(range(len(jobs)), key=lambda i: (jobs[i].submission_time, i))
+        self._next_arrival = 0
+        self._active_idx: list[int] = []
+        self._held: set[int] = set()
+        self.completed = sum(job.completion_time is not None for job in jobs)
+        # A policy that only acts on arrivals, completions and times it names
+        # (``next_decision_time``) is not called in the rounds between: its answer would not change.
+        self._next_decision = getattr(policy, "next_decision_time", None)
+        self._decide_at = 0
+        self.policy_calls = 0
         # Timeline, one entry per round (after the policy ran).
         self.times: list[int] = []
         self.used_gpus: list[int] = []
         self.total_gpus: list[int] = []
         self.active: list[int] = []
-        self.alloc_rows: list[np.ndarray] = []
+        # Per round, the GPUs held by each unfinished job as (job indices, counts): a dense
+        # (rounds, jobs) record only once, at the end (allocation_matrix).
+        self._rows: list[tuple[np.ndarray, np.ndarray]] = []
         self.policy_seconds = 0.0
+        self.policy_times: list[float] = []
         self.spec = spec
         self.node_types = None if spec is None else spec.node_types
         if spec is not None:
@@ -128,7 +150,7 @@ class Cluster:
         >>> cluster.all_complete()
         False
         """
-        return all(job.completion_time is not None for job in self.jobs)
+        return self.completed == len(self.jobs)
 
     def _slowdowns(self):
         if not self.interference:
@@ -161,41 +183,103 @@ class Cluster:
         (1, 60, [2], (2,))
         """
         slow = self._slowdowns()
-        for job in self.jobs:
+        jobs = self.jobs
+        start = self.current_time
+        finished = False
+        for i in sorted(self._held):
+            job = jobs[i]
+            job.current_time = start
             job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
+            if job.completion_time is not None:
+                # It keeps its nodes until the next scheduling point but never trains again.
+                self._held.discard(i)
+                self.completed += 1
+                finished = True
         self.current_time += seconds
         now = self.current_time
-        active = [job for job in self.jobs if job.submission_time <= now and job.completion_time is None]
-        if active:
+        arrived = False
+        order = self._arrivals
+        while self._next_arrival < len(order) and jobs[order[self._next_arrival]].submission_time <= now:
+            self._active_idx.append(order[self._next_arrival])
+            self._next_arrival += 1
+            arrived = True
+        if arrived:
+            self._active_idx.sort()
+        if finished:
+            self._active_idx = [i for i in self._active_idx if jobs[i].completion_time is None]
+        active = [jobs[i] for i in self._active_idx]
+        due = arrived or finished or self._next_decision is None or now >= self._decide_at
+        if active and due:
             names = {job.name for job in active}
             self.allocations = {k: v for k, v in self.allocations.items() if k in names}
             t0 = time.perf_counter()
             new = self.policy.optimize(now, active, self.nodes(), dict(self.allocations))
-            self.policy_seconds += time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            self.policy_seconds += took
+            self.policy_times.append(took)
+            self.policy_calls += 1
             self._check(new)
+            if self._next_decision is not None:
+                # Skipping is safe only at a fixed point: the same input gives the same answer.
+                # A policy may answer differently to its own answer (Tiresias re-admits running
+                # jobs before new ones), so a round that changed allocations is followed by a call.
+                self._decide_at = self._next_decision(now) if new == self.allocations else now
             types = self.node_types
-            for job in self.jobs:
+            index = self._index
+            changed = sorted({index[k] for k in new} | {index[k] for k in self.allocations})
+            for i in changed:
+                job = jobs[i]
                 if new.get(job.name) != self.allocations.get(job.name):
                     alloc = new.get(job.name, [])
                     if types is not None and alloc:
                         job.set_gpu_type(types[alloc[0]])
+                    job.current_time = now
                     job.reallocate(placement_of(alloc))
+                    if job.placement:
+                        self._held.add(i)
+                    else:
+                        self._held.discard(i)
             self.allocations = new
             want = self.policy.desired_nodes()
             if want is not None and self.max_nodes > self.min_nodes:
                 self.num_nodes = int(min(max(want, self.min_nodes), self.max_nodes))
         self.rounds += 1
-        row = np.zeros(len(self.jobs), dtype=np.int16)
-        for key, alloc in self.allocations.items():
-            if key in self._index and self.jobs[self._index[key]].completion_time is None:
-                row[self._index[key]] = len(alloc)
+        if self._rows and not finished and not (active and due):
+            row = self._rows[-1]  # nothing changed: the same row, shared
+        else:
+            idx, cnt = [], []
+            for key, alloc in self.allocations.items():
+                i = self._index[key]
+                if jobs[i].completion_time is None and alloc:
+                    idx.append(i)
+                    cnt.append(len(alloc))
+            row = (np.array(idx, dtype=np.int64), np.array(cnt, dtype=np.int16))
         self.times.append(now)
-        self.used_gpus.append(int(row.sum()))
+        self.used_gpus.append(int(row[1].sum()))
         self.total_gpus.append(self.spec.total_gpus if self.spec is not None else self.num_nodes * self.gpus_per_node)
         self.active.append(len(active))
-        self.alloc_rows.append(row)
+        self._rows.append(row)
         if self.log is not None:
             self._write_log(now, seconds)
+
+    def allocation_matrix(self) -> np.ndarray:
+        """Return the GPUs held by each unfinished job after each round, ``(rounds, jobs)`` int16.
+
+        Examples
+        --------
+        >>> from fastsched.sim import Job
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.policies import make_policy
+        >>> jobs = [Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=2, target_batch_size=128)]
+        >>> cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=1, gpus_per_node=4)
+        >>> cluster.step(60); cluster.step(60)
+        >>> cluster.allocation_matrix().tolist()
+        [[2], [2]]
+        """
+        out = np.zeros((len(self._rows), len(self.jobs)), dtype=np.int16)
+        for r, (idx, cnt) in enumerate(self._rows):
+            out[r, idx] = cnt
+        return out
 
     def _check(self, allocations):
         used: dict = {}

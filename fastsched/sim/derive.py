@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fastsched.goodput import fit_perf_params
+from fastsched.sim._rules import id_placement
 from fastsched.sim.builtin import _PROFILES, BUILTIN_WORKLOAD_NAME, ModelApplication
 from fastsched.sim.traces import TraceApplication, load_applications
 from fastsched.sim.workload import WorkloadJob, read_workload, write_workload
@@ -33,10 +34,10 @@ WORKLOAD_MIX = {"cifar10": 0.40, "ncf": 0.30, "bert": 0.10, "deepspeech2": 0.12,
 def _placement_rows(app: TraceApplication):
     nodes, reps, bsz, step, sync = [], [], [], [], []
     for pid, (x, st, sy) in app._by_placement.items():
-        digits = str(pid)
+        placement = id_placement(pid)
         for a, s, y in zip(x, st, sy, strict=True):
-            nodes.append(len(digits))
-            reps.append(sum(map(int, digits)))
+            nodes.append(len(placement))
+            reps.append(sum(placement))
             bsz.append(a)
             step.append(s)
             sync.append(y)

@@ -13,10 +13,10 @@ true goodput it could reach on at most ``k`` GPUs of one type:
   the candidates of :func:`batch_candidates` (a geometric grid between ``init_batch_size`` and
   ``max_batch_size``, and the batches filling every GPU's memory); a total batch is split into
   per-GPU batches and accumulation steps by the simulator's own rule
-  (:func:`~fastsched.sim.hetero.fixed_batch_config`) against the placement's memory limit on
+  (:func:`~fastsched.sim._rules.fixed_batch_config`) against the placement's memory limit on
   the type;
 * goodput: optimizer steps per second of that configuration (the true traces,
-  :func:`~fastsched.sim.hetero.fixed_batch_throughput`) times the statistical gain of its batch in
+  :func:`~fastsched.sim.hetero_apps.fixed_batch_throughput`) times the statistical gain of its batch in
   epoch ``e`` (``efficiency * B / init_batch_size``, :func:`fastsched.goodput._formulas.efficiency`
   on the application's gradient statistics), divided by the job's ``slowdown``;
 * epoch ``e`` takes ``(progress(e + 1) - progress(e)) / goodput``; the run ends after the
@@ -37,7 +37,7 @@ import numpy as np
 
 from fastsched import _validate as V
 from fastsched.goodput._formulas import efficiency
-from fastsched.sim.hetero import HeteroApplication, fixed_batch_throughput
+from fastsched.sim.hetero_apps import HeteroApplication, fixed_batch_throughput
 from fastsched.sim.metrics import job_contention
 
 __all__ = ["packed_placement", "batch_candidates", "training_seconds", "isolated_jcts", "result_isolated_jcts"]

@@ -8,16 +8,18 @@ crossings rounded to whole seconds, a noise-free profile refitted on every new
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
+from fastsched.sim._rules import fixed_batch_config
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
 #: Seconds a job pauses after every (re)allocation.
 RESCALE_DELAY = 30
+
+# Fitted PerfParams by (observations in order, previous fit): see Job.perf_params.
+_FIT_MEMO: dict = {}
 
 
 class Job:
@@ -76,6 +78,9 @@ class Job:
         self.progress = 0.0
         self.epoch = 0
         self.attained_service = 0
+        # GPU-seconds trained at points the application answers from its throughput model
+        # rather than measured rows (see Application.is_modelled).
+        self.modelled_service = 0
         self.num_restarts = None
         self._speedup_cache = None
         self._goodput_cache = None
@@ -92,16 +97,17 @@ class Job:
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
             keys = tuple(self.profile)
-            # Jobs of one application that made exactly the same observations, in the same
-            # order, share the fit. The measured times are part of the memo key: one
+            # Jobs that made exactly the same observations, in the same order, share the fit. The measured times are part of the memo key: one
             # (nodes, replicas, atomic_bsz) key covers different placements (2+2 vs 3+1 GPUs)
             # with different step times, so the key alone would hand one job another's fit.
             # The previous fit warm-starts the refit (an extra start: never a worse fit),
             # so it is part of the memo key too.
             previous = self._perf_params
             memo_key = (tuple(self.profile.items()), previous)
-            memo = self.application.__dict__.setdefault("_fit_memo", {})
-            if len(memo) > 65536:  # bounded: a sweep worker runs many simulations
+            # The fit depends on the observations and the warm start only, never on the
+            # application: one process-wide memo, bounded (a sweep worker runs many simulations).
+            memo = _FIT_MEMO
+            if len(memo) > 65536:
                 memo.clear()
             fitted = memo.get(memo_key)
             if fitted is None:
@@ -227,11 +233,7 @@ class Job:
                 choice = self._batch_cache[key] = (int(atomic), int(accum))
             self.atomic_bsz, self.accum_steps = choice
         else:
-            local_bsz = math.ceil(batch_size / num_replicas - 1e-8)
-            self.accum_steps = math.ceil(local_bsz / app.max_local_bsz - 1e-8) - 1
-            if num_replicas == 1 and batch_size > app.init_batch_size:
-                self.accum_steps = max(1, self.accum_steps)
-            self.atomic_bsz = math.ceil(local_bsz / (self.accum_steps + 1) - 1e-8)
+            self.atomic_bsz, self.accum_steps = fixed_batch_config(app, num_replicas, batch_size, app.max_local_bsz)
         count = num_replicas * (self.accum_steps + 1)
         self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
 
@@ -270,14 +272,20 @@ class Job:
         self.attained_service += delay * gpus
         self.rescale_time -= delay
         seconds -= delay
+        # The placement is fixed within a step; the (memoised) true throughput changes only
+        # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
+        placement = tuple(filter(None, self.placement))
+        num_nodes, num_replicas = len(placement), sum(placement)
+        point_bsz = None
         while seconds > 0 and self.completion_time is None:
             if self.epoch >= app.max_epochs:
                 raise RuntimeError(f"job {self.name}: epoch {self.epoch} >= max_epochs {app.max_epochs}")
-            placement = tuple(filter(None, self.placement))
-            num_nodes, num_replicas = len(placement), sum(placement)
             batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
             scale = batch_size / app.init_batch_size
-            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
+            if self.atomic_bsz != point_bsz:
+                point_bsz = self.atomic_bsz
+                step_time, sync_time = app.throughput(placement, point_bsz)
+                modelled = app.is_modelled(placement, point_bsz)
             accum_time = step_time - sync_time
             grad_sqr, grad_var = app.grad_stats(batch_size, self.epoch)
             gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
@@ -289,6 +297,8 @@ class Job:
                 self.progress += goodput * seconds
                 self.current_time += seconds
                 self.attained_service += seconds * gpus
+                if modelled:
+                    self.modelled_service += seconds * gpus
                 seconds = 0
             else:
                 self.epoch += 1
@@ -301,8 +311,11 @@ class Job:
                 self.best_metric = app.best_metric(batch_size, self.epoch)
                 self.current_time += delta
                 self.attained_service += delta * gpus
+                if modelled:
+                    self.modelled_service += delta * gpus
                 seconds -= delta
-            self.update_local_bsz(self.placement)
+            if self.target_batch_size is None:  # a fixed batch's split depends on the placement only
+                self.update_local_bsz(self.placement)
         self.current_time += seconds
 
     def reallocate(self, placement):

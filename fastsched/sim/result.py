@@ -86,6 +86,9 @@ class JobRecord:
         Epochs finished.
     gpu_seconds_by_type : dict of str -> float, optional
         GPU-seconds held per GPU type (typed clusters; ``None``: all on one type).
+    modelled_gpu_seconds : float
+        GPU-seconds trained at (placement, batch) points the application's throughput model
+        answered rather than its measured rows.
 
     Examples
     --------
@@ -104,6 +107,7 @@ class JobRecord:
     attained_service: float
     epochs: int
     gpu_seconds_by_type: dict | None = None
+    modelled_gpu_seconds: float = 0.0
 
     @property
     def jct(self) -> float | None:
@@ -134,6 +138,8 @@ class SimulationResult:
         GPUs allocated, GPUs in the cluster and active jobs after each round's policy call.
     allocations : numpy.ndarray
         ``(rounds, jobs)`` int16 GPUs held by each job after each round.
+    policy_times : numpy.ndarray
+        Seconds of each policy call (float64; rounds where no decision was due make none).
     used_gpus_by_type : dict of str -> numpy.ndarray, optional
         Clusters of GPU types: GPUs allocated of each type after each round's policy call
         (int64, shape ``(rounds,)`` each); ``None`` for an untyped cluster.
@@ -165,6 +171,7 @@ class SimulationResult:
     total_gpus: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     active_jobs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     allocations: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int16))
+    policy_times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     isolated_jct: np.ndarray | None = None
     used_gpus_by_type: dict | None = None
 
@@ -241,6 +248,20 @@ class SimulationResult:
         return out
 
     @property
+    def modelled_share(self) -> float:
+        """Share of the GPU-seconds held that trained on modelled throughput (NaN if none held).
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 400.0, 3, modelled_gpu_seconds=100.0)],
+        ...                      policy="tiresias", config={})
+        >>> r.modelled_share
+        0.25
+        """
+        held = sum(j.attained_service for j in self.jobs)
+        return float(sum(j.modelled_gpu_seconds for j in self.jobs) / held) if held else float("nan")
+
+    @property
     def restarts(self) -> int:
         """Total reallocations after first allocations, over all jobs."""
         return int(sum(j.num_restarts for j in self.jobs))
@@ -250,7 +271,9 @@ class SimulationResult:
 
         Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s; NaN when no job completed),
         ``jobs``, ``completed``, ``incomplete`` (:attr:`incomplete`), ``gpu_utilization``
-        (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``, ``policy``, plus the
+        (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``, ``policy_calls``,
+        ``policy_s_median`` and ``policy_s_p95`` (per call), ``modelled_share``
+        (:attr:`modelled_share`), ``policy``, plus the
         configuration (which includes ``workload``, ``profiles`` and ``max_time`` for a
         result of :func:`~fastsched.sim.simulate`).
 
@@ -277,6 +300,10 @@ class SimulationResult:
             "rounds": int(self.times.size),
             "wall_s": self.wall_s,
             "policy_s": self.policy_s,
+            "policy_calls": int(self.policy_times.size),
+            "policy_s_median": float(np.median(self.policy_times)) if self.policy_times.size else float("nan"),
+            "policy_s_p95": float(np.percentile(self.policy_times, 95)) if self.policy_times.size else float("nan"),
+            "modelled_share": self.modelled_share,
         }
         out.update(compute_metrics(self))  # the field's metrics (fastsched.sim.metrics.METRIC_KEYS)
         for k, v in self.config.items():
@@ -342,6 +369,10 @@ class SimulationResult:
             ("GPU-hours per job", num(s["gpu_hours_per_job"], "{:.3f} h")),
             ("  by GPU type", ", ".join(f"{t} {v:.3f} h" for t, v in s["gpu_hours_by_type"].items()) or "-"),
             ("restarts per job", num(s["restarts_per_job"], "{:.2f}")),
+        ]
+        if s["modelled_share"] > 0:  # only beyond the measured traces
+            rows.append(("modelled throughput", f"{100 * s['modelled_share']:.1f} % of GPU-time"))
+        rows += [
             (
                 "contention",
                 "-"

@@ -83,3 +83,41 @@ def test_bad_arguments():
         simulate(wl, applications=apps, policy="tiresias", nodes=1, gpus=4)
     with pytest.raises(ValueError, match="unknown application"):
         simulate(_wl(("a", 0, "nope", 1, 4)), applications=apps, policy="tiresias")
+
+
+class _EveryRound(TiresiasPolicy):
+    """Tiresias called in every round (no ``next_decision_time``): the reference for skipping."""
+
+    next_decision_time = None
+
+
+class _LongApp(ConstApp):
+    max_epochs = 30  # 10-minute jobs: long enough to queue, demote and preempt
+
+
+def _tiresias_typed_run(policy, seed):
+    import numpy as np
+
+    from fastsched.sim.hetero import HeteroApplication
+
+    rng = np.random.default_rng(seed)
+    app = _LongApp()
+    apps = {"const": HeteroApplication({"a": app, "b": app})}
+    times, reps = np.sort(rng.integers(0, 600, 12)), rng.choice([1, 2, 3, 4], 12)
+    wl = [
+        WorkloadJob(f"j{i}", int(t), "const", int(r), 4 * int(r))
+        for i, (t, r) in enumerate(zip(times, reps, strict=True))
+    ]
+    return simulate(wl, applications=apps, cluster="1xa:2,1xb:4", policy=policy)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4])
+def test_tiresias_skipped_rounds_change_nothing(seed):
+    # Rounds without arrival, completion or due demotion skip the policy; the run must be the
+    # one that calls it every round, on a typed cluster where Tiresias's answer to its own
+    # answer can differ (running jobs are re-admitted before new ones).
+    fast = _tiresias_typed_run(TiresiasPolicy(queue_threshold=200), seed)
+    ref = _tiresias_typed_run(_EveryRound(queue_threshold=200), seed)
+    assert fast.jobs == ref.jobs
+    assert (fast.allocations == ref.allocations).all() and (fast.times == ref.times).all()
+    assert fast.completed == len(fast.jobs)

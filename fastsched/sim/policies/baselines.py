@@ -88,6 +88,7 @@ class TiresiasPolicy(SimPolicy):
         self._status: dict = {}
         self._last_check: dict = {}
         self._executed: dict = {}
+        self._replicas: dict = {}
 
     def job_kwargs(self, wjob, app):
         """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
@@ -101,6 +102,7 @@ class TiresiasPolicy(SimPolicy):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         event_time = int(now)
         active = {job.name: job for job in jobs}
+        self._replicas = {key: job.target_num_replicas for key, job in active.items()}
         q0, q1 = self._queues
         q0[:] = [k for k in q0 if k in active]
         q1[:] = [k for k in q1 if k in active]
@@ -137,6 +139,32 @@ class TiresiasPolicy(SimPolicy):
                 if self._status[key] == "RUNNING" and not allocations.get(key):
                     allocations[key] = _pack(active[key].target_num_replicas, free, order)
         return allocations
+
+    def next_decision_time(self, now):
+        """Earliest time the allocations can change without an arrival or a completion: a demotion.
+
+        A running job in the first queue is demoted at the first call where its executed
+        seconds times its GPU count reach the threshold; this is never later than that, so
+        the simulator may skip the calls in between (the executed time is summed from the
+        elapsed time between calls, so skipped calls change nothing). ``inf``: no demotion ahead.
+
+        Examples
+        --------
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.job import Job
+        >>> app = builtin_applications()["cifar10"]
+        >>> pol = TiresiasPolicy(queue_threshold=600)
+        >>> pol.optimize(0, [Job("a", app, 0, target_num_replicas=2, target_batch_size=128)], {0: 4}, {})
+        {'a': [0, 0]}
+        >>> pol.next_decision_time(0)  # 600 GPU-seconds on 2 GPUs
+        300
+        """
+        soonest = math.inf
+        for key in self._queues[0]:
+            if self._status.get(key) == "RUNNING":
+                left = self.queue_threshold / self._replicas[key] - self._executed.get(key, 0)
+                soonest = min(soonest, now + max(0, math.floor(left)))
+        return soonest
 
     def _place_typed(self, q0, q1, active, nodes, allocations):
         """Admission per GPU type: a running job stays if its type has room, a new one goes to the type with most room."""

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_array
 
-from fastsched.sim.hetero import fixed_batch_throughput
+from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._interior_lp import job_type_lp
 from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
@@ -274,7 +274,10 @@ class GavelPolicy(SimPolicy):
         return max_sum_throughput(throughput, scale, self.capacity, self.lp_method)
 
     def _tput(self, job):
-        cache = getattr(job, "_gavel_tput", None)
-        if cache is None:  # fixed GPU count and batch size: the throughputs never change
-            cache = job._gavel_tput = self.throughputs(job)
-        return cache
+        # Fixed GPU count and batch size: a job's throughputs never change. Kept by the policy,
+        # by name, with the job itself so a policy reused on another run never answers stale.
+        cache = self.__dict__.setdefault("_tputs", {})
+        hit = cache.get(job.name)
+        if hit is None or hit[0] is not job:
+            hit = cache[job.name] = (job, self.throughputs(job))
+        return hit[1]

@@ -3,7 +3,7 @@
 Each round, for every GPU type, a set of configurations: 1, 2, 4, ... GPUs within one node,
 then 1, 2, ... whole nodes. For each job and configuration its goodput on that type (its own
 fit there, or Sia's bootstrap from another type, see
-:func:`~fastsched.sim.hetero.estimate_goodput`); a job that has never run is offered only
+:func:`~fastsched.sim.policies._belief.estimate_goodput`); a job that has never run is offered only
 single-GPU configurations, valued 1. Each job's row is divided by its smallest entry;
 configurations other than the job's current one are multiplied by its restart factor
 ``max(age - restarts * penalty, 0) / (age + penalty)`` (1 while ``age < penalty``); entries
@@ -25,15 +25,19 @@ import math
 
 import numpy as np
 
-from fastsched.sim.hetero import fixed_batch_throughput, goodput_source
+from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
+from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
 from fastsched.sim.policies._placement import packed_placement, place_type
 from fastsched.sim.policies._sia_kernels import goodput_rows
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
 
-#: Seconds of checkpoint-restore per restart measured by the Sia authors (default 30).
+#: Seconds of checkpoint-restore per restart measured by the Sia authors (default 30): the
+#: policy's belief, which its restart factor uses. The simulator's truth is
+#: :data:`fastsched.sim.hetero_apps.SIA_RESTART_DELAYS` (cifar10 50 s, yolov3 80 s); the two
+#: differ as in the study's code, and a policy is not told the truth.
 RESTART_PENALTIES = {"deepspeech2": 25, "imagenet": 250, "cifar10": 30, "bert": 120, "yolov3": 45}
 
 #: Value of a configuration a job cannot use (Sia's zero-allocation gain).
@@ -150,7 +154,7 @@ class SiaPolicy(SimPolicy):
                 if src in (t, None):
                     self._multi_from[(t, src)] = self._col_nodes[cols] > 1
                 else:
-                    self._multi_from[(t, src)] = -(-self._col_gpus[cols] // self.gpn[src]) > 1
+                    self._multi_from[(t, src)] = bootstrap_nodes(self._col_gpus[cols], self.gpn[src]) > 1
         self.node_types = spec.node_types
 
     # -- the goodput matrix ----------------------------------------------------------------

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from fastsched.goodput import fit_perf_params
-from fastsched.sim.hetero import HeteroJob, estimate_goodput, load_hetero_applications
+from fastsched.sim.hetero import HeteroJob, load_hetero_applications
+from fastsched.sim.policies._belief import estimate_goodput
 
 GPN = {"slow": 2, "fast": 2}
 

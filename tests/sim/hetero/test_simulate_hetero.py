@@ -84,10 +84,11 @@ def test_job_that_can_never_run_stops_the_run(two_type_traces):
         simulate(toy_workload(n=1), traces=two_type_traces, cluster="1xslow:2", policy=Never())
 
 
-def test_cli_cluster_json_and_log(two_type_traces, tmp_path, capsys):
-    wl = tmp_path / "w.csv"
+def test_cli_cluster_json_and_log(two_type_traces, tmp_path_factory, capsys):
+    out_dir = tmp_path_factory.mktemp("out")  # never inside the traces folder (refused: it is an input)
+    wl = out_dir / "w.csv"
     write_workload(toy_workload(n=3), wl)
-    log = tmp_path / "log.jsonl"
+    log = out_dir / "log.jsonl"
     argv = [
         "simulate",
         str(wl),

@@ -13,7 +13,8 @@ from fastsched.sweep.spec import load_spec
 from .conftest import toy_workload
 
 
-def test_grid_over_cluster_and_policy(two_type_traces, tmp_path):
+def test_grid_over_cluster_and_policy(two_type_traces, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("sweep")  # outputs never inside the traces folder (an input)
     wl = tmp_path / "w.csv"
     write_workload(toy_workload(n=3), wl)
     spec = {

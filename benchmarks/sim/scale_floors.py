@@ -1,0 +1,91 @@
+"""Issue 22's speed floors, two source trees side by side (e.g. main vs a branch).
+
+Usage::
+
+    python benchmarks/sim/scale_floors.py --trees /path/to/main . --repeats 3 [--cases default tiresias_x1 ...]
+
+Each case runs in a fresh process per tree, the trees alternating within each repeat (so
+both see the same machine load), after one warm-up run per tree (numba's cache filled).
+Prints one JSON line per run and then, per case, the medians of each tree and their ratio:
+wall and CPU seconds of the whole ``simulate`` call (loading the traces included), the round
+loop's wall seconds and the policy's. Needs ../shared (the Pollux and Sia traces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+S, P = SHARED / "sia-traces", SHARED / "pollux-traces"
+R50 = S / "workloads" / "scale" / "rate_50" / "workload-1.csv"
+
+CASES = {
+    "default": {},
+    "osdi21_w6": {"workload": str(P / "workloads" / "workload-6.csv"), "traces": str(P / "traces"), "preset": "osdi21"},
+    "tiresias_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "tiresias"},
+    "sia_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "sia"},
+    "gavel_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "gavel"},
+}
+for _pol in ("sia", "pollux", "gavel", "tiresias"):
+    CASES[f"saturn1_{_pol}"] = {
+        "workload": str(S / "workloads" / "saturn" / "workload-1.csv"),
+        "traces": str(S / "traces"),
+        "preset": "sia",
+        "policy": _pol,
+    }
+
+_CHILD = r"""
+import json, sys, time
+from fastsched.sim import simulate
+kw = json.loads(sys.argv[1])
+w, c = time.perf_counter(), time.process_time()
+r = simulate(**kw)
+print(json.dumps({"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "avg_jct": r.avg_jct,
+                  "loop_s": r.wall_s, "policy_s": r.policy_s}))
+"""
+
+
+def _run(tree, kwargs):
+    env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+    # Run inside the tree: ``python -c`` puts the working folder first on the import path.
+    p = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(kwargs)], capture_output=True, text=True, env=env, cwd=tree
+    )
+    if p.returncode:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trees", nargs=2, required=True, metavar=("BEFORE", "AFTER"))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs (caches already filled)")
+    args = ap.parse_args(argv)
+    for case in args.cases:
+        runs = {t: [] for t in args.trees}
+        for t in [] if args.no_warmup else args.trees:
+            _run(t, CASES[case])  # warm-up: numba's cache, the OS's file cache
+        for rep in range(args.repeats):
+            for t in args.trees if rep % 2 == 0 else args.trees[::-1]:
+                out = _run(t, CASES[case])
+                print(json.dumps({"case": case, "tree": t, **out}), flush=True)
+                if "error" not in out:
+                    runs[t].append(out)
+        before, after = (runs[t] for t in args.trees)
+        if before and after:
+            keys = ("wall_s", "cpu_s", "loop_s", "policy_s")
+            med = {k: [statistics.median(r[k] for r in rs) for rs in (before, after)] for k in keys}
+            figures = ", ".join(f"{k} {a:.2f} -> {b:.2f} (x{a / b:.2f})" for k, (a, b) in med.items())
+            print(f"{case}: {figures}; avg JCT {before[0]['avg_jct']} vs {after[0]['avg_jct']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Simulator rules that several modules apply, each written once.
+
+* The split of a fixed total batch size into a per-GPU micro-batch and accumulation steps:
+  AdaptDL's rule, the same scalar function the goodput grid search uses
+  (:func:`fastsched.goodput._formulas.grid_candidate`), then capped so the total stays within
+  the application's maximum.
+* Placement ids: the traces' ``placement`` column writes a placement of at most 9 GPUs per
+  node as the integer of its digits, ``(2, 2) -> 22``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fastsched.goodput._formulas import EPS, grid_candidate
+
+__all__ = ["fixed_batch_config", "placement_id", "id_placement"]
+
+
+def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
+    """Per-GPU batch and accumulation steps of a fixed total ``batch_size`` on ``num_replicas`` GPUs.
+
+    The per-GPU share is split into ``accum + 1`` passes of at most ``max_local_bsz`` (the
+    placement's memory limit); a single GPU above the application's initial batch size always
+    accumulates at least once; the per-GPU batch never takes the total above the application's
+    maximum.
+
+    Returns
+    -------
+    tuple of int
+        ``(atomic_bsz, accum_steps)``.
+
+    Examples
+    --------
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> fixed_batch_config(app, 2, 1024, 256), fixed_batch_config(app, 1, 256, 1024)
+    ((256, 1), (128, 1))
+    """
+    local_bsz = math.ceil(batch_size / num_replicas - EPS)
+    atomic, accum = grid_candidate(
+        float(local_bsz), int(num_replicas), float(app.init_batch_size), float(max_local_bsz), True
+    )
+    atomic, accum = int(atomic), int(accum)
+    return min(atomic, int(app.max_batch_size / (num_replicas * (accum + 1)))), accum
+
+
+def placement_id(placement):
+    """Return the traces' id of ``placement`` (GPUs per node, zeros dropped); ``None`` if a node has 10+ GPUs.
+
+    Examples
+    --------
+    >>> placement_id((2, 0, 2)), placement_id((4,)), placement_id((12,)), placement_id(())
+    (22, 4, None, None)
+    """
+    p = [int(x) for x in placement if x]
+    if not p or max(p) >= 10:
+        return None
+    return int("".join(map(str, p)))
+
+
+def id_placement(pid) -> tuple:
+    """Return the placement (GPUs per node) of a traces' placement id.
+
+    Examples
+    --------
+    >>> id_placement(22), sum(id_placement(1111))
+    ((2, 2), 4)
+    """
+    return tuple(int(c) for c in str(int(pid)))

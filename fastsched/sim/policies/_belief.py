@@ -1,0 +1,170 @@
+"""A policy's belief about a job's goodput on each GPU type: its own fits, or Sia's bootstrap.
+
+A job's observed profile per GPU type (:class:`~fastsched.sim.hetero.HeteroJob`) gives one
+fitted model per type it has run on. On a type it has not run on, a policy estimates its
+goodput from a type it has run on (the first in the application's type order): the same GPU
+count laid out on that type's nodes (:func:`bootstrap_nodes`), times the ratio of the two
+types' one-GPU throughputs at their largest per-GPU batch size (Sia's bootstrap). This is
+what the policies believe, never what the simulator runs (:mod:`fastsched.sim.hetero_apps`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import NamedTuple
+
+import numpy as np
+
+from fastsched.goodput import GoodputFunction
+
+__all__ = ["GoodputSource", "bootstrap_nodes", "estimate_goodput", "goodput_source"]
+
+
+def bootstrap_nodes(num_replicas, gpus_per_node):
+    """Nodes that ``num_replicas`` GPUs take when packed on nodes of ``gpus_per_node`` (Sia's bootstrap layout).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bootstrap_nodes(np.array([1, 4, 5, 9]), 4).tolist()
+    [1, 1, 2, 3]
+    """
+    reps = np.asarray(num_replicas, dtype=np.int64)
+    return np.minimum(np.maximum(-(-reps // int(gpus_per_node)), 1), reps)
+
+
+def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
+    """Goodput of ``job`` on ``gpu_type`` for arrays of configurations, bootstrapped if unseen.
+
+    From the job's own fit on ``gpu_type`` when it has run there (the best goodput over batch
+    sizes up to the application's maximum, or its fixed batch size); otherwise from its fit on
+    another type it has run on (the first in the application's type order), at the same
+    replica count laid out on that type's nodes, times the ratio of the two types' one-GPU
+    throughputs. ``None`` if the job has never run.
+
+    Parameters
+    ----------
+    job : HeteroJob
+    gpu_type : str
+    num_nodes, num_replicas : numpy.ndarray of int
+        Configurations on ``gpu_type``.
+    gpus_per_node : dict of str -> int
+        GPUs per node of each type (to lay replicas out on the source type).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsched.sim import hetero
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": app, "b": app}), 0)
+    >>> estimate_goodput(job, "b", np.array([1]), np.array([1]), {"a": 4, "b": 4}) is None
+    True
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> ga = estimate_goodput(job, "a", np.array([1]), np.array([1]), {"a": 4, "b": 4})
+    >>> gb = estimate_goodput(job, "b", np.array([1]), np.array([1]), {"a": 4, "b": 4})
+    >>> bool(np.allclose(ga, gb))  # same throughput on both types: ratio 1
+    True
+    """
+    src = goodput_source(job, gpu_type)
+    if src is None:
+        return None
+    nodes = np.asarray(num_nodes, dtype=np.int64)
+    reps = np.asarray(num_replicas, dtype=np.int64)
+    if src.gpu_type not in (None, gpu_type):
+        nodes = bootstrap_nodes(reps, gpus_per_node[src.gpu_type])
+    fn = GoodputFunction(src.perf, (src.grad_sqr, src.grad_var), src.init_batch_size)
+    goodput, _, _ = fn.optimize(
+        nodes, reps, max_batch_size=src.bounds[0], atomic_bsz_range=src.bounds[1:], accumulation=True
+    )
+    return np.asarray(goodput, dtype=np.float64) * src.ratio
+
+
+class GoodputSource(NamedTuple):
+    """The fitted model behind a job's goodput on a GPU type (see :func:`goodput_source`).
+
+    Attributes
+    ----------
+    perf : PerfParams
+        Fitted on ``gpu_type``'s observations.
+    grad_sqr, grad_var : float
+        The job's gradient statistics (hardware-independent).
+    init_batch_size : float
+    bounds : tuple of float
+        ``(max batch size, min per-GPU batch, max per-GPU batch)`` on ``gpu_type``.
+    gpu_type : str or None
+        The type whose fit is used (``None``: the merged fit of an unaware job).
+    ratio : float
+        Bootstrap factor (1 for the job's own fit on the asked type).
+
+    Examples
+    --------
+    A job that has only run on type ``a`` draws on its ``a`` fit for type ``b``:
+
+    >>> from fastsched.sim import hetero
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": app, "b": app}), 0)
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> src = goodput_source(job, "b")
+    >>> src.gpu_type, src.ratio
+    ('a', 1.0)
+    """
+
+    perf: tuple
+    grad_sqr: float
+    grad_var: float
+    init_batch_size: float
+    bounds: tuple
+    gpu_type: str | None
+    ratio: float
+
+
+def goodput_source(job, gpu_type, fits=None):
+    """Where ``job``'s goodput on ``gpu_type`` comes from, as a :class:`GoodputSource`.
+
+    The job's own fit on ``gpu_type`` if it has run there, else its fit on the first other
+    type (in the application's order) it has run on with the bootstrap ratio of one-GPU
+    throughputs; an unaware job's merged fit. ``None`` if the job has never run. ``fits`` (a
+    dict) memoises the per-type models across calls for the same job within one round.
+
+    Examples
+    --------
+    >>> from fastsched.sim import hetero
+    >>> from fastsched.sim.builtin import builtin_applications
+    >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": builtin_applications()["cifar10"]}), 0)
+    >>> goodput_source(job, "a") is None
+    True
+    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
+    >>> src = goodput_source(job, "a")
+    >>> src.gpu_type, src.ratio
+    ('a', 1.0)
+    """
+    if job.unaware:
+        order = [None]
+    else:
+        order = [gpu_type] + [t for t in job.hetero_application.types if t != gpu_type]
+    fits = {} if fits is None else fits
+    for src in order:
+        hit = fits.get(src)
+        if hit is None:
+            ctx = job._on(src) if src is not None else contextlib.nullcontext()
+            with ctx:
+                if not job.profile:
+                    fits[src] = False
+                    continue
+                app = job.application
+                max_bsz = app.max_batch_size if job.target_batch_size is None else job.target_batch_size
+                sqr, var = job.grad_params
+                hit = fits[src] = (
+                    tuple(job.perf_params),
+                    float(sqr),
+                    float(var),
+                    float(app.init_batch_size),
+                    (float(max_bsz), float(app.min_local_bsz), float(app.max_local_bsz)),
+                )
+        if hit is False:
+            continue
+        ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src)
+        return GoodputSource(*hit, src, ratio)
+    return None

@@ -17,10 +17,11 @@ deployment choice, not a property of the chip, so a cluster file may override th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
+
+from fastsched._datafile import read_data_file
 
 __all__ = ["GpuType", "GPUS", "ALIASES", "gpu_type", "canonical_name", "trace_name", "known_names", "with_types"]
 
@@ -300,21 +301,7 @@ def _checked(where, values) -> GpuType:
 
 
 def _read_types_file(path: Path) -> dict:
-    if not path.is_file():
-        raise FileNotFoundError(f"GPU types file not found: {path}")
-    text = path.read_text()
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from None
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_data_file(path, what="GPU types file")
     if isinstance(data, Mapping) and "gpu_types" in data:
         data = data["gpu_types"]
     return data

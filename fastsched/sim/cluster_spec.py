@@ -15,11 +15,11 @@ A job never spans two GPU types; policies read :attr:`ClusterSpec.node_types`.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import NamedTuple
 
+from fastsched._datafile import read_data_file
 from fastsched.catalog import gpus as gpu_catalog
 from fastsched.policy.types import NodeInfo
 from fastsched.sim.preflight import MAX_GPUS
@@ -30,9 +30,6 @@ __all__ = ["GPU_TYPES", "NodeGroup", "ClusterSpec", "parse_cluster", "homogeneou
 #: count of 10**12 would otherwise exhaust memory first): the simulator's limit,
 #: :data:`fastsched.sim.preflight.MAX_GPUS`.
 MAX_CLUSTER_GPUS = MAX_GPUS
-#: Deepest nesting a cluster file may have; its schema needs 3, and a deeper document would
-#: otherwise exhaust Python's recursion in the JSON parser.
-MAX_FILE_DEPTH = 32
 
 #: GPUs per node of the GPU types of the Sia traces (file suffixes of ``placements-<type>.csv``).
 #: Any name of :mod:`fastsched.catalog.gpus` is known too (``t4`` is read as ``aws``).
@@ -261,37 +258,8 @@ def _parse_string(text: str) -> ClusterSpec:
     return ClusterSpec(groups)
 
 
-def _depth(text: str) -> int:
-    """Deepest bracket nesting of a JSON/TOML text (brackets in strings counted too: an upper bound)."""
-    depth = deepest = 0
-    for ch in text:
-        if ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
 def _parse_file(path: Path) -> ClusterSpec:
-    try:  # a byte-order mark is accepted, as by the workload and spec readers
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
-    if _depth(text) > MAX_FILE_DEPTH:
-        raise ValueError(f"{path}: nested more than {MAX_FILE_DEPTH} levels deep; a cluster file needs 3")
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from None
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_data_file(path, what="cluster file")
     catalog = None
     if isinstance(data, dict) and "gpu_types" in data:  # user types / overrides of the catalogue
         catalog = gpu_catalog.with_types(data["gpu_types"])

@@ -291,6 +291,8 @@ def simulate(
         unknown = sorted({j.application for j in wjobs if j.application not in apps})
         if unknown:
             raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
+        # Before the first round, as on a plain cluster: a bad row must not fail hours into the run.
+        preflight.check_jobs(wjobs, apps, pol.name, spec.total_gpus, source=source, per_gpu=False)
     else:
         apps = _resolve_apps(traces, applications)
         preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source)

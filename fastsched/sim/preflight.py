@@ -203,7 +203,7 @@ def _atomic_batch(app, batch_size, replicas):
     return min(atomic, int(app.max_batch_size / (replicas * (accum + 1)))), accum
 
 
-def _job_problem(job, app, policy_name, total_gpus):
+def _job_problem(job, app, policy_name, total_gpus, per_gpu=True):
     """Why ``job`` cannot run under ``policy_name`` as written, or ``None``."""
     if policy_name not in ("tiresias", "optimus"):
         return None  # Pollux chooses GPUs and batch sizes itself; the row's sizes are unused
@@ -215,7 +215,7 @@ def _job_problem(job, app, policy_name, total_gpus):
             f"batch_size {b} is {side} {app.name}'s measured range [{lo}, {hi}] "
             f"({policy_name} runs every job at its workload batch size)"
         )
-    if policy_name == "tiresias":
+    if policy_name == "tiresias" and per_gpu:
         r = job.num_replicas
         if r > total_gpus:
             return f"num_replicas {r} is more GPUs than the cluster has ({total_gpus})"
@@ -230,7 +230,7 @@ def _job_problem(job, app, policy_name, total_gpus):
     return None
 
 
-def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> None:
+def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_gpu=True) -> None:
     """Check every workload row against its application and the policy that will run it.
 
     Parameters
@@ -245,6 +245,10 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> N
         GPUs in the (initial) cluster.
     source : str, optional
         The workload file, for messages.
+    per_gpu : bool
+        Also check GPU counts and per-GPU batch sizes (one GPU type). A typed cluster passes
+        ``False``: its per-GPU ranges differ by type and the throughput model answers beyond
+        the measured ones, so only the batch size's validated range is checked before the run.
 
     Raises
     ------
@@ -268,7 +272,7 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None) -> N
         raise ValueError(f"{where}workload uses unknown application(s) {unknown}; available: {sorted(applications)}")
     bad = []
     for j in jobs:
-        problem = _job_problem(j, applications[j.application], policy_name, total_gpus)
+        problem = _job_problem(j, applications[j.application], policy_name, total_gpus, per_gpu)
         if problem is not None:
             bad.append((j, problem))
     if bad:

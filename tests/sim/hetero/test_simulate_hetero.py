@@ -128,3 +128,12 @@ def test_fractional_submission_times_round_up(tmp_path):
     path.write_text("name,time,application,num_replicas,batch_size\na,nan,toy,1,8\n")
     with pytest.raises(ValueError, match="time must be finite"):
         read_workload(path)
+
+
+@pytest.mark.parametrize("policy", ["tiresias", "optimus"])
+def test_typed_cluster_checks_batch_sizes_before_the_first_round(two_type_traces, policy):
+    # A row whose batch size lies outside the application's validated range used to fail
+    # inside Cluster.step, hours into the run, with a message naming neither job nor file.
+    jobs = [*toy_workload(n=2), WorkloadJob("late-bad", 80_000, "toy", 1, 1)]
+    with pytest.raises(ValueError, match=r"job 'late-bad' \(toy\): batch_size 1 is below"):
+        simulate(jobs, traces=two_type_traces, cluster="1xslow:2,1xfast:2", policy=policy)

@@ -16,6 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [requires_cuda, pytest.mark.cudasim]
 
 
+# Minutes long on the simulator, and its run time swings widely on a 2-core machine (47 s in
+# one CI run, 312 s and 600 s in later runs of the same code), so CI does not run it by default.
+@pytest.mark.skipif(
+    not os.environ.get("FASTSCHED_SLOW"), reason="minutes long on the CUDA simulator: set FASTSCHED_SLOW=1"
+)
 def test_gpu_check_tiny_runs():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run(

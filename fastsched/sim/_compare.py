@@ -164,13 +164,9 @@ def plot_comparison(results, path) -> None:
     >>> path.is_file()  # doctest: +SKIP
     True
     """
-    try:
-        import matplotlib
+    from fastsched.sim.plot import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'fastsched[plot]'") from None
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     for r in results:
         line = ax1.step(r.times / 3600.0, r.used_gpus, where="post", lw=1, label=r.policy)[0]

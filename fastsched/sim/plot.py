@@ -10,6 +10,24 @@ import numpy as np
 __all__ = ["plot_result"]
 
 
+def pyplot():
+    """Return ``matplotlib.pyplot`` on the file-only Agg backend, or say how to install it.
+
+    Examples
+    --------
+    >>> pyplot().__name__  # doctest: +SKIP
+    'matplotlib.pyplot'
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install 'fastsched[plot]'") from None
+    return plt
+
+
 def plot_result(result, path) -> None:
     """Save a figure of ``result`` to ``path``.
 
@@ -34,13 +52,7 @@ def plot_result(result, path) -> None:
     >>> path.is_file()  # doctest: +SKIP
     True
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'fastsched[plot]'") from None
+    plt = pyplot()
     by_type = getattr(result, "used_gpus_by_type", None)
     if by_type:
         fig, (ax1, axt, ax2) = plt.subplots(1, 3, figsize=(17, 4.5))

@@ -42,11 +42,24 @@ are defaults to override (``noise_scale=``), not measurements.
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import NamedTuple
 
+from fastsched._datafile import read_data_file
+
 __all__ = ["ModelSpec", "MODELS", "model_spec", "decoder_spec", "load_model_spec", "known_models", "check_model"]
+
+
+#: Model families (:attr:`ModelSpec.family`).
+FAMILIES = ("vision", "language", "speech", "recommendation", "decoder")
+#: Largest count of a model (batch sizes, kernels, samples): every integer up to it is exact as a float.
+MAX_MODEL_INT = 2**53
+#: Most epochs of a model (a profile writes one validation row per epoch and batch size).
+MAX_EPOCHS = 10_000
+#: Largest size of a model (parameters, FLOPs, bytes, noise scale): the oracle's times stay finite.
+MAX_MODEL_VALUE = 1e30
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class ModelSpec(NamedTuple):
@@ -268,12 +281,7 @@ def load_model_spec(path) -> ModelSpec:
     ('m', 8, 'decoder')
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"model file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_data_file(path, what="model file")  # names the file: missing, not UTF-8, not JSON
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a model file holds a JSON object")
     data = dict(data)
@@ -286,9 +294,10 @@ def load_model_spec(path) -> ModelSpec:
         missing = [k for k in ("layers", "hidden", "heads", "seq", "vocab", "global_batch") if k not in data]
         if missing:
             raise ValueError(f"{path}: missing field(s) {missing}")
-        return decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"], data["vocab"],
-                            dtype_bytes=data.get("dtype_bytes", 2), global_batch=data["global_batch"],
-                            tokens=data.get("tokens"), fixed_batch=bool(data.get("fixed_batch", True)))  # fmt: skip
+        return check_model(decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"],
+                                        data["vocab"], dtype_bytes=data.get("dtype_bytes", 2),
+                                        global_batch=data["global_batch"], tokens=data.get("tokens"),
+                                        fixed_batch=bool(data.get("fixed_batch", True))))  # fmt: skip
     fields = set(ModelSpec._fields) - {"name"}
     extra = sorted(set(data) - fields)
     if extra:
@@ -296,32 +305,58 @@ def load_model_spec(path) -> ModelSpec:
     missing = sorted(f for f in fields - set(data) if f not in ModelSpec._field_defaults)
     if missing:
         raise ValueError(f"{path}: missing field(s) {missing}")
-    data["noise_scale"] = tuple(data["noise_scale"])
-    if data.get("transformer") is not None:
-        data["transformer"] = tuple(data["transformer"])
+    for f in ("noise_scale", "transformer"):  # JSON lists; anything else is named by check_model
+        if isinstance(data.get(f), list):
+            data[f] = tuple(data[f])
     return check_model(ModelSpec(name=name, **data))
 
 
 def check_model(m: ModelSpec) -> ModelSpec:
     """Validate a :class:`ModelSpec` (errors name the field); return it.
 
+    Counts are at most :data:`MAX_MODEL_INT`, epochs at most :data:`MAX_EPOCHS` (the profile
+    writes a row per epoch) and sizes at most :data:`MAX_MODEL_VALUE`, so the oracle's times stay
+    finite; the name becomes a folder name, so it is one plain path component.
+
     Examples
     --------
     >>> check_model(model_spec("ncf")).name
     'ncf'
+    >>> check_model(model_spec("ncf")._replace(name="../x"))
+    Traceback (most recent call last):
+    ...
+    ValueError: model.name must be a plain name (letters, digits, '_', '.', '-'), got '../x'
     """
+    if not isinstance(m.name, str) or not _NAME.match(m.name):
+        raise ValueError(f"model.name must be a plain name (letters, digits, '_', '.', '-'), got {m.name!r}")
+    if m.family not in FAMILIES:
+        raise ValueError(f"model.family must be one of {list(FAMILIES)}, got {m.family!r}")
     for f in ("parameters", "flops_per_sample", "activation_bytes", "state_bytes_per_param", "grad_bytes_per_param"):
         v = getattr(m, f)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < float("inf")):
-            raise ValueError(f"model.{f} must be a positive finite number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= MAX_MODEL_VALUE):
+            raise ValueError(f"model.{f} must be a positive number <= {MAX_MODEL_VALUE:g}, got {v!r}")
     for f in ("kernels", "init_batch_size", "max_batch_size", "min_local_bsz", "max_epochs", "samples_per_epoch"):
-        v = getattr(m, f)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"model.{f} must be an integer >= 1, got {v!r}")
+        v, high = getattr(m, f), MAX_EPOCHS if f == "max_epochs" else MAX_MODEL_INT
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= high:
+            raise ValueError(f"model.{f} must be an integer in [1, {high}], got {v!r}")
     if m.max_batch_size < m.init_batch_size:
         raise ValueError(f"model.max_batch_size={m.max_batch_size} < model.init_batch_size={m.init_batch_size}")
     if m.precision not in ("tf32", "fp32", "bf16", "fp16"):
         raise ValueError(f"model.precision must be one of tf32, fp32, bf16, fp16, got {m.precision!r}")
-    if len(m.noise_scale) != 2 or not all(isinstance(v, (int, float)) and v > 0 for v in m.noise_scale):
-        raise ValueError(f"model.noise_scale must be two positive numbers (start, end), got {m.noise_scale!r}")
+    ns = m.noise_scale
+    if not (isinstance(ns, tuple) and len(ns) == 2 and all(_number(v) and 0 < v <= MAX_MODEL_VALUE for v in ns)):
+        raise ValueError(f"model.noise_scale must be two positive numbers (start, end), got {ns!r}")
+    if not isinstance(m.fixed_batch, bool):
+        raise ValueError(f"model.fixed_batch must be true or false, got {m.fixed_batch!r}")
+    t = m.transformer
+    if t is not None and not (isinstance(t, tuple) and len(t) == 6 and all(_count(v) for v in t)):
+        raise ValueError(f"model.transformer must be (layers, hidden, heads, seq, vocab, dtype_bytes), got {t!r}")
     return m
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_MODEL_INT

@@ -327,6 +327,12 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, 
 
 
 def _write_csv(path, header, rows):
+    for r in rows:  # extreme models or GPU types can overflow the oracle's times: refuse, never write inf
+        bad = [
+            h for h, x in zip(header, r, strict=True) if isinstance(x, (float, np.floating)) and not 0 <= x < math.inf
+        ]
+        if bad:
+            raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)

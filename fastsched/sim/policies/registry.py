@@ -123,14 +123,15 @@ def load_policy(name) -> type:
         module_name, _, attr = name.partition(":")
         if not module_name or not attr:
             raise ValueError(f"policy {name!r}: expected 'package.module:Class'")
-        try:
+        try:  # a plugin module may fail in any way (a syntax error, its own code): say which policy
             obj = importlib.import_module(module_name)
-        except ImportError as exc:
+        except Exception as exc:  # noqa: BLE001
             raise ValueError(f"policy {name!r}: cannot import module {module_name!r} ({exc})") from None
         for part in attr.split("."):
-            if not hasattr(obj, part):
+            try:
+                obj = getattr(obj, part)
+            except Exception:  # noqa: BLE001 - AttributeError, or whatever a class's __getattr__ raises
                 raise ValueError(f"policy {name!r}: module {module_name!r} has no attribute {attr!r}") from None
-            obj = getattr(obj, part)
         return _check_class(obj, repr(name))
     ep = _entry_points().get(name)
     if ep is None:
@@ -176,6 +177,11 @@ def make_policy(name, **options) -> SimPolicy:
     if isinstance(name, SimPolicy):
         return name
     cls = load_policy(name)
-    if name in POLICY_OPTIONS or (name not in _REGISTRY and options):
+    if name in _REGISTRY:
+        return cls(**options) if name in POLICY_OPTIONS else cls()
+    try:  # a plugin's constructor is the user's code: its failure names the policy
         return cls(**options)
-    return cls()
+    except Exception as exc:  # noqa: BLE001
+        raise ValueError(
+            f"policy {name!r}: {cls.__name__}(**{options!r}) failed: {type(exc).__name__}: {exc}"
+        ) from None

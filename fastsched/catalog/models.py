@@ -192,6 +192,9 @@ def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, glob
     # the 5 a s / h term is the attention matrix, which FlashAttention (Dao et al. 2022, the norm
     # in LLM training since) never stores.
     act = layers * seq * hidden * 34.0 * dtype_bytes / 2.0
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or
+                               not 0 < tokens <= MAX_MODEL_VALUE):  # fmt: skip
+        raise ValueError(f"model.tokens must be a positive number <= {MAX_MODEL_VALUE:g}, got {tokens!r}")
     total_tokens = 20.0 * params if tokens is None else float(tokens)
     epochs = 100  # progress is reported in hundredths of the token budget
     samples = max(int(total_tokens / seq / epochs), global_batch)
@@ -297,7 +300,7 @@ def load_model_spec(path) -> ModelSpec:
         return check_model(decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"],
                                         data["vocab"], dtype_bytes=data.get("dtype_bytes", 2),
                                         global_batch=data["global_batch"], tokens=data.get("tokens"),
-                                        fixed_batch=bool(data.get("fixed_batch", True))))  # fmt: skip
+                                        fixed_batch=data.get("fixed_batch", True)))  # fmt: skip
     fields = set(ModelSpec._fields) - {"name"}
     extra = sorted(set(data) - fields)
     if extra:

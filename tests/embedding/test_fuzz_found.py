@@ -42,7 +42,7 @@ def test_model_name_cannot_lead_out_of_the_output_folder(tmp_path):
     ("change", "field"),
     [
         ({"global_batch": 2**70}, "init_batch_size"),  # a decoder file skipped check_model
-        ({"tokens": 1e308}, "samples_per_epoch"),
+        ({"tokens": 1e29}, "samples_per_epoch"),
     ],
 )
 def test_decoder_file_counts_are_bounded(tmp_path, change, field):
@@ -123,3 +123,11 @@ def test_malformed_plugins_are_named(plugins, name):
         make_policy(name)
     if name.endswith(("NeedsArg", "Raises")):
         assert load_policy(name).__name__ in name  # the class itself is fine; building it fails
+
+
+@pytest.mark.parametrize(("tokens", "fixed"), [(float("inf"), True), (1e308, True), (-1, True), (1e9, "no")])
+def test_decoder_file_tokens_and_flags(tmp_path, tokens, fixed):
+    # tokens=Infinity raised a bare OverflowError; "fixed_batch": "no" was read as true.
+    field = "tokens" if fixed is True else "fixed_batch"
+    with pytest.raises(ValueError, match=f"model.{field}"):
+        load_model_spec(_model_file(tmp_path, {**DECODER, "tokens": tokens, "fixed_batch": fixed}))

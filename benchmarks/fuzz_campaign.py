@@ -607,6 +607,82 @@ def workload_jobs(rng):
     return 1
 
 
+# -- memory: the largest problems of a cluster of <= 10,000 GPUs, one fresh process each ---------------
+def _mem_goodput():
+    fn = GoodputFunction(PERF, GRAD, 128)
+    reps = np.arange(1, 10_001, dtype=np.float64)  # every replica count of a 10,000-GPU cluster
+    return fn.optimize(np.ceil(reps / 8), reps, 2.0**53, (1.0, 2.0**53), True)
+
+
+def _mem_model_batch():
+    count = 64
+    batch = ModelBatch(np.tile(np.asarray(PERF), (count, 1)), np.tile(np.asarray(GRAD), (count, 1)), 128.0,
+                       np.full(count, 2.0**53), None, True)  # fmt: skip
+    return batch.speedup_tables(10_000)
+
+
+def _mem_policy():
+    nodes = {f"n{i}": NodeInfo({"gpu": 8, "cpu": 64}, False) for i in range(1_250)}  # 10,000 GPUs
+    sp = SpeedupFunction(GoodputFunction(PERF, GRAD, 128), 2**53)
+    jobs = {f"j{i}": JobInfo({"gpu": 1}, sp, i, 0, 2**31) for i in range(256)}
+    return PolluxPolicy(seed=0, pop_size=32, generations=10).optimize(jobs, nodes, {}, None)
+
+
+def _mem_cluster():
+    path = SCRATCH / "c.toml"
+    path.write_text("".join(f'[[group]]\ntype = "g{i}"\ncount = 1\ngpus_per_node = 1\n' for i in range(10_000)))
+    return parse_cluster(path), parse_cluster("10000xgpu:1"), parse_cluster("1250xh100")
+
+
+def _mem_simulate():
+    from fastsched.sim import simulate
+
+    return simulate("builtin", policy="tiresias", nodes=1_250, gpus=8, max_time=4 * 3600)
+
+
+MEMORY_CASES = {
+    "GoodputFunction.optimize: 10,000 replica counts, max batch 2**53": _mem_goodput,
+    "ModelBatch.speedup_tables: 64 models x 10,000 replicas": _mem_model_batch,
+    "PolluxPolicy.optimize: 1,250 nodes x 8 GPUs, 256 jobs, max_replicas 2**31": _mem_policy,
+    "parse_cluster: 10,000 one-GPU groups (TOML), 10000xgpu:1, 1250xh100": _mem_cluster,
+    "simulate: builtin workload, tiresias, 1,250 x 8 GPUs": _mem_simulate,
+}
+
+
+def _memory_case(name):
+    """Run one case after a warm-up call (compilation is not the problem's memory); print peaks as JSON."""
+    import resource
+    import tracemalloc
+
+    fn = MEMORY_CASES[name]
+    fn()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    t = time.process_time()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"case": name, "traced_peak_mib": peak / 2**20, "rss_peak_mib": rss / 1024,
+                      "rss_growth_mib": (rss - base) / 1024, "cpu_s": time.process_time() - t}))  # fmt: skip
+
+
+def _memory_report():
+    import subprocess
+
+    print("| case | tracemalloc peak (MiB) | peak RSS (MiB) | RSS growth in the measured call (MiB) | CPU s |")
+    print("|---|---:|---:|---:|---:|")
+    for name in MEMORY_CASES:
+        r = subprocess.run([sys.executable, __file__, "--memory-case", name], capture_output=True, text=True)
+        if r.returncode:
+            print(f"| {name} | failed: {r.stderr.strip().splitlines()[-1]} | | | |")
+            continue
+        d = json.loads(r.stdout.strip().splitlines()[-1])
+        print(f"| {name} | {d['traced_peak_mib']:.1f} | {d['rss_peak_mib']:.0f} | {d['rss_growth_mib']:.0f} | "
+              f"{d['cpu_s']:.1f} |")  # fmt: skip
+        sys.stdout.flush()
+
+
 # Calls of each entry point per cycle: validation-level ones answer in microseconds, so they take
 # many calls; whole policy rounds, cost cases and profiles still get thousands in a long run.
 ENTRY_POINTS = {
@@ -656,7 +732,15 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="entry points whose name starts with this")
     ap.add_argument("--checkpoint", help="file rewritten with the counts every --every seconds")
     ap.add_argument("--every", type=float, default=30.0)
+    ap.add_argument("--memory", action="store_true", help="measure peak memory of the largest problems instead")
+    ap.add_argument("--memory-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_case:
+        _memory_case(args.memory_case)
+        return 0
+    if args.memory:
+        _memory_report()
+        return 0
     logging.disable(logging.WARNING)  # the policy logs every skipped job
     np.seterr(over="ignore")  # float32 casts of 2**53 and 1e300 in the inputs are intended
     import warnings

@@ -131,3 +131,17 @@ def test_decoder_file_tokens_and_flags(tmp_path, tokens, fixed):
     field = "tokens" if fixed is True else "fixed_batch"
     with pytest.raises(ValueError, match=f"model.{field}"):
         load_model_spec(_model_file(tmp_path, {**DECODER, "tokens": tokens, "fixed_batch": fixed}))
+
+
+def test_cluster_groups_numpy_counts_and_a_bare_group():
+    import numpy as np
+
+    from fastsched.sim.cluster_spec import parse_cluster
+
+    # numpy integers (as WorkloadJob takes them) were refused; a bare group unpacked its type's letters.
+    spec = parse_cluster([("aws", np.int64(2), np.int32(4))])
+    assert spec.total_gpus == 8 and type(spec.groups[0].count) is int
+    with pytest.raises(ValueError, match="node group 0: expected \\(type, count, gpus_per_node\\), got 'aws'"):
+        parse_cluster(["aws", 1, 4])
+    with pytest.raises(ValueError, match="gpus_per_node must be an integer"):
+        parse_cluster([("aws", 1, np.float32(4.0))])

@@ -640,12 +640,21 @@ def _mem_simulate():
     return simulate("builtin", policy="tiresias", nodes=1_250, gpus=8, max_time=4 * 3600)
 
 
+def _mem_profile():
+    # The largest profile a model may ask for: MAX_EPOCHS rows in each of 54 validation files.
+    m = model_spec("ncf")._replace(name="big", init_batch_size=1, max_batch_size=2**53, max_epochs=MAX_EPOCHS)
+    out = SCRATCH / "mem-profile"
+    shutil.rmtree(out, ignore_errors=True)
+    return len(write_profile(check_model(m), ["t4"], out))
+
+
 MEMORY_CASES = {
     "GoodputFunction.optimize: 10,000 replica counts, max batch 2**53": _mem_goodput,
     "ModelBatch.speedup_tables: 64 models x 10,000 replicas": _mem_model_batch,
     "PolluxPolicy.optimize: 1,250 nodes x 8 GPUs, 256 jobs, max_replicas 2**31": _mem_policy,
     "parse_cluster: 10,000 one-GPU groups (TOML), 10000xgpu:1, 1250xh100": _mem_cluster,
     "simulate: builtin workload, tiresias, 1,250 x 8 GPUs": _mem_simulate,
+    "write_profile: max_epochs 10,000, batch 1 to 2**53 (54 validation files)": _mem_profile,
 }
 
 
@@ -735,11 +744,11 @@ def main() -> int:
     ap.add_argument("--memory", action="store_true", help="measure peak memory of the largest problems instead")
     ap.add_argument("--memory-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.memory_case:
-        _memory_case(args.memory_case)
-        return 0
-    if args.memory:
-        _memory_report()
+    if args.memory_case or args.memory:
+        try:
+            _memory_case(args.memory_case) if args.memory_case else _memory_report()
+        finally:
+            shutil.rmtree(SCRATCH, ignore_errors=True)
         return 0
     logging.disable(logging.WARNING)  # the policy logs every skipped job
     np.seterr(over="ignore")  # float32 casts of 2**53 and 1e300 in the inputs are intended

@@ -636,8 +636,9 @@ def _mem_cluster():
 
 def _mem_simulate():
     from fastsched.sim import simulate
+    from fastsched.sim.builtin import builtin_workload
 
-    return simulate("builtin", policy="tiresias", nodes=1_250, gpus=8, max_time=4 * 3600)
+    return simulate(builtin_workload(), policy="tiresias", nodes=1_250, gpus=8, max_time=4 * 3600)
 
 
 def _mem_profile():

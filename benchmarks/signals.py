@@ -10,7 +10,9 @@ After each try:
 
 * the exit status is the run's own (0 when it finished first) or the documented one: 130 after
   SIGINT; death by the signal for SIGTERM and SIGHUP (a shell shows 143 and 129), or 128 +
-  the signal number;
+  the signal number. A SIGINT while CPython itself starts (importing its ``site`` module, before
+  any code of the command) aborts with status 1 and "Fatal Python error: init_import_site": that
+  is counted apart, as nothing of the command ran;
 * no temporary file is left, no output is partial, and every file there before the run (a user's
   file, the spec, the workload, the ``--output`` file replaced under ``--force``) is byte for
   byte what it was unless it was replaced by a whole new output;
@@ -133,10 +135,14 @@ def _run(args, cwd: Path, delay=None, sig=None):
     return rc, seconds, left
 
 
-def _outcome(rc, sig) -> str | None:
+def _outcome(rc, sig, stderr="") -> str | None:
     """Name the outcome of exit status ``rc`` after ``sig``; ``None`` for an undocumented one."""
     if rc == 0:
         return "finished first"
+    if rc == 1 and "Fatal Python error: init_import_site" in stderr:
+        # CPython itself, importing its site module before any code of the command runs: it
+        # cannot raise KeyboardInterrupt there and aborts with status 1; nothing is written.
+        return "interpreter start-up (1)"
     if rc == 130 and sig == signal.SIGINT:
         return "stopped (130)"
     if rc in (-sig, 128 + sig):
@@ -166,7 +172,7 @@ def _tries(name, tries, rng):
                 before = {p.name: _digest(p) for p in folder.iterdir() if p.is_file() and p.name != ".stderr.log"}
                 delay = rng.uniform(0.0, duration)
                 rc, _, left = _run(args, folder, delay, sig)
-                outcome = _outcome(rc, sig)
+                outcome = _outcome(rc, sig, (folder / ".stderr.log").read_text())
                 problems = check(folder, before)
                 if outcome is None:
                     lines = (folder / ".stderr.log").read_text().strip().splitlines()
@@ -207,14 +213,15 @@ def main(argv=None) -> int:
         duration, counts, failures = _tries(name, args.tries, rng)
         print(f"## {name}: {args.tries} tries per signal, each at a uniform moment of a {duration:.1f} s run")
         print(f"({time.perf_counter() - t0:.0f} s in all)")
-        print("| signal | finished first | stopped | resumed | failures |")
-        print("|---|---:|---:|---:|---:|")
+        print("| signal | finished first | stopped | stopped in interpreter start-up | resumed | failures |")
+        print("|---|---:|---:|---:|---:|---:|")
         for sig in SIGNALS:
             stopped = sum(n for (s, o), n in counts.items() if s == sig.name and o.startswith("stopped"))
             how = ", ".join(sorted({o for (s, o) in counts if s == sig.name and o.startswith("stopped")}))
             print(
                 f"| {sig.name} | {counts[sig.name, 'finished first']} | {stopped} {how.replace('stopped ', '')} | "
-                f"{counts[sig.name, 'resumed']} | {counts[sig.name, 'failures']} |"
+                f"{counts[sig.name, 'interpreter start-up (1)']} | {counts[sig.name, 'resumed']} | "
+                f"{counts[sig.name, 'failures']} |"
             )
         for f in failures:
             print(f"  {f[0]} try {f[1]} at {f[2]} s: {'; '.join(f[3])}")

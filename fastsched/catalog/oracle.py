@@ -57,6 +57,10 @@ HOST_S_PER_KERNEL = 100e-6
 LATENCY_S = (10e-6, 30e-6)
 #: Gradient bucket bytes (PyTorch DDP's default 25 MB): the last one is never overlapped.
 BUCKET_BYTES = 25e6
+#: Fixed seconds of one step's gradient synchronisation on several GPUs, whatever its size.
+ALLREDUCE_FIXED_S = 0.0
+#: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
+OVERLAP = 0.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
 RESERVED_GIB = 1.5
 
@@ -93,7 +97,7 @@ def _check_eff(name, e, high=1.0):
     return float(e)
 
 
-def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=LINK_EFFICIENCY) -> float:
+def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None, fixed_s=None) -> float:
     """Seconds of a ring all-reduce of ``grad_bytes`` over ``placement`` (GPUs per node).
 
     Examples
@@ -108,7 +112,9 @@ def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=LINK_
         return 0.0
     bw = gpu.intra_gbps if k == 1 else min(gpu.intra_gbps, gpu.network_gbps)
     lat = LATENCY_S[0] if k == 1 else LATENCY_S[1]
-    return 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
+    fixed = ALLREDUCE_FIXED_S if fixed_s is None else fixed_s
+    link_efficiency = LINK_EFFICIENCY if link_efficiency is None else link_efficiency
+    return fixed + 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
 
 
 def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
@@ -121,9 +127,10 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 
 
-def _combine(host, gpu, bwd, ar, last_frac):
+def _combine(host, gpu, bwd, ar, last_frac, overlap=None):
     """Step and exposed sync from the parts (see the module docstring)."""
-    sync = np.maximum(ar * last_frac, ar - bwd)
+    ov = OVERLAP if overlap is None else overlap
+    sync = np.maximum(ar * last_frac, ar - ov * bwd)
     # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
     # (max); the 2-norm sits between the two. The GPU's own timeline (its work, then the
     # exposed all-reduce) never shrinks with a larger batch.
@@ -151,7 +158,7 @@ def fits_data_parallel(model, gpu, catalog=None) -> bool:
 
 def _max_dp_batch(m: ModelSpec, g: GpuType) -> int:
     free = (g.memory_gib - RESERVED_GIB) * 2.0**30 - m.state_bytes_per_param * m.parameters
-    return int(max(free, 0.0) // m.activation_bytes)
+    return int(max(free, 0.0) // m.held_bytes)
 
 
 def max_local_bsz(model, gpu, catalog=None) -> int:
@@ -166,7 +173,7 @@ def max_local_bsz(model, gpu, catalog=None) -> int:
     return _max_dp_batch(m, g)
 
 
-def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=LINK_EFFICIENCY,
+def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=None,
               host_s_per_kernel=None, catalog=None) -> StepTime:  # fmt: skip
     """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
 
@@ -202,7 +209,7 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     m, g = _resolve(model, gpu, catalog)
     p = _placement(placement)
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
-    link_eff = _check_eff("link_efficiency", link_efficiency)
+    link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
     b = np.asarray(local_bsz, dtype=np.float64)
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 1):
         raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
@@ -242,7 +249,7 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
     return out
 
 
-def calibrate(model, gpu, rows, *, link_efficiency=LINK_EFFICIENCY, host_s_per_kernel=None, catalog=None) -> float:
+def calibrate(model, gpu, rows, *, link_efficiency=None, host_s_per_kernel=None, catalog=None) -> float:
     """Fit the one efficiency of ``gpu`` that best predicts measured ``rows`` of ``model``.
 
     Minimises the squared log error of the step time over ``rows`` (a grid over

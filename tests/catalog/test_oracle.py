@@ -28,7 +28,8 @@ placements = st.lists(st.integers(0, 8), min_size=1, max_size=5).filter(lambda p
 )
 def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link):
     got = step_time(model, gpu, placement, b, efficiency=eff, link_efficiency=link)
-    want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL)
+    want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL,
+                         overlap=O.OVERLAP, fixed=O.ALLREDUCE_FIXED_S)  # fmt: skip
     assert got.step == pytest.approx(want[0], rel=1e-12) and got.sync == pytest.approx(want[1], rel=1e-12, abs=1e-15)
 
 
@@ -69,7 +70,7 @@ def test_max_local_bsz_is_the_memory_limit():
     m, g = model_spec("yolov3"), gpu_type("t4")
     cap = max_local_bsz(m, g)
     budget = (g.memory_gib - O.RESERVED_GIB) * 2**30 - m.state_bytes_per_param * m.parameters
-    assert cap * m.activation_bytes <= budget < (cap + 1) * m.activation_bytes
+    assert cap * m.held_bytes <= budget < (cap + 1) * m.held_bytes
     assert max_local_bsz("yolov3", "h200") > cap
 
 

@@ -25,7 +25,7 @@ def test_oracle_application_answers_the_interface():
     assert app.iteration(400, 0) == np.ceil(1_281_167 / 400)
     with pytest.raises(ValueError, match="noise_scale"):
         OracleApplication("yolov3", "t4", noise_scale=(1, -2))
-    huge = model_spec("yolov3")._replace(activation_bytes=64e9)
+    huge = model_spec("yolov3")._replace(memory_bytes=64e9)
     with pytest.raises(ValueError, match="does not fit one t4"):
         OracleApplication(huge, "t4")
 

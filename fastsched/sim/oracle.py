@@ -130,7 +130,7 @@ class OracleApplication(Application):
         --------
         >>> app = OracleApplication("imagenet", "v100")
         >>> app.noise_scale(0), round(app.noise_scale(89))
-        (1000.0, 10000)
+        (1000.0, 30000)
         """
         start, end = self.model.noise_scale
         f = min(max(epoch, 0), self.max_epochs - 1) / max(self.max_epochs - 1, 1)
@@ -145,7 +145,7 @@ class OracleApplication(Application):
         Examples
         --------
         >>> OracleApplication("cifar10", "t4").grad_params(0)
-        GradParams(sqr=1.0, var=1.5625)
+        GradParams(sqr=1.0, var=0.78125)
         """
         return GradParams(1.0, self.noise_scale(epoch) / self.init_batch_size)
 

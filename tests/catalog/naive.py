@@ -32,4 +32,4 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     grad = model.grad_bytes_per_param * model.parameters
     ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)
     exposed = max(ar * min(1.0, bucket / grad), ar - overlap * backward_s)
-    return math.hypot(host_s, gpu_s + exposed), exposed
+    return math.hypot(host_s, gpu_s) + exposed, exposed

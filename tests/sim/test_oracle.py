@@ -86,8 +86,8 @@ def test_calibrate_option_fits_measured_rows(tmp_path, capsys):
     argv = ["profile", "imagenet", "--gpu", "rtx", "--output", str(out), "--calibrate", str(measured / "cifar10")]
     assert main(argv) == 0
     assert "0.450 (fit)" in capsys.readouterr().out
-    assert TraceApplication(out / "imagenet", gpu_type="rtx").throughput((2,), 32) == pytest.approx(
-        OracleApplication("imagenet", "rtx", efficiency=0.45).throughput((2,), 32), rel=1e-3
+    assert TraceApplication(out / "imagenet", gpu_type="rtx").throughput((2,), 20) == pytest.approx(
+        OracleApplication("imagenet", "rtx", efficiency=0.45).throughput((2,), 20), rel=1e-3
     )
 
 

@@ -157,7 +157,7 @@ STUDY_MODELS = {
                memory_bytes=4.44e7),
         _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
         _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0)),
-        _study("yolov3", "vision", 62e6, 6.6e10, 8.0e8, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
+        _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
                memory_bytes=3.2e8),
         _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
                state_bytes_per_param=16.0),

@@ -3,10 +3,13 @@
 The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples per GPU:
 
 * **host**: ``kernels x HOST_S_PER_KERNEL``: eager frameworks launch each kernel from Python;
-* **GPU**: ``3 F b / (peak x e) + (3 A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
-  at the model's precision peak, plus the memory traffic of writing, reading and
-  differentiating the saved activations and of the optimizer's pass over its state, both at a
-  per-type efficiency ``e`` (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`);
+* **GPU**: ``3 F b / (peak x e) + (k A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
+  at the model's precision peak, plus the memory traffic of the activations and of the
+  optimizer's pass over its state, both at a per-type efficiency ``e``
+  (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`). Each activation byte moves
+  ``k`` = :data:`ACTIVATION_PASSES` = 6 times: written, and read by the next layer, in the
+  forward pass; read again, its gradient written and read by the layer below, in the backward
+  pass; and one more read by the normalisation layers' two-pass statistics;
 * host and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
   ``sqrt(host^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
@@ -66,6 +69,8 @@ BUCKET_BYTES = 25e6
 ALLREDUCE_FIXED_S = 0.0
 #: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
 OVERLAP = 0.0
+#: Times a step moves each activation byte through memory (see the module docstring).
+ACTIVATION_PASSES = 6.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
 RESERVED_GIB = 1.5
 
@@ -133,7 +138,7 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     b = np.asarray(b, dtype=np.float64)
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
-    fwd = m.flops_per_sample * b / peak + m.activation_bytes * b / mem
+    fwd = m.flops_per_sample * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
     opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 

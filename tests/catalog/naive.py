@@ -21,12 +21,12 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
     return fixed + volume / (bandwidth * 1e9 * link_eff) + 2 * (n - 1) * latency
 
 
-def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0):
+def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0):
     flops = 3.0 * model.flops_per_sample * b  # forward + backward (twice the forward)
-    traffic = 3.0 * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
+    traffic = passes * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
     gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
-        2.0 * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
+        (2.0 / 3.0) * passes * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
     )
     host_s = model.kernels * host_per_kernel
     grad = model.grad_bytes_per_param * model.parameters

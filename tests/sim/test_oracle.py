@@ -155,3 +155,22 @@ def _fits(k):
     except ValueError:
         return False
     return True
+
+
+def test_calibration_reads_only_the_calibration_application(tmp_path, monkeypatch):
+    import builtins
+
+    write_profile("cifar10", ["t4", "v100"], tmp_path, efficiencies={"aws": 0.3, "azure": 0.8})
+    write_profile("bert", ["t4"], tmp_path, efficiencies={"aws": 3.0})  # a held-out app beside it
+    opened = []
+    real_open = builtins.open
+
+    def spy(path, *a, **k):
+        opened.append(str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    effs = calibrate_from_traces(tmp_path / "cifar10", ["aws", "azure", "rtx"])
+    monkeypatch.undo()
+    assert effs == pytest.approx({"aws": 0.3, "azure": 0.8}, rel=1e-3)  # rtx: no file, not calibrated
+    assert opened and all(str(tmp_path / "cifar10") in p for p in opened)

@@ -26,7 +26,10 @@ layer at half precision, doubled for FP32): the basis of the memory traffic. The
 trained with mixed precision (apex AMP, O1) hold less in memory (``memory_bytes``): two saved
 half-precision tensors per conv output, 11.1 M conv-output elements per 224 px image for
 ResNet-50 (Radosavovic et al. 2020's activation count) and about 80 M at YOLOv3's largest
-608 px scale. DeepSpeech2 is the script's default network (five bidirectional GRU layers of
+608 px scale. ResNet-18's 3x3 stride-1 convolutions hold 89 % of its FLOPs (the three
+stride-2 ones and the 1x1 shortcuts the rest): in FP32, cuDNN runs them as Winograd transforms
+(``winograd_share``). ImageNet and YOLOv3 train in mixed precision (``precision="fp16"``), as
+the Pollux benchmark's scripts do (apex AMP O1). DeepSpeech2 is the script's default network (five bidirectional GRU layers of
 800 after two convolutions, about 104 MFLOP per output frame) on VoxForge clips of about 5 s;
 its 7,140 training clips are the first part of the study's VoxForge split. NCF is NeuMF with 32
 GMF and 128 MLP factors on MovieLens-1M (6,040 users, 3,706 items), trained with Adam (16
@@ -103,12 +106,16 @@ class ModelSpec(NamedTuple):
         Activation bytes per sample held in GPU memory, where they differ from
         ``activation_bytes`` (the memory traffic's basis): mixed-precision training keeps its
         saved activations in half precision. ``None``: ``activation_bytes``.
+    winograd_share : float
+        Share of the forward FLOPs in 3x3 stride-1 convolutions trained in FP32, which cuDNN
+        runs as Winograd F(2x2, 3x3) transforms with 2.25 times fewer multiplies (Lavin & Gray
+        2016); half-precision tensor-core convolutions use implicit GEMM instead (share 0).
 
     Examples
     --------
     >>> m = model_spec("imagenet")
     >>> m.parameters, m.family, m.precision
-    (25600000.0, 'vision', 'tf32')
+    (25600000.0, 'vision', 'fp16')
     """
 
     name: str
@@ -129,6 +136,7 @@ class ModelSpec(NamedTuple):
     fixed_batch: bool = False
     transformer: tuple | None = None
     memory_bytes: float | None = None
+    winograd_share: float = 0.0
 
     @property
     def held_bytes(self) -> float:
@@ -152,13 +160,14 @@ def _study(name, family, params, flops, act, kernels, init_b, max_b, min_local, 
 STUDY_MODELS = {
     m.name: m
     for m in (
-        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (100.0, 10_000.0)),
+        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (100.0, 10_000.0),
+               winograd_share=0.89),
         _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1530, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 30_000.0),
-               memory_bytes=4.44e7),
+               memory_bytes=4.44e7, precision="fp16"),
         _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
         _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0)),
         _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
-               memory_bytes=3.2e8),
+               memory_bytes=3.2e8, precision="fp16"),
         _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
                state_bytes_per_param=16.0),
     )
@@ -352,6 +361,9 @@ def check_model(m: ModelSpec) -> ModelSpec:
         v = getattr(m, f)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"model.{f} must be an integer >= 1, got {v!r}")
+    w = m.winograd_share
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
+        raise ValueError(f"model.winograd_share must be in [0, 1], got {w!r}")
     if m.memory_bytes is not None:
         v = m.memory_bytes
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < float("inf")):

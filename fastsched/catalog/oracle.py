@@ -69,6 +69,8 @@ BUCKET_BYTES = 25e6
 ALLREDUCE_FIXED_S = 0.0
 #: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
 OVERLAP = 0.0
+#: Fewer multiplies of Winograd F(2x2, 3x3) than a direct 3x3 convolution (Lavin & Gray 2016).
+WINOGRAD_GAIN = 2.25
 #: Times a step moves each activation byte through memory (see the module docstring).
 ACTIVATION_PASSES = 6.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
@@ -138,7 +140,8 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     b = np.asarray(b, dtype=np.float64)
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
-    fwd = m.flops_per_sample * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
+    flops = m.flops_per_sample * (1.0 - m.winograd_share + m.winograd_share / WINOGRAD_GAIN)
+    fwd = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
     opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 

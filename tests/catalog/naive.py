@@ -22,7 +22,9 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
 
 
 def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0):
-    flops = 3.0 * model.flops_per_sample * b  # forward + backward (twice the forward)
+    winograd = model.winograd_share
+    # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
+    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b
     traffic = passes * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
     gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (

@@ -158,3 +158,16 @@ def test_the_study_initial_batch_fits_one_gpu_of_every_measured_type(app):
     m = model_spec(app)
     for t in ("aws", "azure", "rtx", "dgx-ext", "quad"):
         assert max_local_bsz(m, t) >= min(m.init_batch_size, 200), (app, t)
+
+
+def test_winograd_and_mixed_precision_only_shorten_compute():
+    m = model_spec("cifar10")
+    direct = m._replace(winograd_share=0.0)
+    assert step_time(m, "v100", (1,), 256).step < step_time(direct, "v100", (1,), 256).step
+    with pytest.raises(ValueError, match="winograd_share"):
+        from fastsched.catalog.models import check_model
+
+        check_model(m._replace(winograd_share=1.5))
+    amp = model_spec("imagenet")
+    assert amp.precision == "fp16" and amp.held_bytes < amp.activation_bytes
+    assert step_time(amp, "v100", (1,), 64).step < step_time(amp._replace(precision="tf32"), "v100", (1,), 64).step

@@ -54,6 +54,39 @@ def measured_rows(app_dir: Path, t: str) -> list:
     return rows
 
 
+def _line(b, t):
+    """Least-squares ``(intercept, slope)`` of ``t`` against ``b``."""
+    a = np.vstack([np.ones_like(b), b]).T
+    c = np.linalg.lstsq(a, t, rcond=None)[0]
+    return float(c[0]), float(c[1])
+
+
+def _split(app, g, eff, rows) -> dict:
+    """Where a cell's error comes from: one-GPU compute against multi-GPU sync.
+
+    ``compute``: median log(predicted / measured) of the one-GPU step (no sync);
+    ``sync``: the same of the sync time over the rows with several GPUs and a measured sync
+    above 1 ms; ``fixed_ms``/``per_sample_ms``: intercept and slope of the one-GPU compute
+    (step - sync) against the batch, measured and predicted.
+    """
+    from fastsched.catalog import step_time
+
+    one = [(b, st - sy) for p, b, st, sy in rows if p == (1,)]
+    b = np.array([x[0] for x in one])
+    meas = np.array([x[1] for x in one])
+    pred = np.array([step_time(app, g, (1,), x, efficiency=eff).step for x in b])
+    syn = [
+        np.log(step_time(app, g, p, bb, efficiency=eff).sync / sy) for p, bb, st, sy in rows if sum(p) > 1 and sy > 1e-3
+    ]
+    (fm, sm), (fp, sp) = _line(b, meas), _line(b, pred)
+    return {
+        "compute": float(np.median(np.log(pred / meas))),
+        "sync": float(np.median(syn)) if syn else float("nan"),
+        "fixed_ms": (fm * 1e3, fp * 1e3),
+        "per_sample_ms": (sm * 1e3, sp * 1e3),
+    }
+
+
 def run(traces: Path) -> dict:
     from fastsched.catalog import gpu_type, step_time
     from fastsched.sim.oracle import calibrate_from_traces
@@ -75,6 +108,7 @@ def run(traces: Path) -> dict:
                     shape = "one GPU" if sum(p) == 1 else ("one node, several GPUs" if len(p) == 1 else "several nodes")
                     by_shape[shape].append(e)
             errs = np.array(errs)
+            split = _split(app, g, effs[t], rows)
             cells.append(
                 {
                     "app": app,
@@ -83,6 +117,7 @@ def run(traces: Path) -> dict:
                     "median": float(np.median(errs)),
                     "p90": float(np.percentile(errs, 90)),
                     "max": float(errs.max()),
+                    **split,
                     "bias": float(
                         np.median(
                             [np.log(step_time(app, g, p, b, efficiency=effs[t]).step / st) for p, b, st, _ in rows]
@@ -134,14 +169,16 @@ def run(traces: Path) -> dict:
 
 def markdown(res: dict) -> str:
     out = [
-        "| application | type | rows | median error | p90 error | worst row | median log(pred/meas) |",
-        "|---|---|---|---|---|---|---|",
+        "| application | type | rows | median error | p90 error | worst row | log(pred/meas): step | "
+        "1-GPU compute | sync | 1-GPU fixed ms (meas/pred) | 1-GPU ms per sample (meas/pred) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in res["cells"]:
         tag = " (calibration)" if c["app"] == "cifar10" else ""
+        (fm, fp), (sm, sp) = c["fixed_ms"], c["per_sample_ms"]
         out.append(
             f"| {c['app']}{tag} | {c['type']} | {c['rows']} | {c['median']:.0%} | {c['p90']:.0%} | {c['max']:.0%} | "
-            f"{c['bias']:+.2f} |"
+            f"{c['bias']:+.2f} | {c['compute']:+.2f} | {c['sync']:+.2f} | {fm:.0f} / {fp:.0f} | {sm:.3g} / {sp:.3g} |"
         )
     o = res["overall"]
     out += ["", f"Five applications x five types, {o['rows']} rows: median {o['median']:.1%}, p90 {o['p90']:.1%}.", ""]

@@ -31,7 +31,10 @@ stride-2 ones and the 1x1 shortcuts the rest): in FP32, cuDNN runs them as Winog
 (``winograd_share``). ImageNet and YOLOv3 train in mixed precision (``precision="fp16"``), as
 the Pollux benchmark's scripts do (apex AMP O1). DeepSpeech2 is the script's default network (five bidirectional GRU layers of
 800 after two convolutions, about 104 MFLOP per output frame) on VoxForge clips of about 5 s;
-its 7,140 training clips are the first part of the study's VoxForge split. NCF is NeuMF with 32
+its 7,140 training clips are the first part of the study's VoxForge split. Its recurrent layers
+run about 240 dependent time steps (4.8 s at 10 ms, halved by the convolutions' stride) in each
+of 5 layers and 2 directions, with about 3 kernels per step forward and 5 backward:
+19,200 kernels in a chain (``serial_kernels``). NCF is NeuMF with 32
 GMF and 128 MLP factors on MovieLens-1M (6,040 users, 3,706 items), trained with Adam (16
 bytes of state per parameter) on each of the 994,169 ratings and 4 sampled negatives per
 epoch. Kernel counts are about three per forward operator (forward and two backward) plus
@@ -110,6 +113,9 @@ class ModelSpec(NamedTuple):
         Share of the forward FLOPs in 3x3 stride-1 convolutions trained in FP32, which cuDNN
         runs as Winograd F(2x2, 3x3) transforms with 2.25 times fewer multiplies (Lavin & Gray
         2016); half-precision tensor-core convolutions use implicit GEMM instead (share 0).
+    serial_kernels : int
+        GPU kernels per step that each wait for the one before whatever the batch (a recurrent
+        layer's time steps), each taking at least a kernel's launch latency on the GPU.
 
     Examples
     --------
@@ -137,6 +143,7 @@ class ModelSpec(NamedTuple):
     transformer: tuple | None = None
     memory_bytes: float | None = None
     winograd_share: float = 0.0
+    serial_kernels: int = 0
 
     @property
     def held_bytes(self) -> float:
@@ -165,7 +172,8 @@ STUDY_MODELS = {
         _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1530, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 30_000.0),
                memory_bytes=4.44e7, precision="fp16"),
         _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
-        _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0)),
+        _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0),
+               serial_kernels=19_200),
         _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
                memory_bytes=3.2e8, precision="fp16"),
         _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
@@ -361,6 +369,9 @@ def check_model(m: ModelSpec) -> ModelSpec:
         v = getattr(m, f)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"model.{f} must be an integer >= 1, got {v!r}")
+    v = m.serial_kernels
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"model.serial_kernels must be an integer >= 0, got {v!r}")
     w = m.winograd_share
     if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
         raise ValueError(f"model.winograd_share must be in [0, 1], got {w!r}")

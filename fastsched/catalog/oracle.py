@@ -9,7 +9,9 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`). Each activation byte moves
   ``k`` = :data:`ACTIVATION_PASSES` = 6 times: written, and read by the next layer, in the
   forward pass; read again, its gradient written and read by the layer below, in the backward
-  pass; and one more read by the normalisation layers' two-pass statistics;
+  pass; and one more read by the normalisation layers' two-pass statistics. A recurrent
+  network adds ``serial_kernels x`` :data:`GPU_KERNEL_S` (4 µs): its time steps' kernels wait
+  for each other whatever the batch;
 * host and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
   ``sqrt(host^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
@@ -69,6 +71,8 @@ BUCKET_BYTES = 25e6
 ALLREDUCE_FIXED_S = 0.0
 #: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
 OVERLAP = 0.0
+#: Seconds a dependent kernel takes on the GPU at least (launch and completion of a tiny kernel).
+GPU_KERNEL_S = 4e-6
 #: Fewer multiplies of Winograd F(2x2, 3x3) than a direct 3x3 convolution (Lavin & Gray 2016).
 WINOGRAD_GAIN = 2.25
 #: Times a step moves each activation byte through memory (see the module docstring).
@@ -141,7 +145,8 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
     flops = m.flops_per_sample * (1.0 - m.winograd_share + m.winograd_share / WINOGRAD_GAIN)
-    fwd = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
+    chain = m.serial_kernels * GPU_KERNEL_S / 3.0  # forward's third of the dependent kernels
+    fwd = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem + chain
     opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 

@@ -30,6 +30,9 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
         (2.0 / 3.0) * passes * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
     )
+    chain = model.serial_kernels * 4e-6  # dependent kernels at the GPU's launch latency
+    gpu_s += chain
+    backward_s += (2.0 / 3.0) * chain
     host_s = model.kernels * host_per_kernel
     grad = model.grad_bytes_per_param * model.parameters
     ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)

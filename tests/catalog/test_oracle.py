@@ -171,3 +171,12 @@ def test_winograd_and_mixed_precision_only_shorten_compute():
     amp = model_spec("imagenet")
     assert amp.precision == "fp16" and amp.held_bytes < amp.activation_bytes
     assert step_time(amp, "v100", (1,), 64).step < step_time(amp._replace(precision="tf32"), "v100", (1,), 64).step
+
+
+def test_a_chain_of_dependent_kernels_costs_the_same_at_every_batch():
+    m = model_spec("deepspeech2")
+    free = m._replace(serial_kernels=0)
+    for b in (1, 16, 256):
+        with_chain = step_time(m, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
+        without = step_time(free, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
+        assert with_chain - without == pytest.approx(m.serial_kernels * O.GPU_KERNEL_S, rel=1e-9)

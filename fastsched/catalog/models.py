@@ -48,15 +48,14 @@ attention matrix). Their costs come from
 
 Gradient-noise defaults (:attr:`ModelSpec.noise_scale`: the simple noise scale
 ``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) are order-of-
-magnitude values from the literature, not fits to any measurement: McCandlish et al. 2018
-(*An Empirical Model of Large-Batch Training*) find that the noise scale grows as the loss
-falls, by one to two orders of magnitude over a run, from about 10^2 samples early in training,
-and that ImageNet's largest useful batch reaches tens of thousands (Goyal et al. 2017 train
-ResNet-50 at 8,192 without loss): image and speech models rise from 10^2 to 10^4 (ImageNet
-10^3 to 3 x 10^4); BERT fine-tuning starts from a pre-trained model for two epochs (10^2 to
-10^3). For language models Kaplan et al. 2020 (eq. 1.4) give the critical batch
-``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L`` (nats) falls. Override them with
-``noise_scale=``.
+magnitude values chosen from the literature, not fitted to any measurement. McCandlish et al. 2018
+(*An Empirical Model of Large-Batch Training*) find that the noise scale grows as the loss falls,
+by an order of magnitude or more over a run, and that ImageNet's largest useful batch reaches
+tens of thousands; Goyal et al. 2017 train ResNet-50 at 8,192 without loss. The image and speech
+models here rise from 10^2 to 10^4 samples (ImageNet from 10^3 to 3 x 10^4); BERT fine-tuning,
+two epochs from a pre-trained model, from 10^2 to 10^3. For language models Kaplan et al. 2020
+(eq. 1.4) give the critical batch ``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L``
+(nats) falls. Override them with ``noise_scale=``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ r"""The throughput oracle against Sia's measured traces.
 Usage::
 
     python benchmarks/oracle.py [--traces ../shared/sia-traces/traces] [--markdown out.md] [--json out.json]
+    python benchmarks/oracle.py --e2e all --policies sia,pollux,gavel --e2e-log runs.jsonl  # resumable
 
 1. **Calibrated prediction**: one efficiency per GPU type fitted on cifar10's measured rows
    (``placements-<type>.csv``), then every measured row (``placements-<type>.csv`` and
@@ -13,6 +14,9 @@ Usage::
 2. **Uncalibrated ordering**: from the datasheets alone (default efficiency), the five types
    ordered by one-GPU throughput at each type's largest measured per-GPU batch, against the
    measured order; the share of agreeing (type, type) pairs per application (floor: >= 90 %).
+3. **End to end** (``--e2e``): Sia's philly workloads on the measured traces and on oracle
+   profiles calibrated on cifar10 only (``--measured-stats``: the oracle's throughput with the
+   measured validation files, to separate the step times' share of a gap from the noise model's).
 """
 
 from __future__ import annotations

@@ -174,3 +174,16 @@ def test_calibration_reads_only_the_calibration_application(tmp_path, monkeypatc
     monkeypatch.undo()
     assert effs == pytest.approx({"aws": 0.3, "azure": 0.8}, rel=1e-3)  # rtx: no file, not calibrated
     assert opened and all(str(tmp_path / "cifar10") in p for p in opened)
+
+
+def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
+    measured_stack = oracle_applications(["bert"], ["v100"])["bert"]
+    ddp = oracle_applications(["bert"], ["v100"], overlap=1.0)["bert"]
+    (s0, y0), (s1, y1) = measured_stack.apps["v100"].throughput((8,), 8), ddp.apps["v100"].throughput((8,), 8)
+    assert y1 < y0 and s1 < s0
+    write_profile("bert", ["v100"], tmp_path, overlap=1.0)
+    trace = TraceApplication(tmp_path / "bert", gpu_type="azure")
+    b = trace.min_local_bsz
+    assert trace.throughput((8,), b) == pytest.approx(
+        OracleApplication("bert", "v100", overlap=1.0).throughput((8,), b)
+    )

@@ -21,10 +21,9 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   pass that hides it, never less than the last gradient bucket; the step is compute plus sync
   (the optimizer waits for the reduced gradients, and the host for the optimizer).
 
-The Sia traces measure ``step = compute + sync`` with the sync growing with the gradient bytes
-whatever the backward pass's length (AdaptDL's per-step gradient statistics follow the
-all-reduce), so :data:`OVERLAP` is 0 here; PyTorch DDP's bucketed overlap of a modern stack is
-``overlap=1``.
+In the Sia traces (2021 PyTorch with AdaptDL) a multi-GPU step is mostly the one-GPU compute
+plus the measured sync, whatever the backward pass's length, so :data:`OVERLAP` is 0 here;
+PyTorch DDP's bucketed overlap of a modern stack is ``overlap=1``.
 
 The two global constants, :data:`HOST_S_PER_KERNEL` (100 µs) and :data:`LINK_EFFICIENCY`
 (0.1), were chosen on the Sia traces' cifar10 rows (the calibration application; 2021-era

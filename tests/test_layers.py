@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -203,6 +204,10 @@ def test_simulate_help_loads_few_modules():
     assert len(loaded) <= 25, len(loaded)
 
 
+def _limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
 def _refused(argv, cwd) -> tuple:
     """Run ``fastsched ARGV`` in a fresh interpreter: (exit status, fastsched modules, heavy packages loaded)."""
     code = (
@@ -213,8 +218,15 @@ def _refused(argv, cwd) -> tuple:
         "print(json.dumps([rc, sorted(mods), heavy]))"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # A count that is not refused may allocate without end (--scale 10**12 did): bounded here.
     out = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, env=env, cwd=cwd
+        [sys.executable, "-c", code, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=600,
+        preexec_fn=_limit_memory,
     )
     assert out.returncode == 0, out.stderr
     return tuple(json.loads(out.stdout.strip().splitlines()[-1]))

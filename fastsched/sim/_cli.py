@@ -197,7 +197,7 @@ def _check_sizes(cluster, nodes, args) -> None:
 
     if args.seed is not None:
         _validate.check_int_scalar("seed", args.seed, low=0)
-    preset = PRESETS[args.preset]
+    preset = PRESETS.get(args.preset, {})  # an unknown name is left to simulate's message
     if nodes is None and args.gpus is None:
         cluster = cluster or preset.get("cluster")
         if cluster is not None:

@@ -75,6 +75,7 @@ class Job:
         self._perf_params = None
         self._perf_dirty = False
         self.grad_params = None
+        self._best_metric_at = None
         self.best_metric = None
         self.progress = 0.0
         self.epoch = 0
@@ -86,8 +87,22 @@ class Job:
         self._speedup_cache = None
         self._goodput_cache = None
         self._batch_cache: dict = {}
-        # The kernel's inputs for the current fixed configuration (see _step_fixed).
+        # The kernel's inputs for the current fixed configuration, and whether the job has
+        # observed it (see _step_fixed).
         self._fast = None
+        self._fast_observed = False
+
+    @property
+    def best_metric(self):
+        """Best validation metric so far (the application's :meth:`~Application.best_metric`; logging only)."""
+        at = self._best_metric_at
+        if at is not None:
+            self._best_metric, self._best_metric_at = at[0].best_metric(at[1], at[2]), None
+        return self._best_metric
+
+    @best_metric.setter
+    def best_metric(self, value):
+        self._best_metric, self._best_metric_at = value, None
 
     # -- observed model --------------------------------------------------------------------
     @property
@@ -378,15 +393,18 @@ class Job:
         )
         if status != OK:
             return False
-        self._fast = fast
+        if fast is not self._fast:
+            self._fast, self._fast_observed = fast, False
         if last >= 0:
-            self.observe(*obs, *app.grad_stats(batch_size, last))
+            if self._fast_observed:  # the key is in the profile: only the gradient statistics change
+                self.grad_params = app.grad_stats(batch_size, last)
+            else:
+                self.observe(*obs, *app.grad_stats(batch_size, last))
+                self._fast_observed = True
+        self.progress = float(progress)
         if epoch != self.epoch:
             self.epoch = int(epoch)
-            self.progress = float(progress)
-            self.best_metric = app.best_metric(batch_size, self.epoch)
-        else:
-            self.progress = float(progress)
+            self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
         if completion >= 0:
             self.completion_time = int(completion)
         self.current_time = int(now)

@@ -26,6 +26,7 @@ from fastsched.sim.policies.gavel_objectives import (
     MinTotalDurationPolicy,
     ThemisPolicy,
 )
+from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
 from fastsched.sim.policies.pollux import PolluxSimPolicy
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.sia import SiaPolicy
@@ -47,21 +48,6 @@ _REGISTRY = {
     "gandiva": GandivaPolicy,
     "allox": AlloxPolicy,
 }
-POLICY_NAMES = tuple(_REGISTRY)
-#: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = (
-    "pollux",
-    "sia",
-    "gavel",
-    "fifo",
-    "themis",
-    "las",
-    "min-total-duration",
-    "max-sum-throughput",
-    "gandiva",
-)
-#: Entry-point group in which installed packages register policy names.
-ENTRY_POINT_GROUP = "fastsched.policies"
 
 
 def _entry_points() -> dict:

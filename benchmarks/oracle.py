@@ -244,7 +244,7 @@ def speed(traces: Path, repeats: int = 5) -> dict:
     out = tempfile.mkdtemp()
     cli = median_time(
         lambda: subprocess.run(
-            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q"], check=True
+            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q", "--force"], check=True
         )
     )
     start = median_time(lambda: subprocess.run([exe, "--version"], check=True, capture_output=True))

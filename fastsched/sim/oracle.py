@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched._atomic import atomic_open, check_output
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import DEFAULT_EFFICIENCY, calibrate, max_local_bsz, step_time
@@ -256,7 +257,27 @@ def _batch_grid(lo, hi, n=10):
     return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)} | {lo, hi})
 
 
-def write_profile(model, gpu_types, output, *, efficiencies=None, overlap=None, catalog=None, max_nodes=16) -> list:
+def _validation_batches(m) -> list:
+    b, out = m.init_batch_size, []
+    while True:
+        out.append(b)
+        if b * 2 > m.max_batch_size or m.fixed_batch:
+            return out
+        b *= 2
+
+
+def write_profile(
+    model,
+    gpu_types,
+    output,
+    *,
+    efficiencies=None,
+    overlap=None,
+    catalog=None,
+    max_nodes=16,
+    force=False,
+    inputs=(),
+) -> list:
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
     ``placements-<type>.csv``: one to four nodes with the same GPU count each (every count up
@@ -264,6 +285,12 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, overlap=None, 
     ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
     ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
     ``efficiencies`` and ``overlap`` are as :func:`oracle_applications`'s.
+
+    Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
+    checked for all of them before the first is written: an existing file is replaced only with
+    ``force=True`` (the command's ``--force``), a file of ``inputs`` (the calibration traces,
+    the GPU-types file) or of an input folder never, and each file appears whole or not at all
+    (written beside its name, then renamed).
 
     Examples
     --------
@@ -275,7 +302,12 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, overlap=None, 
     m = model if isinstance(model, ModelSpec) else model_spec(model)
     efficiencies = efficiencies or {}
     folder = Path(output) / m.name
+    names = [gcat.trace_name(t, catalog) for t in gpu_types]
+    planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
+    planned += [f"validation-{b}.csv" for b in _validation_batches(m)]
     folder.mkdir(parents=True, exist_ok=True)
+    for name in planned:
+        check_output(folder / name, inputs=inputs, force=force, what="--output")
     written = []
     first = None
     for t in gpu_types:
@@ -321,17 +353,13 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, overlap=None, 
         written.append(path)
     if first is None:
         raise ValueError("gpu_types is empty")
-    b = m.init_batch_size
-    while True:
+    for b in _validation_batches(m):
         rows = []
         for e in range(m.max_epochs):
             rows.append((first.progress(e + 1), first.iteration(b, e), 0.0, *first.grad_stats(b, e)))
         path = folder / f"validation-{b}.csv"
         _write_csv(path, ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
         written.append(path)
-        if b * 2 > m.max_batch_size or m.fixed_batch:
-            break
-        b *= 2
     return written
 
 
@@ -342,7 +370,7 @@ def _write_csv(path, header, rows):
         ]
         if bad:
             raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
-    with open(path, "w", newline="") as f:
+    with atomic_open(path, "w") as f:
         w = csv.writer(f)
         w.writerow(header)
         for r in rows:

@@ -187,3 +187,24 @@ def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
     assert trace.throughput((8,), b) == pytest.approx(
         OracleApplication("bert", "v100", overlap=1.0).throughput((8,), b)
     )
+
+
+def test_profile_follows_the_output_policy(tmp_path):
+    # A second profile into the same folder refuses without --force and leaves the first whole;
+    # the calibration traces are an input and are never written over, even with --force.
+    from fastsched.cli import main
+
+    argv = ["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "-q"]
+    assert main(argv) == 0
+    first = (tmp_path / "ncf" / "placements-aws.csv").read_bytes()
+    with pytest.raises(ValueError, match="already exists; use --force"):
+        write_profile("ncf", ["t4"], tmp_path)
+    assert main(argv) == 2
+    assert (tmp_path / "ncf" / "placements-aws.csv").read_bytes() == first
+    assert main([*argv, "--force", "--efficiency", "0.5"]) == 0
+    assert (tmp_path / "ncf" / "placements-aws.csv").read_bytes() != first
+    calib = tmp_path / "ncf"
+    with pytest.raises(ValueError, match="input"):
+        write_profile("ncf", ["t4"], tmp_path, force=True, inputs=[calib])
+    assert main([*argv, "--force", "--calibrate", str(calib)]) == 2
+    assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == []

@@ -83,6 +83,7 @@ PRESETS = {
         "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
         "max-sum-throughput": {"placement": "sequential"},
         "gandiva": {"quantum": 600},
+        "shockwave": {"window": 5, "k": 1e-3, "lam": 12.0, "rhomax": 1.0, "time_limit": 2.0},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).

@@ -28,6 +28,7 @@ from fastsched.sim.policies.gavel_objectives import (
 )
 from fastsched.sim.policies.pollux import PolluxSimPolicy
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
+from fastsched.sim.policies.shockwave import ShockwavePolicy
 from fastsched.sim.policies.sia import SiaPolicy
 
 __all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
@@ -46,6 +47,7 @@ _REGISTRY = {
     "max-sum-throughput": MaxSumThroughputPolicy,
     "gandiva": GandivaPolicy,
     "allox": AlloxPolicy,
+    "shockwave": ShockwavePolicy,
 }
 POLICY_NAMES = tuple(_REGISTRY)
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
@@ -59,6 +61,7 @@ POLICY_OPTIONS = (
     "min-total-duration",
     "max-sum-throughput",
     "gandiva",
+    "shockwave",
 )
 #: Entry-point group in which installed packages register policy names.
 ENTRY_POINT_GROUP = "fastsched.policies"

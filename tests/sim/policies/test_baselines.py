@@ -21,7 +21,7 @@ from fastsched.sim.policies.gavel_objectives import (
 )
 from tests.sim.hetero.conftest import write_two_type_traces
 
-NEW = ("fifo", "srtf", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "allox")
+NEW = ("fifo", "srtf", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "allox", "shockwave")
 
 
 def test_las_on_two_types_gives_each_job_its_best_type():

@@ -12,12 +12,7 @@ from fastsched.sim.policies.base import JobView, SimPolicy, free_gpus, pack
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.gavel_objectives import (
-    LasPolicy,
-    MaxSumThroughputPolicy,
-    MinTotalDurationPolicy,
-    ThemisPolicy,
-)
+from fastsched.sim.policies.gavel_objectives import LasPolicy, MaxSumThroughputPolicy, MinTotalDurationPolicy
 from fastsched.sim.policies.pollux import LinearSpeedup, PolluxSimPolicy, RebasedSpeedup
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.registry import (
@@ -28,7 +23,9 @@ from fastsched.sim.policies.registry import (
     make_policy,
     plugin_names,
 )
+from fastsched.sim.policies.shockwave import ShockwavePolicy
 from fastsched.sim.policies.sia import SiaPolicy
+from fastsched.sim.policies.themis import ThemisPolicy
 
 __all__ = [
     "SimPolicy",
@@ -55,5 +52,6 @@ __all__ = [
     "MaxSumThroughputPolicy",
     "GandivaPolicy",
     "AlloxPolicy",
+    "ShockwavePolicy",
     "POLICY_OPTIONS",
 ]

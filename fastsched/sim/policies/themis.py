@@ -7,13 +7,21 @@ one linear program: the largest ``z`` with ``thr_j(X) >= need_j(rho) z`` (Gavel'
 constraints, :class:`~fastsched.sim.policies.gavel_objectives._BoundedLP`); ``rho`` is feasible
 when ``z >= 1``.
 
-The search for ``rho`` solves as few of these programs as it can: where one job's bound is
-the binding one, ``z`` grows linearly in ``rho`` (``need_j`` is ``steps_j / (rho iso_j -
-elapsed_j)``), so secant steps on ``z(rho) - 1`` itself land on the root in two or three
-programs, bracketed and safeguarded (Illinois) so they always converge. Each program goes
-to HiGHS through :func:`scipy.optimize.milp` (no integer variables: HiGHS's simplex, with less
-set-up per call than :func:`scipy.optimize.linprog` in this use; the optimum value is the
-same, and only the value ``z`` is read).
+The search for ``rho`` solves as few of these programs as it can, using two facts. Every
+allocation a program returns is itself a candidate: its largest ratio ``max_j rho_j(X)``
+bounds the optimum from above. And with ``p = max_j elapsed_j / isolated_j`` (no ratio can
+be lower), ``z(rho) / (rho - p)`` falls as ``rho`` grows (``z`` is a best over allocations of
+a least over jobs of ``c_j (rho - p_j)`` with every ``p_j <= p``), so ``t = p + (rho - p) /
+z(rho)`` lies between ``rho`` and the optimum, on the same side as ``rho``: a probe below the
+optimum gives a lower bound at ``t``, and where one job's bound binds ``t`` is the optimum
+itself. The probes follow ``t`` (then secants on ``t(rho) - rho`` once both sides are known),
+a third of the tolerance past the estimate so the bracket closes, typically in two or three
+programs. It starts from the previous solve's ``rho``. The result is within ``rtol`` above the
+optimum, as the regula falsi it replaces
+(:func:`fastsched.sim.policies.gavel_objectives.finish_time_fairness_allocation`), but not the
+same point within that tolerance. Each program goes to HiGHS through
+:func:`scipy.optimize.milp` (no integer variables: HiGHS's simplex, with less set-up per call
+than :func:`scipy.optimize.linprog`).
 """
 
 from __future__ import annotations
@@ -32,17 +40,16 @@ __all__ = ["ThemisPolicy", "finish_time_fairness_allocation"]
 class _FairnessLP(_BoundedLP):
     """Gavel's bounded allocation, its ``z`` program solved through :func:`quiet_milp`."""
 
-    def z(self, need) -> float:
-        """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs (``inf`` if no bound binds)."""
+    def z_thr(self, need):
+        """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs, and ``thr_j`` of the allocation reaching it."""
         need = need[self.rows]
-        if self.jobs.size == 0 or not np.any(need > 0):
-            return np.inf
         column = csr_array(np.concatenate([np.zeros(self.a.shape[0]), need]).reshape(-1, 1))
         a = hstack([self.a2, column]).tocsr()
         res = quiet_milp(self.c1, constraints=LinearConstraint(a, -np.inf, self.b1), bounds=Bounds(0.0, np.inf))
         if res.x is None:  # pragma: no cover - X = 0, z = 0 is feasible
             raise RuntimeError(f"the allocation LP failed: {res.message}")
-        return max(float(res.x[-1]), 0.0)
+        thr = np.bincount(self.jobs, weights=self.tp * res.x[:-1], minlength=self.shape[0])
+        return max(float(res.x[-1]), 0.0), thr
 
 
 def finish_time_fairness_allocation(throughput, scale, capacity, steps, elapsed, isolated, *, rtol=1e-3, start=None):
@@ -93,37 +100,51 @@ def finish_time_fairness_allocation(throughput, scale, capacity, steps, elapsed,
 
     lp = _FairnessLP(throughput, scale, capacity)
 
-    def excess(rho):  # z(rho) - 1: >= 0 where rho is reachable; -1 below every job's elapsed ratio
-        nd = need(rho)
-        return -1.0 if nd is None else lp.z(nd) - 1.0
+    def worst(thr):  # max_j rho_j of an allocation: an upper bound on the optimum it reaches
+        if np.any(thr[live] <= 0):
+            return np.inf
+        return float(np.max((steps[live] / thr[live] + elapsed[live]) / isolated[live]))
 
-    lo = float(np.max(elapsed[live] / isolated[live]))
-    f_lo = -1.0
-    hi = max(2.0 * lo, 1.0) if start is None else max(start, lo * (1 + rtol))
-    f_hi = excess(hi)
-    while f_hi < 0:
-        lo, f_lo, hi = hi, f_hi, 2.0 * hi
-        f_hi = excess(hi)
-    # Secant steps inside the bracket, Illinois variant (a side kept twice has its value halved).
-    side = 0
-    while hi - lo > rtol * hi:
-        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo else 0.5 * (lo + hi)
-        # Aim half a tolerance past the estimate, away from the end that moved last: a nearly
-        # linear z puts that point on the other side of the root, closing the bracket. Every
-        # step shrinks the bracket by at least a quarter of the tolerance.
-        mid += 0.5 * rtol * hi * (-1.0 if side == 1 else 1.0 if side == -1 else 0.0)
-        mid = min(max(mid, lo + 0.25 * rtol * hi), hi - 0.25 * rtol * hi)
-        f_mid = excess(mid)
-        if f_mid >= 0:
-            hi, f_hi = mid, f_mid
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
+    pole = float(np.max(elapsed[live] / isolated[live]))  # every rho_j exceeds its elapsed ratio
+    lo, hi = pole, np.inf  # the optimum lies in [lo, hi]; an allocation found reaches hi
+    probe = max(2.0 * pole, 1.0) if start is None else max(start, pole * (1 + rtol))
+    sides: dict = {}  # True/False (feasible or not) -> (probe, t(probe) - probe)
+    streak, last = 0, None  # probes in a row on one side (then each steps further past t)
+    while True:
+        nd = need(probe)
+        z, thr = (0.0, None) if nd is None else lp.z_thr(nd)
+        if thr is not None:
+            hi = min(hi, worst(thr))
+        # z / (rho - pole) falls as rho grows, so t lies between the probe and the optimum.
+        t = pole + (probe - pole) / z if z > 0 else np.inf
+        if z >= 1.0:
+            hi = min(hi, probe)
         else:
-            lo, f_lo = mid, f_mid
-            if side == -1:
-                f_hi *= 0.5
-            side = -1
+            lo = max(lo, probe, t if np.isfinite(t) else lo)
+        feasible = bool(z >= 1.0)
+        streak = streak + 1 if feasible == last else 0
+        last = feasible
+        sides[feasible] = (probe, t - probe)
+        if hi - lo <= rtol * hi:
+            break
+        if True in sides and False in sides:  # secant on t(rho) - rho between the two sides
+            (pa, fa), (pb, fb) = sides[True], sides[False]
+            # Illinois: the side not moved for a while weighs less, so the secant moves off it.
+            fa, fb = (fa, fb * 0.5**streak) if feasible else (fa * 0.5**streak, fb)
+            est = pb - fb * (pa - pb) / (fa - fb) if np.isfinite(fb) and fa != fb else 0.5 * (lo + hi)
+        elif True in sides:  # only feasible probes: step past t (doubling each time), to get below
+            est = max(t - (probe - t) * 2.0**streak, 0.5 * (lo + t))
+        elif np.isfinite(t):  # only infeasible probes: step past t (doubling each time), to get above
+            est = t + (t - probe) * 2.0**streak
+        else:
+            est = 2.0 * max(probe, 1e-12)
+        if not np.isfinite(hi):
+            probe = max(est, lo * (1 + 0.5 * rtol))
+            continue
+        # Probe a little past the estimate, towards the end of the bracket that is farther off,
+        # so the bracket closes; every probe lies inside it.
+        probe = est * (1 + 0.3 * rtol) if hi - est > est - lo else est * (1 - 0.3 * rtol)
+        probe = min(max(probe, lo + 0.25 * rtol * hi), hi - 0.25 * rtol * hi)
     return lp.allocate(need(hi), weight, 1.0), hi
 
 

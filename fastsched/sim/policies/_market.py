@@ -20,7 +20,9 @@ future rounds of ``D`` seconds each on a pool of ``G`` GPUs:
 
 Objective: maximise ``sum_j w_j u[j] / (J W) - k M`` (``w``: priorities, 1 unless the fairness
 bounds had to be relaxed). HiGHS (:func:`scipy.optimize.milp`, its console output suppressed: :mod:`._highs`) solves it to a relative gap
-``mip_rel_gap`` within ``time_limit`` seconds, and the best solution found by then is taken.
+``mip_rel_gap`` or until it has explored ``node_limit`` branch-and-bound nodes (a limit in work,
+so the result does not depend on the machine's speed), and the best solution found by then
+is taken; ``time_limit`` seconds is only a safety net.
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ def solve_market(
     log_points=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
     log_floor=1e-6,
     mip_rel_gap=1e-3,
-    time_limit=2.0,
+    node_limit=50,
+    time_limit=30.0,
+    stats=None,
 ):
     """Solve the window's market (see the module docstring); ``None`` if HiGHS found no solution.
 
@@ -123,8 +127,11 @@ def solve_market(
         ``(c, slack)``: the constraints ``c_j (rem_j - q[j]) <= slack_j``.
     log_points, log_floor
         The log's approximation (:func:`log_secants`).
-    mip_rel_gap, time_limit
+    mip_rel_gap, node_limit, time_limit
         HiGHS's stopping rules.
+    stats : dict, optional
+        Counters to update: ``"solves"``, ``"limit"`` (stopped by the node or time limit, with
+        or without a solution), ``"no_solution"``.
 
     Returns
     -------
@@ -204,8 +211,17 @@ def solve_market(
         integrality=integrality,
         bounds=Bounds(lb, ub),
         constraints=LinearConstraint(a, -np.inf, np.concatenate(upper)),
-        options={"disp": False, "mip_rel_gap": float(mip_rel_gap), "time_limit": float(time_limit)},
+        options={
+            "disp": False,
+            "mip_rel_gap": float(mip_rel_gap),
+            "node_limit": int(node_limit),
+            "time_limit": float(time_limit),
+        },
     )
+    if stats is not None:
+        stats["solves"] = stats.get("solves", 0) + 1
+        stats["limit"] = stats.get("limit", 0) + int(res.status == 1)
+        stats["no_solution"] = stats.get("no_solution", 0) + int(res.x is None)
     if res.x is None:
         return None
     return res.x[:nx].reshape(num, window) > 0.5

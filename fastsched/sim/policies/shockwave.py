@@ -29,7 +29,9 @@ Here, as in the Sia study's port (which runs it heterogeneity-unaware):
 
 The solver change. The paper (and the study) solve the program with Gurobi to a relative gap of
 1e-3 within 15 s per solve; here HiGHS (:func:`scipy.optimize.milp`) solves it to the same gap
-within ``time_limit`` (2 s by default; the best solution found by then is used). The log
+or until ``node_limit`` branch-and-bound nodes (50 by default; the best solution found by then
+is used: a limit in work, so results do not depend on the machine's speed, unlike a time
+limit; ``time_limit``, 30 s, is only a safety net). The log
 approximation needs no binary variables here (its hypograph is exact for a concave
 maximisation), so the only integers are the ``J x W`` round choices. Where HiGHS returns no
 solution at all within the limit (it then has not found even a feasible point), the round
@@ -76,8 +78,8 @@ class ShockwavePolicy(GavelPolicy):
     momentum : float
         Weight of the time-weighted mean of past fair finish-time estimates in a job's baseline
         (the rest: the latest estimate).
-    mip_rel_gap, time_limit : float
-        HiGHS's relative gap and seconds per solve.
+    mip_rel_gap, node_limit, time_limit : float, int, float
+        HiGHS's relative gap, branch-and-bound nodes and seconds (a safety net) per solve.
     placement : {"sequential", "packed"}
         Worker assignment within a GPU type (as :class:`~fastsched.sim.policies.gavel.GavelPolicy`).
     fair_share : {"gpus", "jobs"}
@@ -110,7 +112,8 @@ class ShockwavePolicy(GavelPolicy):
         rhomax=1.0,
         momentum=0.9,
         mip_rel_gap=1e-3,
-        time_limit=2.0,
+        node_limit=50,
+        time_limit=30.0,
         placement="sequential",
         fair_share="gpus",
     ):
@@ -127,10 +130,12 @@ class ShockwavePolicy(GavelPolicy):
         self.momentum = _check("momentum", momentum, 0.0, 1.0)
         self.mip_rel_gap = _check("mip_rel_gap", mip_rel_gap, 0.0, 1.0)
         self.time_limit = _check("time_limit", time_limit, 1e-3, 3600.0)
+        self.node_limit = int(_check("node_limit", node_limit, 1, 10**9, kind=int))
         self._history: dict = {}  # job name -> (time-weighted sum, total seconds, last time, last estimate)
         self._plan = None  # (job names, (J, W) bool, next round index)
         self.solves = 0  # market solves so far
         self.fallbacks = 0  # solves where HiGHS returned nothing and the greedy order was used
+        self.highs: dict = {}  # HiGHS's counters (see solve_market): programs, time limits hit
 
     def _record(self, now, jobs, estimate):
         """Add this round's fair finish-time estimates; return each job's baseline."""
@@ -194,6 +199,7 @@ class ShockwavePolicy(GavelPolicy):
         done = 1.0 - left_steps[idx] / all_steps[idx]
         market = MarketJobs(scale[idx], secs[idx], done, np.ones(idx.size))
         opts = {"k": self.k, "mip_rel_gap": self.mip_rel_gap, "time_limit": self.time_limit}
+        opts.update(node_limit=self.node_limit, stats=self.highs)
         # Finish after the window: elapsed + W D + (remaining - planned) / f <= rhomax * baseline.
         coef = secs[idx] / share[idx]
         slack = self.rhomax * base[idx] - elapsed[idx] - self.window * d

@@ -161,3 +161,15 @@ def test_policy_alternates_jobs_that_do_not_fit_together(toy):  # noqa: F811
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
         ShockwavePolicy(**kwargs)
+
+
+def test_same_run_same_result(tmp_path):
+    # HiGHS stops on a node limit, not on time: the plans do not depend on the machine's load.
+    from fastsched.sim import simulate
+    from tests.sim.hetero.conftest import write_two_type_traces
+
+    write_two_type_traces(tmp_path)
+    rows = [WorkloadJob(f"j{i}", 20 * i, "toy", 1 + i % 2, 8) for i in range(6)]
+    runs = [simulate(rows, traces=tmp_path, policy="shockwave", cluster="1xslow:2,1xfast:2") for _ in range(2)]
+    assert runs[0].summary()["avg_jct"] == runs[1].summary()["avg_jct"]
+    assert (runs[0].allocations == runs[1].allocations).all()

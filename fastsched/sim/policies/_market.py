@@ -149,6 +149,10 @@ def solve_market(
     [1, 1]
     """
     num = jobs.gpus.shape[0]
+    if ftf is not None and not _ftf_may_fit(jobs, capacity, round_seconds, window, *ftf):
+        if stats is not None:
+            stats["screened"] = stats.get("screened", 0) + 1
+        return None
     nx = num * window
     slope, intercept = log_secants(log_points, log_floor)
     ns = slope.shape[0]
@@ -225,6 +229,30 @@ def solve_market(
     if res.x is None:
         return None
     return res.x[:nx].reshape(num, window) > 0.5
+
+
+def _ftf_may_fit(jobs, capacity, round_seconds, window, coef, slack):
+    """Tell whether the fairness bounds leave room: ``False`` only where the program is infeasible.
+
+    A bound ``c_j (rem_j - q_j) <= slack_j`` needs ``q_j >= rem_j - slack_j / c_j``, i.e. at
+    least ``ceil(q_j S_j / D)`` rounds of the job's GPUs: more than ``W`` rounds for one job, or
+    more GPU-rounds in all than the window has, cannot be met. HiGHS would prove the same,
+    at a cost; the margin keeps borderline cases for HiGHS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = MarketJobs(np.array([1, 1]), np.array([600.0, 600.0]), np.zeros(2), np.ones(2))
+    >>> _ftf_may_fit(m, 1, 60.0, 2, np.ones(2), np.zeros(2))  # 20 rounds of work, 2 rounds
+    False
+    >>> _ftf_may_fit(m, 1, 60.0, 2, np.ones(2), np.full(2, 1e9))
+    True
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q_min = np.where(coef > 0, (1.0 - jobs.done) - np.asarray(slack, dtype=np.float64) / coef, -np.inf)
+    rounds = np.ceil(np.maximum(q_min, 0.0) * jobs.seconds / round_seconds - 1e-6)
+    return bool(rounds.max(initial=0.0) <= window and jobs.gpus @ rounds <= capacity * window)
 
 
 def rank_rounds(plan, gpus, capacity, order):

@@ -173,3 +173,24 @@ def test_same_run_same_result(tmp_path):
     runs = [simulate(rows, traces=tmp_path, policy="shockwave", cluster="1xslow:2,1xfast:2") for _ in range(2)]
     assert runs[0].summary()["avg_jct"] == runs[1].summary()["avg_jct"]
     assert (runs[0].allocations == runs[1].allocations).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(gpus=st.lists(st.integers(1, 4), min_size=1, max_size=5), window=st.integers(1, 3), data=st.data())
+def test_screen_only_skips_programs_highs_finds_infeasible(gpus, window, data):
+    from fastsched.sim.policies._market import _ftf_may_fit
+
+    n = len(gpus)
+    m = _market(gpus, data.draw(st.lists(st.floats(30.0, 600.0), min_size=n, max_size=n)))
+    coef = np.asarray(data.draw(st.lists(st.floats(30.0, 3000.0), min_size=n, max_size=n)))
+    slack = np.asarray(data.draw(st.lists(st.floats(-100.0, 3000.0), min_size=n, max_size=n)))
+    if not _ftf_may_fit(m, 4, 60.0, window, coef, slack):
+        # With the screen switched off, HiGHS finds no point either.
+        import fastsched.sim.policies._market as market
+
+        real = market._ftf_may_fit
+        market._ftf_may_fit = lambda *a: True
+        try:
+            assert solve_market(m, 4, 60.0, window, ftf=(coef, slack)) is None
+        finally:
+            market._ftf_may_fit = real

@@ -28,67 +28,13 @@ from fastsched.sim.hetero import (
 from fastsched.sim.isolated import result_isolated_jcts
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
+from fastsched.sim.presets import PRESETS
 from fastsched.sim.result import JobRecord, SimulationResult
 from fastsched.sim.traces import Application, load_applications
 from fastsched.sim.workload import read_workload, validate_workload
 
 __all__ = ["simulate", "PRESETS"]
 
-#: Named configurations. ``osdi21`` is the published simulator study of the Pollux paper
-#: (16 nodes x 4 GPUs, 60 s interval), with the research Pollux objective term for term
-#: (SIMULATOR.md 6.5): power mean p = -1 of ``S_j + 1e-3``, speedups re-based at the fair
-#: share, each job's own multiplicative restart factor ``max(age - 30 restarts, 0) / (age +
-#: 30)`` when its allocation changes, no autoscaling placeholders (the paper's cluster is
-#: fixed), interference avoidance, at most 16 nodes per job. The earlier default applied one
-#: GPU-weighted mean restart factor to all jobs instead (``restart_penalty="osdi21-global"``,
-#: still an option): a compensation for a weaker search that the paper does not have.
-#: ``osdi21-exact`` is kept as a name for the same configuration. How close the presets come
-#: to the paper's figures is measured, not promised here: ``benchmarks/results/sim.md``.
-PRESETS = {
-    "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
-    "osdi21": {
-        "nodes": 16,
-        "gpus": 4,
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "pollux",
-        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
-    },
-    "osdi21-exact": {
-        "nodes": 16,
-        "gpus": 4,
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "pollux",
-        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
-    },
-    # The Sia study (SOSP'23): 6 aws (T4) + 3 rtx (2080 Ti) + 2 dgx-ext (A100) nodes, 60 s rounds,
-    # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
-    # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
-    # job_model "sia": the study's per-application restart delays and goodput slowdowns
-    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
-    "sia": {
-        "cluster": "6xaws,3xrtx,2xdgx-ext",
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "sia",
-        "sia": {"p": -0.5, "lambda_n": 1.1},
-        "pollux": {"variant": "osdi21", "placeholders": False},
-        "job_model": "sia",
-        # Issue 24's baselines as Gavel's artifact runs them: its sequential worker assignment,
-        # the allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
-        "fifo": {"strict": False},
-        "las": {"placement": "sequential", "reoptimize": "on-change"},
-        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
-        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
-        "max-sum-throughput": {"placement": "sequential"},
-        "gandiva": {"quantum": 600},
-        # Shockwave as the study ports it: a fair share of 1/N of the time whatever the GPU count.
-        "shockwave": {"window": 5, "k": 1e-3, "lam": 12.0, "rhomax": 1.0, "fair_share": "jobs", "node_limit": 50},
-    },
-}
-# The same study's settings on 16 T4 nodes (presets are read, never mutated).
-PRESETS["sia-homogeneous"] = {**PRESETS["sia"], "cluster": "16xaws"}
 
 _DAY = 86400
 #: Rounds with jobs waiting, no GPU held and no arrival ahead before the run is declared stuck.

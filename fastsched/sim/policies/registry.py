@@ -21,6 +21,7 @@ from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
 from fastsched.sim.policies.gavel_objectives import LasPolicy, MaxSumThroughputPolicy, MinTotalDurationPolicy
+from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
 from fastsched.sim.policies.pollux import PolluxSimPolicy
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
 from fastsched.sim.policies.shockwave import ShockwavePolicy
@@ -45,22 +46,6 @@ _REGISTRY = {
     "allox": AlloxPolicy,
     "shockwave": ShockwavePolicy,
 }
-POLICY_NAMES = tuple(_REGISTRY)
-#: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = (
-    "pollux",
-    "sia",
-    "gavel",
-    "fifo",
-    "themis",
-    "las",
-    "min-total-duration",
-    "max-sum-throughput",
-    "gandiva",
-    "shockwave",
-)
-#: Entry-point group in which installed packages register policy names.
-ENTRY_POINT_GROUP = "fastsched.policies"
 
 
 def _entry_points() -> dict:

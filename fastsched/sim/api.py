@@ -290,13 +290,15 @@ def simulate(
         if progress is not None:
             progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
         by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
+        counted = held = None
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
             if by_type is not None:
-                held = dict.fromkeys(by_type, 0)
-                for alloc in cluster.allocations.values():
-                    if alloc:  # a job never spans two types (Cluster checks): its first node's type
-                        held[spec.node_types[alloc[0]]] += len(alloc)
+                if cluster.allocations is not counted:  # a new allocation (the cluster never edits one in place)
+                    counted, held = cluster.allocations, dict.fromkeys(by_type, 0)
+                    for alloc in counted.values():
+                        if alloc:  # a job never spans two types (Cluster checks): its first node's type
+                            held[spec.node_types[alloc[0]]] += len(alloc)
                 for t, n in held.items():
                     by_type[t].append(n)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.

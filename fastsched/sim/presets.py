@@ -64,6 +64,8 @@ PRESETS = {
         "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
         "max-sum-throughput": {"placement": "sequential"},
         "gandiva": {"quantum": 600},
+        # Shockwave as the study ports it: a fair share of 1/N of the time whatever the GPU count.
+        "shockwave": {"window": 5, "k": 1e-3, "lam": 12.0, "rhomax": 1.0, "fair_share": "jobs", "node_limit": 50},
     },
 }
 # The same study's settings on 16 T4 nodes (presets are read, never mutated).

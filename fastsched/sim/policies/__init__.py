@@ -24,7 +24,7 @@ __getattr__, __dir__ = lazy_exports(
         "LasPolicy": "fastsched.sim.policies.gavel_objectives",
         "MaxSumThroughputPolicy": "fastsched.sim.policies.gavel_objectives",
         "MinTotalDurationPolicy": "fastsched.sim.policies.gavel_objectives",
-        "ThemisPolicy": "fastsched.sim.policies.gavel_objectives",
+        "ThemisPolicy": "fastsched.sim.policies.themis",
         "LinearSpeedup": "fastsched.sim.policies.pollux",
         "PolluxSimPolicy": "fastsched.sim.policies.pollux",
         "RebasedSpeedup": "fastsched.sim.policies.pollux",
@@ -38,6 +38,7 @@ __getattr__, __dir__ = lazy_exports(
         "make_policy": "fastsched.sim.policies.registry",
         "plugin_names": "fastsched.sim.policies.registry",
         "SiaPolicy": "fastsched.sim.policies.sia",
+        "ShockwavePolicy": "fastsched.sim.policies.shockwave",
     },
 )
 
@@ -66,5 +67,6 @@ __all__ = [
     "MaxSumThroughputPolicy",
     "GandivaPolicy",
     "AlloxPolicy",
+    "ShockwavePolicy",
     "POLICY_OPTIONS",
 ]

@@ -31,6 +31,7 @@ POLICY_NAMES = (
     "max-sum-throughput",
     "gandiva",
     "allox",
+    "shockwave",
 )
 #: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
 POLICY_OPTIONS = (
@@ -43,6 +44,7 @@ POLICY_OPTIONS = (
     "min-total-duration",
     "max-sum-throughput",
     "gandiva",
+    "shockwave",
 )
 #: Entry-point group in which installed packages register policy names.
 ENTRY_POINT_GROUP = "fastsched.policies"

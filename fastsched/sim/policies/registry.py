@@ -20,16 +20,13 @@ from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.gavel_objectives import (
-    LasPolicy,
-    MaxSumThroughputPolicy,
-    MinTotalDurationPolicy,
-    ThemisPolicy,
-)
+from fastsched.sim.policies.gavel_objectives import LasPolicy, MaxSumThroughputPolicy, MinTotalDurationPolicy
 from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
 from fastsched.sim.policies.pollux import PolluxSimPolicy
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
+from fastsched.sim.policies.shockwave import ShockwavePolicy
 from fastsched.sim.policies.sia import SiaPolicy
+from fastsched.sim.policies.themis import ThemisPolicy
 
 __all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
 
@@ -47,6 +44,7 @@ _REGISTRY = {
     "max-sum-throughput": MaxSumThroughputPolicy,
     "gandiva": GandivaPolicy,
     "allox": AlloxPolicy,
+    "shockwave": ShockwavePolicy,
 }
 
 

@@ -6,7 +6,10 @@ of the traces' documentation for the algorithms in words).
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections import Counter
+from itertools import chain
 
 from fastsched.sim.policies.base import SimPolicy
 
@@ -45,6 +48,14 @@ def _pack_one_type(num_replicas: int, free: dict, order: list, node_types) -> li
     return _pack(min(num_replicas, by_type[best]), free, [n for n in order if node_types[n] == best])
 
 
+def _positions(names: list, keys) -> list:
+    """Return the indices in ``names`` of ``keys``, ascending (one scan of ``names`` when there are many)."""
+    if len(keys) > 8:
+        keys = set(keys)
+        return [i for i, k in enumerate(names) if k in keys]
+    return sorted(names.index(k) for k in keys)
+
+
 def _free_gpus(nodes: dict, allocations: dict) -> tuple[dict, list]:
     free = dict(nodes)
     for alloc in allocations.values():
@@ -61,7 +72,8 @@ class TiresiasPolicy(SimPolicy):
     ``queue_threshold`` GPU-seconds. Each round, queue 0 then queue 1 are walked in arrival
     order and every job that fits in the GPUs still unclaimed runs; the others are preempted.
     Running jobs keep their nodes; a newly started job is packed onto the nodes with the most
-    free GPUs. No starvation handling.
+    free GPUs. No starvation handling. On a cluster of several GPU types a running job stays
+    if its own type has room, and a waiting one takes the type with the most unclaimed GPUs.
 
     Parameters
     ----------
@@ -84,11 +96,18 @@ class TiresiasPolicy(SimPolicy):
 
     def __init__(self, queue_threshold=3600 * 16):
         self.queue_threshold = queue_threshold
-        self._queues: tuple[list, list] = ([], [])
-        self._status: dict = {}
-        self._last_check: dict = {}
-        self._executed: dict = {}
-        self._replicas: dict = {}
+        # Per call the work is proportional to what changed, the running jobs and the jobs
+        # admitted, not to the waiting jobs: each queue is kept per GPU count as ordered
+        # {name: position} dicts, and the walk merges those groups by position, dropping a
+        # group once its GPU count exceeds every type's unclaimed GPUs (none of its jobs can
+        # run, so the rest of it stays waiting, or is preempted, without being visited).
+        self._groups: tuple[dict, dict] = ({}, {})  # queue -> {GPU count: {name: position}}
+        self._queue_of: dict = {}  # active name -> 0 or 1
+        self._need: dict = {}  # active name -> GPU count (read when it becomes active)
+        self._running: set = set()  # admitted at the last call
+        self._executed: dict = {}  # name -> executed seconds while running (kept for good)
+        self._last_time = 0
+        self._position = 0
 
     def job_kwargs(self, wjob, app):
         """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
@@ -98,47 +117,102 @@ class TiresiasPolicy(SimPolicy):
         """Tell whether the job runs on exactly its workload-requested GPU count (see :class:`SimPolicy`)."""
         return True
 
+    def _enqueue(self, queue, key):
+        self._queue_of[key] = queue
+        self._groups[queue].setdefault(self._need[key], {})[key] = self._position
+        self._position += 1
+
+    def _dequeue(self, key):
+        group = self._groups[self._queue_of.pop(key)]
+        need = self._need[key]
+        del group[need][key]
+        if not group[need]:
+            del group[need]
+
     def optimize(self, now, jobs, nodes, allocations):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         event_time = int(now)
-        active = {job.name: job for job in jobs}
-        self._replicas = {key: job.target_num_replicas for key, job in active.items()}
-        q0, q1 = self._queues
-        q0[:] = [k for k in q0 if k in active]
-        q1[:] = [k for k in q1 if k in active]
-        self._status = {k: v for k, v in self._status.items() if k in active}
-        allocations = {k: v for k, v in allocations.items() if k in active}
-        for key in active:
-            if key not in self._status:
-                self._status[key] = "PENDING"
-                q0.append(key)
-        for key, job in active.items():
-            elapsed = int(event_time - self._last_check.get(key, 0))
-            self._last_check[key] = event_time
-            if self._status[key] == "RUNNING":
-                self._executed[key] = int(self._executed.get(key, 0) + elapsed)
-                gputime = int(self._executed[key] * job.target_num_replicas)
-                if key in q0 and gputime >= self.queue_threshold:
-                    q0.remove(key)
-                    q1.append(key)
-        if self.cluster is not None and not self.cluster.is_homogeneous:
-            return self._place_typed(q0, q1, active, nodes, allocations)
-        num_gpus = sum(nodes.values())
-        for queue in (q0, q1):
-            for key in queue:
-                need = active[key].target_num_replicas
-                if need <= num_gpus:
-                    self._status[key] = "RUNNING"
-                    num_gpus -= need
+        names = [job.name for job in jobs]
+        active = set(names)
+        known = self._queue_of.keys()
+        for key in known - active:  # completed (or otherwise gone): out of the queues
+            self._dequeue(key)
+            del self._need[key]
+            self._running.discard(key)
+        new = active - known
+        if new:  # new jobs join the first queue in the order of `jobs`
+            for i in _positions(names, new):
+                key = names[i]
+                self._need[key] = jobs[i].target_num_replicas
+                self._enqueue(0, key)
+        # Service: the jobs admitted last call ran since then; a first-queue job whose
+        # GPU-seconds reach the threshold moves to the end of the second queue.
+        elapsed = int(event_time - self._last_time)
+        self._last_time = event_time
+        demoted = []
+        for key in self._running:
+            done = self._executed[key] = int(self._executed.get(key, 0) + elapsed)
+            if self._queue_of[key] == 0 and int(done * self._need[key]) >= self.queue_threshold:
+                demoted.append(key)
+        if len(demoted) > 1:  # in the order of `jobs`
+            demoted = [names[i] for i in _positions(names, demoted)]
+        for key in demoted:
+            self._dequeue(key)
+            self._enqueue(1, key)
+        held = {k: v for k, v in allocations.items() if v and k in active}
+        typed = self.cluster is not None and not self.cluster.is_homogeneous
+        if typed:
+            types = self.cluster.node_types
+            left = dict(self.cluster.gpus_by_type)
+        else:
+            types = None
+            left = {None: sum(nodes.values())}
+        admitted, chosen = self._walk(left, held, types)
+        self._running = admitted
+        out = {k: v for k, v in allocations.items() if k in admitted}
+        if chosen:
+            free = dict(nodes)
+            for n, c in Counter(chain.from_iterable(v for k, v in out.items() if k in held)).items():
+                free[n] -= c
+            order = [n for n in nodes if free[n] > 0]
+            for key, t in chosen.items():
+                on = order if t is None else [n for n in order if types[n] == t]
+                out[key] = _pack(self._need[key], free, on)
+        return out
+
+    def _walk(self, left, held, types):
+        """Admit queue 0 then queue 1 in order; return the admitted names and ``{newly admitted: type}``."""
+        admitted: set = set()
+        chosen: dict = {}
+        most = max(left.values())
+        for queue in self._groups:
+            heads = []
+            for need, group in queue.items():
+                if need <= most:
+                    it = iter(group.items())
+                    for key, pos in it:
+                        heads.append((pos, need, key, it))
+                        break
+            heapq.heapify(heads)
+            while heads:
+                _, need, key, it = heapq.heappop(heads)
+                if need > most:
+                    continue  # no type has room for this GPU count any more
+                alloc = held.get(key)
+                if alloc:
+                    t = None if types is None else types[alloc[0]]
                 else:
-                    self._status[key] = "PENDING"
-                    allocations.pop(key, None)
-        free, order = _free_gpus(nodes, allocations)
-        for queue in (q0, q1):
-            for key in queue:
-                if self._status[key] == "RUNNING" and not allocations.get(key):
-                    allocations[key] = _pack(active[key].target_num_replicas, free, order)
-        return allocations
+                    t = max(left, key=left.__getitem__)
+                if need <= left[t]:
+                    left[t] -= need
+                    most = max(left.values())
+                    admitted.add(key)
+                    if not alloc:
+                        chosen[key] = t
+                for key, pos in it:
+                    heapq.heappush(heads, (pos, need, key, it))
+                    break
+        return admitted, chosen
 
     def next_decision_time(self, now):
         """Earliest time the allocations can change without an arrival or a completion: a demotion.
@@ -160,36 +234,11 @@ class TiresiasPolicy(SimPolicy):
         300
         """
         soonest = math.inf
-        for key in self._queues[0]:
-            if self._status.get(key) == "RUNNING":
-                left = self.queue_threshold / self._replicas[key] - self._executed.get(key, 0)
+        for key in self._running:
+            if self._queue_of[key] == 0:
+                left = self.queue_threshold / self._need[key] - self._executed.get(key, 0)
                 soonest = min(soonest, now + max(0, math.floor(left)))
         return soonest
-
-    def _place_typed(self, q0, q1, active, nodes, allocations):
-        """Admission per GPU type: a running job stays if its type has room, a new one goes to the type with most room."""
-        types = self.cluster.node_types
-        left = dict(self.cluster.gpus_by_type)
-        chosen: dict = {}
-        for queue in (q0, q1):
-            for key in queue:
-                need = active[key].target_num_replicas
-                alloc = allocations.get(key)
-                t = types[alloc[0]] if alloc else max(left, key=left.__getitem__)
-                if need <= left[t]:
-                    self._status[key] = "RUNNING"
-                    left[t] -= need
-                    chosen[key] = t
-                else:
-                    self._status[key] = "PENDING"
-                    allocations.pop(key, None)
-        free, order = _free_gpus(nodes, allocations)
-        for queue in (q0, q1):
-            for key in queue:
-                if self._status[key] == "RUNNING" and not allocations.get(key):
-                    t = chosen[key]
-                    allocations[key] = _pack(active[key].target_num_replicas, free, [n for n in order if types[n] == t])
-        return allocations
 
 
 class OptimusPolicy(SimPolicy):

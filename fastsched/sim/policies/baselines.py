@@ -10,6 +10,7 @@ import heapq
 import math
 from collections import Counter
 from itertools import chain
+from operator import attrgetter
 
 from fastsched.sim.policies.base import SimPolicy
 
@@ -132,7 +133,7 @@ class TiresiasPolicy(SimPolicy):
     def optimize(self, now, jobs, nodes, allocations):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         event_time = int(now)
-        names = [job.name for job in jobs]
+        names = list(map(attrgetter("name"), jobs))
         active = set(names)
         known = self._queue_of.keys()
         for key in known - active:  # completed (or otherwise gone): out of the queues

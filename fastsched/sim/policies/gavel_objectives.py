@@ -19,8 +19,6 @@ isolated share of finish-time fairness.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_array, hstack, vstack
 
 from fastsched.sim.policies._oracle import remaining_steps
 from fastsched.sim.policies.gavel import GavelPolicy, allocation_constraints
@@ -45,6 +43,8 @@ def _pairs(throughput):
 
 
 def _solve(c, a, b):
+    from scipy.optimize import linprog  # loaded by the policies that solve LPs only
+
     res = linprog(c, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
     if res.status != 0:
         return None
@@ -58,6 +58,8 @@ class _BoundedLP:
     """
 
     def __init__(self, throughput, scale, capacity):
+        from scipy.sparse import csr_array, vstack
+
         self.shape = throughput.shape
         num_jobs = throughput.shape[0]
         self.jobs, self.types, self.tp = _pairs(throughput)
@@ -74,6 +76,8 @@ class _BoundedLP:
 
     def z(self, need) -> float:
         """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs (``inf`` if no bound binds)."""
+        from scipy.sparse import csr_array, hstack
+
         need = need[self.rows]
         if self.jobs.size == 0 or not np.any(need > 0):
             return np.inf

@@ -502,10 +502,12 @@ def main(argv=None) -> int:
     ap.add_argument("--api-replicas", type=int, default=2048, help="replicas per job of the many-tables row")
     args = ap.parse_args(argv)
     if args.tiny:
-        args.check_sizes, args.sizes, args.repeats = [120, 300], [100, 200, 400], 2
+        args.check_sizes, args.sizes, args.repeats = [120, 300], [100, 200, 400], 1
         args.cpu_max, args.pop_rows = 200, 150
         args.api_evaluate, args.api_optimize, args.api_jobs, args.api_replicas = 200, 60, 3, 8
-        fc.set_threads_per_block(32)
+        # The simulator runs each CUDA thread as a Python thread that waits at every barrier: small
+        # blocks keep the thread hand-offs, which dominate its run time on a loaded machine, few.
+        fc.set_threads_per_block(8)
     simulator = bool(int(os.environ.get("NUMBA_ENABLE_CUDASIM", "0") or 0))
     if not fc.is_available():
         print(f"CUDA unavailable: {fc.unavailable_reason()}", file=sys.stderr)

@@ -269,7 +269,7 @@ class SiaPolicy(SimPolicy):
                     out[j] = hit[2]
                 continue
             todo.append((j, job.name, plan, key))
-        rows = self.goodput_rows([(plan, float.fromhex(key[0]), float.fromhex(key[1])) for _, _, plan, key in todo])
+        rows = self.normalised_rows([(plan, float.fromhex(key[0]), float.fromhex(key[1])) for _, _, plan, key in todo])
         for (j, name, plan, key), row in zip(todo, rows, strict=True):
             self._rows[name] = (plan, key, row)
             if row is not None:
@@ -282,7 +282,7 @@ class SiaPolicy(SimPolicy):
         return out
 
     @staticmethod
-    def goodput_rows(items) -> list:
+    def normalised_rows(items) -> list:
         """Normalised goodput rows ``(columns, values)`` (or ``None``) of ``(plan, grad_sqr, grad_var)`` items.
 
         Each row holds the configurations whose goodput exceeds Sia's zero gain, divided by
@@ -297,7 +297,7 @@ class SiaPolicy(SimPolicy):
         >>> perf = tuple(PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.0))
         >>> plan = ([(perf, 128.0, (1024.0, 32.0, 256.0))], np.array([0, 1]), np.array([False, False]),
         ...         np.array([1, 2]), np.array([1.0, 1.0]), np.array([0, 0]))
-        >>> (cols, vals), = SiaPolicy.goodput_rows([(plan, 1.0, 1.0)])
+        >>> (cols, vals), = SiaPolicy.normalised_rows([(plan, 1.0, 1.0)])
         >>> cols, vals[0], 1.0 < vals[1] < 2.0
         ([0, 1], 1.0, True)
         """

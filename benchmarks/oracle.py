@@ -3,6 +3,7 @@ r"""The throughput oracle against Sia's measured traces.
 Usage::
 
     python benchmarks/oracle.py [--traces ../shared/sia-traces/traces] [--markdown out.md] [--json out.json]
+    python benchmarks/oracle.py --e2e all --policies sia,pollux,gavel --e2e-log runs.jsonl  # resumable
 
 1. **Calibrated prediction**: one efficiency per GPU type fitted on cifar10's measured rows
    (``placements-<type>.csv``), then every measured row (``placements-<type>.csv`` and
@@ -13,6 +14,9 @@ Usage::
 2. **Uncalibrated ordering**: from the datasheets alone (default efficiency), the five types
    ordered by one-GPU throughput at each type's largest measured per-GPU batch, against the
    measured order; the share of agreeing (type, type) pairs per application (floor: >= 90 %).
+3. **End to end** (``--e2e``): Sia's philly workloads on the measured traces and on oracle
+   profiles calibrated on cifar10 only (``--measured-stats``: the oracle's throughput with the
+   measured validation files, to separate the step times' share of a gap from the noise model's).
 """
 
 from __future__ import annotations
@@ -54,6 +58,39 @@ def measured_rows(app_dir: Path, t: str) -> list:
     return rows
 
 
+def _line(b, t):
+    """Least-squares ``(intercept, slope)`` of ``t`` against ``b``."""
+    a = np.vstack([np.ones_like(b), b]).T
+    c = np.linalg.lstsq(a, t, rcond=None)[0]
+    return float(c[0]), float(c[1])
+
+
+def _split(app, g, eff, rows) -> dict:
+    """Where a cell's error comes from: one-GPU compute against multi-GPU sync.
+
+    ``compute``: median log(predicted / measured) of the one-GPU step (no sync);
+    ``sync``: the same of the sync time over the rows with several GPUs and a measured sync
+    above 1 ms; ``fixed_ms``/``per_sample_ms``: intercept and slope of the one-GPU compute
+    (step - sync) against the batch, measured and predicted.
+    """
+    from fastsched.catalog import step_time
+
+    one = [(b, st - sy) for p, b, st, sy in rows if p == (1,)]
+    b = np.array([x[0] for x in one])
+    meas = np.array([x[1] for x in one])
+    pred = np.array([step_time(app, g, (1,), x, efficiency=eff).step for x in b])
+    syn = [
+        np.log(step_time(app, g, p, bb, efficiency=eff).sync / sy) for p, bb, st, sy in rows if sum(p) > 1 and sy > 1e-3
+    ]
+    (fm, sm), (fp, sp) = _line(b, meas), _line(b, pred)
+    return {
+        "compute": float(np.median(np.log(pred / meas))),
+        "sync": float(np.median(syn)) if syn else float("nan"),
+        "fixed_ms": (fm * 1e3, fp * 1e3),
+        "per_sample_ms": (sm * 1e3, sp * 1e3),
+    }
+
+
 def run(traces: Path) -> dict:
     from fastsched.catalog import gpu_type, step_time
     from fastsched.sim.oracle import calibrate_from_traces
@@ -75,6 +112,7 @@ def run(traces: Path) -> dict:
                     shape = "one GPU" if sum(p) == 1 else ("one node, several GPUs" if len(p) == 1 else "several nodes")
                     by_shape[shape].append(e)
             errs = np.array(errs)
+            split = _split(app, g, effs[t], rows)
             cells.append(
                 {
                     "app": app,
@@ -83,6 +121,7 @@ def run(traces: Path) -> dict:
                     "median": float(np.median(errs)),
                     "p90": float(np.percentile(errs, 90)),
                     "max": float(errs.max()),
+                    **split,
                     "bias": float(
                         np.median(
                             [np.log(step_time(app, g, p, b, efficiency=effs[t]).step / st) for p, b, st, _ in rows]
@@ -134,14 +173,16 @@ def run(traces: Path) -> dict:
 
 def markdown(res: dict) -> str:
     out = [
-        "| application | type | rows | median error | p90 error | worst row | median log(pred/meas) |",
-        "|---|---|---|---|---|---|---|",
+        "| application | type | rows | median error | p90 error | worst row | log(pred/meas): step | "
+        "1-GPU compute | sync | 1-GPU fixed ms (meas/pred) | 1-GPU ms per sample (meas/pred) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in res["cells"]:
         tag = " (calibration)" if c["app"] == "cifar10" else ""
+        (fm, fp), (sm, sp) = c["fixed_ms"], c["per_sample_ms"]
         out.append(
             f"| {c['app']}{tag} | {c['type']} | {c['rows']} | {c['median']:.0%} | {c['p90']:.0%} | {c['max']:.0%} | "
-            f"{c['bias']:+.2f} |"
+            f"{c['bias']:+.2f} | {c['compute']:+.2f} | {c['sync']:+.2f} | {fm:.0f} / {fp:.0f} | {sm:.3g} / {sp:.3g} |"
         )
     o = res["overall"]
     out += ["", f"Five applications x five types, {o['rows']} rows: median {o['median']:.1%}, p90 {o['p90']:.1%}.", ""]
@@ -203,18 +244,21 @@ def speed(traces: Path, repeats: int = 5) -> dict:
     out = tempfile.mkdtemp()
     cli = median_time(
         lambda: subprocess.run(
-            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q"], check=True
+            [exe, "profile", "cifar10", "--gpu", ",".join(ALL_TYPES), "--output", out, "-q", "--force"], check=True
         )
     )
     start = median_time(lambda: subprocess.run([exe, "--version"], check=True, capture_output=True))
     return {"write_profile_s": profile, "read_measured_s": read, "cli_s": cli, "cli_startup_s": start}
 
 
-def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False) -> dict:
+def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False,
+               sources=("traces", "oracle"), log=None) -> dict:  # fmt: skip
     """Sia's philly study on measured traces and on oracle profiles calibrated on cifar10 only.
 
     ``measured_stats``: the oracle's throughput with the measured validation files (separates
-    the throughput's share of a JCT gap from the gradient-noise model's).
+    the throughput's share of a JCT gap from the gradient-noise model's). ``log``: a JSON-lines
+    file of finished runs; runs already in it are not repeated (a long study resumes), and the
+    summary covers every run in it for the requested policies and workloads.
     """
     import shutil
     import tempfile
@@ -224,30 +268,63 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     from fastsched.sim.oracle import calibrate_from_traces, write_profile
 
     types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
-    effs = calibrate_from_traces(traces / "cifar10", types)
-    oracle_dir = Path(tempfile.mkdtemp())
-    for app in APPS:
-        write_profile(app, types, oracle_dir, efficiencies=effs)
-        if measured_stats:
-            for old in (oracle_dir / app).glob("validation-*.csv"):
-                old.unlink()
-            for v in (traces / app).glob("validation-*.csv"):
-                shutil.copy(v, oracle_dir / app / v.name)
+    oracle_dir = None
+    if "oracle" in sources:
+        effs = calibrate_from_traces(traces / "cifar10", types)
+        oracle_dir = Path(tempfile.mkdtemp())
+        for app in APPS:
+            write_profile(app, types, oracle_dir, efficiencies=effs)
+            if measured_stats:
+                for old in (oracle_dir / app).glob("validation-*.csv"):
+                    old.unlink()
+                for v in (traces / app).glob("validation-*.csv"):
+                    shutil.copy(v, oracle_dir / app / v.name)
     folder = SHARED / "sia-traces" / "workloads" / "philly"
     files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
     if workloads:
         files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
+    tag = "oracle-measured-stats" if measured_stats else "oracle"
+    done = {}
+    if log is not None and Path(log).is_file():
+        for line in Path(log).read_text().splitlines():
+            r = json.loads(line)
+            done[(r["policy"], r["workload"], r["source"])] = r
+    for f in files:  # workload by workload: a partial study still compares every policy
+        for pol in policies:
+            for source in sources:
+                key = (pol, f.stem, "traces" if source == "traces" else tag)
+                if key in done:
+                    continue
+                tdir = traces if source == "traces" else oracle_dir
+                t0, c0 = time.perf_counter(), time.process_time()
+                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
+                rec = {"policy": pol, "workload": f.stem, "source": key[2], "avg_jct": r.summary()["avg_jct"],
+                       "cpu_s": time.process_time() - c0}  # fmt: skip
+                done[key] = rec
+                if log is not None:
+                    with open(log, "a") as fh:
+                        fh.write(json.dumps(rec) + "\n")
+                print(f"# {pol} {f.stem} {key[2]}: avg JCT {rec['avg_jct'] / 3600:.3f} h "
+                      f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)  # fmt: skip
     out: dict = {}
     for pol in policies:
         for f in files:
-            for source, tdir in (("traces", traces), ("oracle", oracle_dir)):
-                t0 = time.perf_counter()
-                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
-                jct = r.summary()["avg_jct"]
-                out.setdefault(pol, {}).setdefault(source, []).append(jct)
-                print(f"# {pol} {f.stem} {source}: avg JCT {jct / 3600:.3f} h ({time.perf_counter() - t0:.1f} s)",
-                      file=sys.stderr, flush=True)  # fmt: skip
-    return {pol: {k: float(np.mean(v)) for k, v in d.items()} | {"runs": len(d["traces"])} for pol, d in out.items()}
+            t, o = done.get((pol, f.stem, "traces")), done.get((pol, f.stem, tag))
+            if t is None or o is None:
+                continue
+            d = out.setdefault(pol, {"traces": [], "oracle": [], "workloads": []})
+            d["traces"].append(t["avg_jct"])
+            d["oracle"].append(o["avg_jct"])
+            d["workloads"].append(f.stem)
+    return {
+        pol: {
+            "traces": float(np.mean(d["traces"])),
+            "oracle": float(np.mean(d["oracle"])),
+            "runs": len(d["traces"]),
+            "per_workload": [o / t for t, o in zip(d["traces"], d["oracle"], strict=True)],
+        }  # fmt: skip
+        for pol, d in out.items()
+    }
 
 
 def main(argv=None) -> int:
@@ -259,6 +336,8 @@ def main(argv=None) -> int:
     ap.add_argument("--e2e", default=None, help="also run the philly study: comma-separated workload numbers or 'all'")
     ap.add_argument("--policies", default="sia,pollux,gavel", help="policies of --e2e")
     ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
+    ap.add_argument("--sources", default="traces,oracle", help="--e2e: which runs to make (traces, oracle)")
+    ap.add_argument("--e2e-log", type=Path, default=None, help="--e2e: JSON-lines file of finished runs (resumes)")
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
@@ -276,7 +355,8 @@ def main(argv=None) -> int:
         )
     if args.e2e:
         wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
-        e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats)
+        e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats,
+                                             tuple(args.sources.split(",")), args.e2e_log)  # fmt: skip
         text += "\n| policy | workloads | avg JCT, traces (h) | avg JCT, oracle (h) | oracle / traces |\n|---|---|---|---|---|\n"
         for pol, d in e2e.items():
             text += (

@@ -8,12 +8,7 @@ import platform
 import sys
 import time
 
-import numba
-
-from fastsched import _firstrun
-from fastsched._cache import ALL_PACKAGES, cache_state
 from fastsched._version import __version__
-from fastsched._warmup import load_record, warmup
 
 __all__ = ["register", "info", "run_info", "run_warmup"]
 
@@ -46,7 +41,11 @@ def info() -> dict:
     >>> d["fastsched"] == __version__ and isinstance(d["cuda"], bool)
     True
     """
+    import numba
+
     from fastsched import cuda  # its probe initialises the driver: only when asked
+    from fastsched._cache import ALL_PACKAGES, cache_state
+    from fastsched._warmup import load_record
 
     state = cache_state(ALL_PACKAGES)
     record = load_record()
@@ -121,6 +120,10 @@ def _completeness(d) -> str:
 
 def run_warmup(args) -> int:
     """Run ``fastsched warmup``."""
+    from fastsched import _firstrun
+    from fastsched._cache import ALL_PACKAGES, cache_state
+    from fastsched._warmup import warmup
+
     stream = None if args.quiet else sys.stderr
     if stream is not None:
         _firstrun.compile_notice("warmup", stream=stream)

@@ -9,8 +9,26 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 
 __all__ = ["lazy_exports"]
+
+
+def _shadowing_class(shadowed: frozenset):
+    """Return a module type on which a re-exported name wins over the submodule of that name.
+
+    Importing submodule ``P.m`` ends with ``setattr(P, "m", module)``; for a name in
+    ``shadowed`` the package binds ``module.m`` instead, so ``P.m`` is the function ``m``
+    whichever of the two was imported first (what an eager ``from P.m import m`` gives).
+    """
+
+    class Package(types.ModuleType):
+        def __setattr__(self, name, value):
+            if name in shadowed and isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}":
+                value = getattr(value, name)
+            super().__setattr__(name, value)
+
+    return Package
 
 
 def lazy_exports(package: str, names: dict):
@@ -21,8 +39,9 @@ def lazy_exports(package: str, names: dict):
     package : str
         The package's ``__name__``.
     names : dict
-        Public name -> the module (absolute name) that defines it. A name must not also be a
-        submodule of ``package`` (importing that submodule would shadow it).
+        Public name -> the module (absolute name) that defines it. A name defined in the
+        package's submodule of the same name (``"encode": "P.encode"``) stays bound to the
+        name, not to the submodule, also after that submodule is imported.
 
     Examples
     --------
@@ -34,6 +53,9 @@ def lazy_exports(package: str, names: dict):
     >>> "version_of" in dir_()
     True
     """
+    shadowed = frozenset(n for n, source in names.items() if source == f"{package}.{n}")
+    if shadowed:
+        sys.modules[package].__class__ = _shadowing_class(shadowed)
 
     def __getattr__(name: str):
         source = names.get(name)

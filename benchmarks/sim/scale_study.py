@@ -78,15 +78,17 @@ def run(args):
 def report(args):
     rows = [json.loads(line) for line in open(args.results) if line.strip()]
     print(
-        "| k | GPUs | jobs | policy | wall s | CPU s | policy s/call median | p95 | avg JCT h | modelled % | peak MB |"
+        "| k | GPUs | jobs | policy | code | wall s | CPU s | policy s/call median | p95 | avg JCT h | modelled % "
+        "| peak MB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        code = r.get("branch", "")
         if "error" in r:
-            print(f"| {r['k']} | {r['gpus']} | | {r['policy']} | {r['error']} | | | | | | |")
+            print(f"| {r['k']} | {r['gpus']} | | {r['policy']} | {code} | {r['error']} | | | | | | |")
             continue
         print(
-            f"| {r['k']} | {r['gpus']} | {r['completed']}/{r['jobs']} | {r['policy']} | {r['wall_s']:.1f} | "
+            f"| {r['k']} | {r['gpus']} | {r['completed']}/{r['jobs']} | {r['policy']} | {code} | {r['wall_s']:.1f} | "
             f"{r['cpu_s']:.1f} | {r['policy_s_median']:.4f} | {r['policy_s_p95']:.4f} | {r['avg_jct'] / 3600:.2f} | "
             f"{100 * r['modelled_share']:.1f} | {r['peak_rss_mb']:.0f} |"
         )

@@ -17,6 +17,7 @@ deployment choice, not a property of the chip, so a cluster file may override th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -143,6 +144,9 @@ ALIASES: dict[str, str] = {
 _TRACE_ALIASES = {"dgx": "dgx"}
 
 _FIELDS = GpuType._fields
+#: Largest datasheet number of a user type (TFLOP/s, GiB, GB/s): the oracle's products stay finite.
+MAX_GPU_VALUE = 1e9
+_TRACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def known_names(catalog=None) -> list[str]:
@@ -288,8 +292,8 @@ def with_types(types, catalog=None) -> dict:
 def _checked(where, values) -> GpuType:
     for f in ("bf16_tflops", "tf32_tflops", "fp32_tflops", "memory_gib", "memory_gbps", "intra_gbps", "network_gbps"):
         v = values[f]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v > 0) or v == float("inf"):
-            raise ValueError(f"{where}.{f} must be a positive finite number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= MAX_GPU_VALUE):
+            raise ValueError(f"{where}.{f} must be a positive number <= {MAX_GPU_VALUE:g}, got {v!r}")
         values[f] = float(v)
     g = values["gpus_per_node"]
     if isinstance(g, bool) or not isinstance(g, int) or g < 1:
@@ -297,6 +301,8 @@ def _checked(where, values) -> GpuType:
     for f in ("label", "trace_name"):
         if not isinstance(values[f], str) or not values[f]:
             raise ValueError(f"{where}.{f} must be a non-empty string, got {values[f]!r}")
+    if not _TRACE_NAME.match(values["trace_name"]):  # a file-name suffix: placements-<trace_name>.csv
+        raise ValueError(f"{where}.trace_name must be a plain name (letters, digits, '_', '.', '-')")
     return GpuType(**{f: values[f] for f in _FIELDS})
 
 

@@ -6,24 +6,39 @@ of its matrix multiplies, and the statistical side (batch-size range, epochs, a 
 scale). The oracle (:mod:`fastsched.catalog.oracle`) turns it into step and sync times.
 
 The six applications of the Pollux (OSDI'21) and Sia (SOSP'23) studies are described by the
-networks those studies trained (their published architecture facts; FLOPs count a multiply-add
-as two):
+networks those studies trained (the training scripts of the Pollux artifact and the published
+architectures; FLOPs count a multiply-add as two):
 
-========== ================================ ========== ============== ============
-name       network (data)                   parameters fwd FLOP/sample activations
-========== ================================ ========== ============== ============
-cifar10    ResNet-18, 32x32 (CIFAR-10)       11.2 M     1.1 G          7 MB
-imagenet   ResNet-50, 224x224 (ImageNet)     25.6 M     8.2 G          100 MB
-bert       BERT-base, seq 384 (SQuAD)        110 M      71 G           450 MB
-deepspeech2 DeepSpeech2, 5 x 1024 biLSTM     87 M       25 G           100 MB
-yolov3     YOLOv3, 416x416 (PASCAL VOC)      62 M       66 G           800 MB
-ncf        NeuMF, 8 + 32 factors (ML-1M)     0.4 M      11 k           1 kB
-========== ================================ ========== ============== ============
+=========== ================================= ========== ============== ============ ==========
+name        network (data)                    parameters fwd FLOP/sample activations samples/ep
+=========== ================================= ========== ============== ============ ==========
+cifar10     ResNet-18, 32x32 (CIFAR-10)        11.2 M     1.1 G          7 MB         50,000
+imagenet    ResNet-50, 224x224, AMP (ImageNet) 25.6 M     8.2 G          100 MB       1,281,167
+bert        BERT-base, seq 384 (SQuAD 1.1)     110 M      71 G           450 MB       88,641
+deepspeech2 DeepSpeech2, 5 x 800 biGRU         41.2 M     25 G           100 MB       7,140
+yolov3      YOLOv3, 320-608 px, AMP (VOC)      62 M       66 G           800 MB       16,551
+ncf         NeuMF, 32 + 128 factors (ML-1M)    1.6 M      87 k           2 kB         4,970,845
+=========== ================================= ========== ============== ============ ==========
 
-Activation bytes are FP32 feature maps kept for the backward pass (ResNet: every conv, norm
-and activation output; BERT: Korthikanti et al. 2022's ``s h (34 + 5 a s / h)`` bytes per layer
-at half precision, doubled for FP32). Kernel counts are about three per forward operator
-(forward and two backward) plus three per parameter tensor (an unfused optimizer).
+Activation bytes are the FP32 feature maps a step writes and reads back (ResNet: every conv,
+norm and activation output; BERT: Korthikanti et al. 2022's ``s h (34 + 5 a s / h)`` bytes per
+layer at half precision, doubled for FP32): the basis of the memory traffic. The two networks
+trained with mixed precision (apex AMP, O1) hold less in memory (``memory_bytes``): two saved
+half-precision tensors per conv output, 11.1 M conv-output elements per 224 px image for
+ResNet-50 (Radosavovic et al. 2020's activation count) and about 80 M at YOLOv3's largest
+608 px scale. ResNet-18's 3x3 stride-1 convolutions hold 89 % of its FLOPs (the three
+stride-2 ones and the 1x1 shortcuts the rest): in FP32, cuDNN runs them as Winograd transforms
+(``winograd_share``). ImageNet and YOLOv3 train in mixed precision (``precision="fp16"``), as
+the Pollux benchmark's scripts do (apex AMP O1). DeepSpeech2 is the script's default network (five bidirectional GRU layers of
+800 after two convolutions, about 104 MFLOP per output frame) on VoxForge clips of about 5 s;
+its 7,140 training clips are the first part of the study's VoxForge split. Its recurrent layers
+run about 240 dependent time steps (4.8 s at 10 ms, halved by the convolutions' stride) in each
+of 5 layers and 2 directions, with about 3 kernels per step forward and 5 backward:
+19,200 kernels in a chain (``serial_kernels``). NCF is NeuMF with 32
+GMF and 128 MLP factors on MovieLens-1M (6,040 users, 3,706 items), trained with Adam (16
+bytes of state per parameter) on each of the 994,169 ratings and 4 sampled negatives per
+epoch. Kernel counts are about three per forward operator (forward and two backward) plus
+three per parameter tensor (an unfused optimizer).
 
 Decoder-only transformers (``gpt-125m`` ... ``gpt-175b``, ``llama-70b``) use the shapes of
 the GPT-3 paper (Brown et al. 2020, Table 2.1; 13B with hidden 5120) and Llama 2 70B's depth and
@@ -32,21 +47,37 @@ attention matrix). Their costs come from
 :class:`fastsched.costmodel.search.Transformer` (one definition of the transformer formulas).
 
 Gradient-noise defaults (:attr:`ModelSpec.noise_scale`: the simple noise scale
-``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) follow McCandlish
-et al. 2018, *An Empirical Model of Large-Batch Training*: the noise scale grows during
-training by about an order of magnitude, and is of order 10^2-10^3 samples for CIFAR-10 and
-10^3-10^4 for ImageNet classifiers; for language models Kaplan et al. 2020 (eq. 1.4) give the
-critical batch ``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L`` (nats) falls. These
-are defaults to override (``noise_scale=``), not measurements.
+``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) are order-of-
+magnitude values chosen from the literature, not fitted to any measurement. McCandlish et al. 2018
+(*An Empirical Model of Large-Batch Training*) find that the noise scale grows as the loss falls,
+by an order of magnitude or more over a run, and that ImageNet's largest useful batch reaches
+tens of thousands; Goyal et al. 2017 train ResNet-50 at 8,192 without loss. The image and speech
+models here rise from 10^2 to 10^4 samples (ImageNet from 10^3 to 3 x 10^4); BERT fine-tuning,
+two epochs from a pre-trained model, from 10^2 to 10^3. For language models Kaplan et al. 2020
+(eq. 1.4) give the critical batch ``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L``
+(nats) falls. Override them with ``noise_scale=``.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import NamedTuple
 
+from fastsched._datafile import read_data_file
+
 __all__ = ["ModelSpec", "MODELS", "model_spec", "decoder_spec", "load_model_spec", "known_models", "check_model"]
+
+
+#: Model families (:attr:`ModelSpec.family`).
+FAMILIES = ("vision", "language", "speech", "recommendation", "decoder")
+#: Largest count of a model (batch sizes, kernels, samples): every integer up to it is exact as a float.
+MAX_MODEL_INT = 2**53
+#: Most epochs of a model (a profile writes one validation row per epoch and batch size).
+MAX_EPOCHS = 10_000
+#: Largest size of a model (parameters, FLOPs, bytes, noise scale): the oracle's times stay finite.
+MAX_MODEL_VALUE = 1e30
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class ModelSpec(NamedTuple):
@@ -86,12 +117,23 @@ class ModelSpec(NamedTuple):
     transformer : tuple or None
         ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` of a decoder, for the strategy
         search of models too large for data parallelism.
+    memory_bytes : float or None
+        Activation bytes per sample held in GPU memory, where they differ from
+        ``activation_bytes`` (the memory traffic's basis): mixed-precision training keeps its
+        saved activations in half precision. ``None``: ``activation_bytes``.
+    winograd_share : float
+        Share of the forward FLOPs in 3x3 stride-1 convolutions trained in FP32, which cuDNN
+        runs as Winograd F(2x2, 3x3) transforms with 2.25 times fewer multiplies (Lavin & Gray
+        2016); half-precision tensor-core convolutions use implicit GEMM instead (share 0).
+    serial_kernels : int
+        GPU kernels per step that each wait for the one before whatever the batch (a recurrent
+        layer's time steps), each taking at least a kernel's launch latency on the GPU.
 
     Examples
     --------
     >>> m = model_spec("imagenet")
     >>> m.parameters, m.family, m.precision
-    (25600000.0, 'vision', 'tf32')
+    (25600000.0, 'vision', 'fp16')
     """
 
     name: str
@@ -111,25 +153,46 @@ class ModelSpec(NamedTuple):
     noise_scale: tuple
     fixed_batch: bool = False
     transformer: tuple | None = None
+    memory_bytes: float | None = None
+    winograd_share: float = 0.0
+    serial_kernels: int = 0
+
+    @property
+    def held_bytes(self) -> float:
+        """Activation bytes per sample held in GPU memory (``memory_bytes``, else ``activation_bytes``).
+
+        Examples
+        --------
+        >>> model_spec("imagenet").held_bytes < model_spec("imagenet").activation_bytes
+        True
+        """
+        return self.activation_bytes if self.memory_bytes is None else self.memory_bytes
 
 
-def _study(name, family, params, flops, act, kernels, init_b, max_b, min_local, epochs, samples, noise):
+def _study(name, family, params, flops, act, kernels, init_b, max_b, min_local, epochs, samples, noise, **kw):
     return ModelSpec(name, family, params, flops, act, kernels, "tf32", 12.0, 4.0, init_b, max_b, min_local, epochs,
-                     samples, noise)  # fmt: skip
+                     samples, noise)._replace(**kw)  # fmt: skip
 
 
 #: The six study applications (batch sizes and epochs as in the Pollux/Sia studies).
+# fmt: off
 STUDY_MODELS = {
     m.name: m
     for m in (
-        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (200.0, 2_000.0)),
-        _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1000, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 10_000.0)),
-        _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (50.0, 500.0)),
-        _study("deepspeech2", "speech", 87e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 1_132, (50.0, 500.0)),
-        _study("yolov3", "vision", 62e6, 6.6e10, 8.0e8, 1400, 8, 512, 4, 50, 16_551, (50.0, 500.0)),
-        _study("ncf", "recommendation", 0.4e6, 1.1e4, 1.0e3, 80, 32_768, 32_768, 32, 10, 994_169, (1e4, 1e5)),
+        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (100.0, 10_000.0),
+               winograd_share=0.89),
+        _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1530, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 30_000.0),
+               memory_bytes=4.44e7, precision="fp16"),
+        _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
+        _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0),
+               serial_kernels=19_200),
+        _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
+               memory_bytes=3.2e8, precision="fp16"),
+        _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
+               state_bytes_per_param=16.0),
     )
 }
+# fmt: on
 
 #: Decoder shapes ``(layers, hidden, heads, seq, vocab)``.
 _DECODERS = {
@@ -179,6 +242,9 @@ def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, glob
     # the 5 a s / h term is the attention matrix, which FlashAttention (Dao et al. 2022, the norm
     # in LLM training since) never stores.
     act = layers * seq * hidden * 34.0 * dtype_bytes / 2.0
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or
+                               not 0 < tokens <= MAX_MODEL_VALUE):  # fmt: skip
+        raise ValueError(f"model.tokens must be a positive number <= {MAX_MODEL_VALUE:g}, got {tokens!r}")
     total_tokens = 20.0 * params if tokens is None else float(tokens)
     epochs = 100  # progress is reported in hundredths of the token budget
     samples = max(int(total_tokens / seq / epochs), global_batch)
@@ -268,12 +334,7 @@ def load_model_spec(path) -> ModelSpec:
     ('m', 8, 'decoder')
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"model file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    data = read_data_file(path, what="model file")  # names the file: missing, not UTF-8, not JSON
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a model file holds a JSON object")
     data = dict(data)
@@ -286,9 +347,10 @@ def load_model_spec(path) -> ModelSpec:
         missing = [k for k in ("layers", "hidden", "heads", "seq", "vocab", "global_batch") if k not in data]
         if missing:
             raise ValueError(f"{path}: missing field(s) {missing}")
-        return decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"], data["vocab"],
-                            dtype_bytes=data.get("dtype_bytes", 2), global_batch=data["global_batch"],
-                            tokens=data.get("tokens"), fixed_batch=bool(data.get("fixed_batch", True)))  # fmt: skip
+        return check_model(decoder_spec(name, data["layers"], data["hidden"], data["heads"], data["seq"],
+                                        data["vocab"], dtype_bytes=data.get("dtype_bytes", 2),
+                                        global_batch=data["global_batch"], tokens=data.get("tokens"),
+                                        fixed_batch=data.get("fixed_batch", True)))  # fmt: skip
     fields = set(ModelSpec._fields) - {"name"}
     extra = sorted(set(data) - fields)
     if extra:
@@ -296,32 +358,68 @@ def load_model_spec(path) -> ModelSpec:
     missing = sorted(f for f in fields - set(data) if f not in ModelSpec._field_defaults)
     if missing:
         raise ValueError(f"{path}: missing field(s) {missing}")
-    data["noise_scale"] = tuple(data["noise_scale"])
-    if data.get("transformer") is not None:
-        data["transformer"] = tuple(data["transformer"])
+    for f in ("noise_scale", "transformer"):  # JSON lists; anything else is named by check_model
+        if isinstance(data.get(f), list):
+            data[f] = tuple(data[f])
     return check_model(ModelSpec(name=name, **data))
 
 
 def check_model(m: ModelSpec) -> ModelSpec:
     """Validate a :class:`ModelSpec` (errors name the field); return it.
 
+    Counts are at most :data:`MAX_MODEL_INT`, epochs at most :data:`MAX_EPOCHS` (the profile
+    writes a row per epoch) and sizes at most :data:`MAX_MODEL_VALUE`, so the oracle's times stay
+    finite; the name becomes a folder name, so it is one plain path component.
+
     Examples
     --------
     >>> check_model(model_spec("ncf")).name
     'ncf'
+    >>> check_model(model_spec("ncf")._replace(name="../x"))
+    Traceback (most recent call last):
+    ...
+    ValueError: model.name must be a plain name (letters, digits, '_', '.', '-'), got '../x'
     """
+    if not isinstance(m.name, str) or not _NAME.match(m.name):
+        raise ValueError(f"model.name must be a plain name (letters, digits, '_', '.', '-'), got {m.name!r}")
+    if m.family not in FAMILIES:
+        raise ValueError(f"model.family must be one of {list(FAMILIES)}, got {m.family!r}")
     for f in ("parameters", "flops_per_sample", "activation_bytes", "state_bytes_per_param", "grad_bytes_per_param"):
         v = getattr(m, f)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < float("inf")):
-            raise ValueError(f"model.{f} must be a positive finite number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= MAX_MODEL_VALUE):
+            raise ValueError(f"model.{f} must be a positive number <= {MAX_MODEL_VALUE:g}, got {v!r}")
     for f in ("kernels", "init_batch_size", "max_batch_size", "min_local_bsz", "max_epochs", "samples_per_epoch"):
-        v = getattr(m, f)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"model.{f} must be an integer >= 1, got {v!r}")
+        v, high = getattr(m, f), MAX_EPOCHS if f == "max_epochs" else MAX_MODEL_INT
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= high:
+            raise ValueError(f"model.{f} must be an integer in [1, {high}], got {v!r}")
+    v = m.serial_kernels
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_MODEL_INT:
+        raise ValueError(f"model.serial_kernels must be an integer in [0, {MAX_MODEL_INT}], got {v!r}")
+    w = m.winograd_share
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
+        raise ValueError(f"model.winograd_share must be in [0, 1], got {w!r}")
+    if m.memory_bytes is not None:
+        v = m.memory_bytes
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= MAX_MODEL_VALUE):
+            raise ValueError(f"model.memory_bytes must be a positive number <= {MAX_MODEL_VALUE:g} or None, got {v!r}")
     if m.max_batch_size < m.init_batch_size:
         raise ValueError(f"model.max_batch_size={m.max_batch_size} < model.init_batch_size={m.init_batch_size}")
     if m.precision not in ("tf32", "fp32", "bf16", "fp16"):
         raise ValueError(f"model.precision must be one of tf32, fp32, bf16, fp16, got {m.precision!r}")
-    if len(m.noise_scale) != 2 or not all(isinstance(v, (int, float)) and v > 0 for v in m.noise_scale):
-        raise ValueError(f"model.noise_scale must be two positive numbers (start, end), got {m.noise_scale!r}")
+    ns = m.noise_scale
+    if not (isinstance(ns, tuple) and len(ns) == 2 and all(_number(v) and 0 < v <= MAX_MODEL_VALUE for v in ns)):
+        raise ValueError(f"model.noise_scale must be two positive numbers (start, end), got {ns!r}")
+    if not isinstance(m.fixed_batch, bool):
+        raise ValueError(f"model.fixed_batch must be true or false, got {m.fixed_batch!r}")
+    t = m.transformer
+    if t is not None and not (isinstance(t, tuple) and len(t) == 6 and all(_count(v) for v in t)):
+        raise ValueError(f"model.transformer must be (layers, hidden, heads, seq, vocab, dtype_bytes), got {t!r}")
     return m
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_MODEL_INT

@@ -3,18 +3,27 @@
 The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples per GPU:
 
 * **host**: ``kernels x HOST_S_PER_KERNEL``: eager frameworks launch each kernel from Python;
-* **GPU**: ``3 F b / (peak x e) + (3 A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
-  at the model's precision peak, plus the memory traffic of writing, reading and
-  differentiating the saved activations and of the optimizer's pass over its state, both at a
-  per-type efficiency ``e`` (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`);
-* host and GPU overlap partly (the host queues kernels ahead of the GPU): the step takes
-  ``sqrt(host^2 + (GPU + sync)^2)``, between the serial sum and the fully hidden maximum;
+* **GPU**: ``3 F b / (peak x e) + (k A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
+  at the model's precision peak, plus the memory traffic of the activations and of the
+  optimizer's pass over its state, both at a per-type efficiency ``e``
+  (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`). Each activation byte moves
+  ``k`` = :data:`ACTIVATION_PASSES` = 6 times: written, and read by the next layer, in the
+  forward pass; read again, its gradient written and read by the layer below, in the backward
+  pass; and one more read by the normalisation layers' two-pass statistics. A recurrent
+  network adds ``serial_kernels x`` :data:`GPU_KERNEL_S` (4 µs): its time steps' kernels wait
+  for each other whatever the batch;
+* host and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
+  ``sqrt(host^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
-  ``2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one node, else the
-  slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
-* **overlap**: frameworks (PyTorch DDP, Horovod) all-reduce gradient buckets while the backward
-  pass runs, so only ``max(last bucket, all-reduce - backward)`` is exposed: that is the
-  *sync time*.
+  ``fixed + 2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one
+  node, else the slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
+* **sync time**: the all-reduce less the share ``overlap`` (:data:`OVERLAP`) of the backward
+  pass that hides it, never less than the last gradient bucket; the step is compute plus sync
+  (the optimizer waits for the reduced gradients, and the host for the optimizer).
+
+In the Sia traces (2021 PyTorch with AdaptDL) a multi-GPU step is mostly the one-GPU compute
+plus the measured sync, whatever the backward pass's length, so :data:`OVERLAP` is 0 here;
+PyTorch DDP's bucketed overlap of a modern stack is ``overlap=1``.
 
 The two global constants, :data:`HOST_S_PER_KERNEL` (100 µs) and :data:`LINK_EFFICIENCY`
 (0.1), were chosen on the Sia traces' cifar10 rows (the calibration application; 2021-era
@@ -57,6 +66,16 @@ HOST_S_PER_KERNEL = 100e-6
 LATENCY_S = (10e-6, 30e-6)
 #: Gradient bucket bytes (PyTorch DDP's default 25 MB): the last one is never overlapped.
 BUCKET_BYTES = 25e6
+#: Fixed seconds of one step's gradient synchronisation on several GPUs, whatever its size.
+ALLREDUCE_FIXED_S = 0.0
+#: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
+OVERLAP = 0.0
+#: Seconds a dependent kernel takes on the GPU at least (launch and completion of a tiny kernel).
+GPU_KERNEL_S = 4e-6
+#: Fewer multiplies of Winograd F(2x2, 3x3) than a direct 3x3 convolution (Lavin & Gray 2016).
+WINOGRAD_GAIN = 2.25
+#: Times a step moves each activation byte through memory (see the module docstring).
+ACTIVATION_PASSES = 6.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
 RESERVED_GIB = 1.5
 
@@ -93,7 +112,13 @@ def _check_eff(name, e, high=1.0):
     return float(e)
 
 
-def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=LINK_EFFICIENCY) -> float:
+def _check_overlap(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0):
+        raise ValueError(f"overlap must be in [0, 1], got {v!r}")
+    return float(v)
+
+
+def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None, fixed_s=None) -> float:
     """Seconds of a ring all-reduce of ``grad_bytes`` over ``placement`` (GPUs per node).
 
     Examples
@@ -108,7 +133,9 @@ def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=LINK_
         return 0.0
     bw = gpu.intra_gbps if k == 1 else min(gpu.intra_gbps, gpu.network_gbps)
     lat = LATENCY_S[0] if k == 1 else LATENCY_S[1]
-    return 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
+    fixed = ALLREDUCE_FIXED_S if fixed_s is None else fixed_s
+    link_efficiency = LINK_EFFICIENCY if link_efficiency is None else link_efficiency
+    return fixed + 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
 
 
 def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
@@ -116,25 +143,28 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     b = np.asarray(b, dtype=np.float64)
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
-    fwd = m.flops_per_sample * b / peak + m.activation_bytes * b / mem
+    flops = m.flops_per_sample * (1.0 - m.winograd_share + m.winograd_share / WINOGRAD_GAIN)
+    chain = m.serial_kernels * GPU_KERNEL_S / 3.0  # forward's third of the dependent kernels
+    fwd = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem + chain
     opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 
 
-def _combine(host, gpu, bwd, ar, last_frac):
+def _combine(host, gpu, bwd, ar, last_frac, overlap=None):
     """Step and exposed sync from the parts (see the module docstring)."""
-    sync = np.maximum(ar * last_frac, ar - bwd)
+    ov = OVERLAP if overlap is None else overlap
+    sync = np.maximum(ar * last_frac, ar - ov * bwd)
     # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
-    # (max); the 2-norm sits between the two. The GPU's own timeline (its work, then the
-    # exposed all-reduce) never shrinks with a larger batch.
-    return np.hypot(host, gpu + sync), sync
+    # (max); the 2-norm sits between the two. The exposed sync adds to it: the optimizer step
+    # waits for the reduced gradients, and the next step's kernels for the optimizer.
+    return np.hypot(host, gpu) + sync, sync
 
 
-def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None):
+def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None):
     host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s)
     grad = m.grad_bytes_per_param * m.parameters
     ar = allreduce_seconds(grad, g, p, link_eff)
-    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad))
+    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap)
 
 
 def fits_data_parallel(model, gpu, catalog=None) -> bool:
@@ -151,7 +181,7 @@ def fits_data_parallel(model, gpu, catalog=None) -> bool:
 
 def _max_dp_batch(m: ModelSpec, g: GpuType) -> int:
     free = (g.memory_gib - RESERVED_GIB) * 2.0**30 - m.state_bytes_per_param * m.parameters
-    return int(max(free, 0.0) // m.activation_bytes)
+    return int(max(free, 0.0) // m.held_bytes)
 
 
 def max_local_bsz(model, gpu, catalog=None) -> int:
@@ -166,8 +196,8 @@ def max_local_bsz(model, gpu, catalog=None) -> int:
     return _max_dp_batch(m, g)
 
 
-def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=LINK_EFFICIENCY,
-              host_s_per_kernel=None, catalog=None) -> StepTime:  # fmt: skip
+def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=None,
+              host_s_per_kernel=None, overlap=None, catalog=None) -> StepTime:  # fmt: skip
     """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
 
     Parameters
@@ -184,6 +214,9 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
         Fraction of the link bandwidths an all-reduce reaches (default :data:`LINK_EFFICIENCY`).
     host_s_per_kernel : float, optional
         Host seconds per kernel (default :data:`HOST_S_PER_KERNEL`).
+    overlap : float, optional
+        Share of the backward pass that hides the all-reduce, in [0, 1] (default
+        :data:`OVERLAP`).
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -202,7 +235,7 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     m, g = _resolve(model, gpu, catalog)
     p = _placement(placement)
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
-    link_eff = _check_eff("link_efficiency", link_efficiency)
+    link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
     b = np.asarray(local_bsz, dtype=np.float64)
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 1):
         raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
@@ -210,7 +243,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
         out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
     else:
-        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel)
+        ov = None if overlap is None else _check_overlap(overlap)
+        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel, ov)
     if b.ndim == 0:
         return StepTime(float(step), float(sync))
     return StepTime(np.asarray(step, dtype=np.float64), np.asarray(sync, dtype=np.float64))
@@ -242,7 +276,7 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
     return out
 
 
-def calibrate(model, gpu, rows, *, link_efficiency=LINK_EFFICIENCY, host_s_per_kernel=None, catalog=None) -> float:
+def calibrate(model, gpu, rows, *, link_efficiency=None, host_s_per_kernel=None, catalog=None) -> float:
     """Fit the one efficiency of ``gpu`` that best predicts measured ``rows`` of ``model``.
 
     Minimises the squared log error of the step time over ``rows`` (a grid over

@@ -78,18 +78,41 @@ Layers
 with per-op costs, :class:`ProgramModel`) on a :class:`Cluster`.
 """
 
-from fastsched.costmodel.case import Case, load_case
-from fastsched.costmodel.cluster import Cluster
-from fastsched.costmodel.cost import Cost
-from fastsched.costmodel.cost_model import CostModel, CostModelMode
-from fastsched.costmodel.deviations import deviations
-from fastsched.costmodel.encode import EncodedProgram, encode
-from fastsched.costmodel.model import estimate, estimate_cost
-from fastsched.costmodel.program import Op, Program, Rank, Var
-from fastsched.costmodel.program_search import ProgramModel
-from fastsched.costmodel.schedules import SCHEDULES, PipelineResult, PipelineSchedule, pipeline_schedule, pipeline_time
-from fastsched.costmodel.search import SearchResult, Transformer, search
-from fastsched.costmodel.synthetic import transformer_stack
+from fastsched._lazy import lazy_exports
+
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it) loads nothing else. ``deviations``, ``encode`` and ``search`` are also submodules;
+# the package attribute stays the function (see fastsched._lazy).
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Case": "fastsched.costmodel.case",
+        "load_case": "fastsched.costmodel.case",
+        "Cluster": "fastsched.costmodel.cluster",
+        "Cost": "fastsched.costmodel.cost",
+        "CostModel": "fastsched.costmodel.cost_model",
+        "CostModelMode": "fastsched.costmodel.cost_model",
+        "deviations": "fastsched.costmodel.deviations",
+        "EncodedProgram": "fastsched.costmodel.encode",
+        "encode": "fastsched.costmodel.encode",
+        "estimate": "fastsched.costmodel.model",
+        "estimate_cost": "fastsched.costmodel.model",
+        "Op": "fastsched.costmodel.program",
+        "Program": "fastsched.costmodel.program",
+        "Rank": "fastsched.costmodel.program",
+        "Var": "fastsched.costmodel.program",
+        "ProgramModel": "fastsched.costmodel.program_search",
+        "SCHEDULES": "fastsched.costmodel.schedules",
+        "PipelineResult": "fastsched.costmodel.schedules",
+        "PipelineSchedule": "fastsched.costmodel.schedules",
+        "pipeline_schedule": "fastsched.costmodel.schedules",
+        "pipeline_time": "fastsched.costmodel.schedules",
+        "SearchResult": "fastsched.costmodel.search",
+        "Transformer": "fastsched.costmodel.search",
+        "search": "fastsched.costmodel.search",
+        "transformer_stack": "fastsched.costmodel.synthetic",
+    },
+)
 
 __all__ = [
     "Cluster",

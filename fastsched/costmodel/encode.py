@@ -218,7 +218,49 @@ def _comm_tensor(op_type, ins, outs):
     return None
 
 
-def _encode_rank(rl: _RankLists, table):
+class _RankColumns(NamedTuple):
+    """One rank's columns from :func:`_encode_rank`, before the ranks are packed together.
+
+    The fields named as in :class:`EncodedProgram` are its per-rank segments; ``ring`` and
+    ``peer`` (the op's ring id and send/recv peer, -1 for none) only size the communication
+    groups, and ``facts`` are the deviations found in this rank.
+    """
+
+    phase: np.ndarray
+    comm: np.ndarray
+    base_cost: np.ndarray
+    comm_var: np.ndarray
+    ring: np.ndarray
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    var_fixed: np.ndarray
+    var_ndyn: np.ndarray
+    var_dsize: np.ndarray
+    persistable: np.ndarray
+    first_use: np.ndarray
+    last_use: np.ndarray
+    peer: np.ndarray
+    facts: set
+
+
+#: The columns of :class:`_RankColumns` concatenated over the ranks into the packed arrays.
+_PACKED_COLUMNS = (
+    "phase",
+    "comm",
+    "base_cost",
+    "comm_var",
+    "edge_src",
+    "edge_dst",
+    "var_fixed",
+    "var_ndyn",
+    "var_dsize",
+    "persistable",
+    "first_use",
+    "last_use",
+)
+
+
+def _encode_rank(rl: _RankLists, table) -> _RankColumns:
     n = len(rl.op_ids)
     nv = len(rl.var_names)
     _check_ranges(rl)
@@ -321,7 +363,9 @@ def _encode_rank(rl: _RankLists, table):
             f"{rl.var_names[bad_var]!r} before the op that writes it"
         )
     peer = none if rl.op_peers.count(None) == n else _opt_ints(rl.op_peers, -1)
-    return phase, comm, base, comm_var, ring, src, dst, var_fixed, var_ndyn, var_dsize, pers, first, last, peer, facts
+    return _RankColumns(
+        phase, comm, base, comm_var, ring, src, dst, var_fixed, var_ndyn, var_dsize, pers, first, last, peer, facts
+    )
 
 
 def encode(program, *, standalone_cost_data=None, pipeline_config=None) -> EncodedProgram:
@@ -430,16 +474,16 @@ def _encode_general(program, standalone_cost_data, pipeline_config) -> EncodedPr
     parts = [_encode_rank(rl, _cost_table(standalone_cost_data, rank2pp.get(i))) for i, rl in enumerate(lists)]
     # ring sizes: how many ranks use each ring id
     ring_ranks: dict = {}
-    has_comm = ["comm" in p[14] for p in parts]  # the "comm" fact: the rank has a communication op
+    has_comm = ["comm" in p.facts for p in parts]  # the "comm" fact: the rank has a communication op
     for i, p in enumerate(parts):
         if has_comm[i]:
-            for rid in np.unique(p[4][p[4] >= 0]).tolist():
+            for rid in np.unique(p.ring[p.ring >= 0]).tolist():
                 ring_ranks.setdefault(rid, set()).add(i)
     comm_ranks, comm_lo, comm_hi = [], [], []
     facts = set()
     for i, p in enumerate(parts):
-        ring, peer = p[4], p[13]
-        facts |= p[14]
+        ring, peer = p.ring, p.peer
+        facts |= p.facts
         cr = np.full(ring.shape[0], 2, np.int64)
         lo = np.full(ring.shape[0], i, np.int64)
         if not has_comm[i]:  # no communication op: nothing below applies (lo, hi only read)
@@ -454,7 +498,7 @@ def _encode_general(program, standalone_cost_data, pipeline_config) -> EncodedPr
             lo[j], hi[j] = min(members), max(members)
             if len(members) == 1:
                 facts.add("B11")  # a one-rank ring: the reference divides by zero
-        for j in np.flatnonzero((ring < 0) & (peer >= 0) & (p[1] != 0)).tolist():
+        for j in np.flatnonzero((ring < 0) & (peer >= 0) & (p.comm != 0)).tolist():
             lo[j], hi[j] = min(i, peer[j]), max(i, peer[j])
         comm_ranks.append(cr)
         comm_lo.append(lo)
@@ -462,22 +506,7 @@ def _encode_general(program, standalone_cost_data, pipeline_config) -> EncodedPr
 
     # every field concatenated straight into its segment of the packed arrays; the fields
     # are read-only views of those segments (one copy, ~3 numpy calls per field fewer)
-    names = (
-        "phase",
-        "comm",
-        "base_cost",
-        "comm_var",
-        None,
-        "edge_src",
-        "edge_dst",
-        "var_fixed",
-        "var_ndyn",
-        "var_dsize",
-        "persistable",
-        "first_use",
-        "last_use",
-    )
-    cols = {f: [p[k] for p in parts] for k, f in enumerate(names) if f is not None}
+    cols = {f: [getattr(p, f) for p in parts] for f in _PACKED_COLUMNS}
     cols.update(comm_ranks=comm_ranks, comm_lo=comm_lo, comm_hi=comm_hi)
     cols["op_ptr"] = [_ptr(cols["phase"])]
     cols["edge_ptr"] = [_ptr(cols["edge_src"])]

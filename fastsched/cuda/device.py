@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from fastsched.cuda import _arrays as A
+from fastsched.cuda import _arrays as interop
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import load
 from fastsched.cuda._status import (
@@ -36,7 +36,7 @@ def _kernels():
 
 
 def _dev_f64(x):
-    return x if A.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
+    return x if interop.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
 
 
 def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
@@ -76,7 +76,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     """
     K = _kernels()
     names = ("num_nodes", "num_replicas", "atomic_bsz", "accum_steps")
-    cols, shape, caller = A.as_device_columns(names, values)
+    cols, shape, caller = interop.as_device_columns(names, values)
     n = int(cols[0].shape[0])
     d_out = M.device_empty(n, np.float64)
     d_status = new_status(2)
@@ -95,7 +95,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     code = elementwise_status(read_status(d_status))
     if code != F.OK:
         return None, code
-    return A.like_caller(d_out, caller, shape), F.OK
+    return interop.like_caller(d_out, caller, shape), F.OK
 
 
 def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_per_block=None):
@@ -132,7 +132,7 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
     (4,)
     """
     K = _kernels()
-    cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
+    cols, shape, caller = interop.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
     n = int(cols[0].shape[0])
     outs = (M.device_empty(n, np.float64), M.device_empty(n, np.int64), M.device_empty(n, np.int64))
     d_status = new_status(K.COUNT_SLOTS)
@@ -158,7 +158,7 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
         msg = "num_nodes must be <= num_replicas"
     if msg is not None:
         return msg
-    return tuple(A.like_caller(o, caller, shape) for o in outs)
+    return tuple(interop.like_caller(o, caller, shape) for o in outs)
 
 
 def max_value(d):
@@ -226,7 +226,7 @@ def speedup_device(table, nodes, replicas, *, threads_per_block=None):
     1.0
     """
     K = _kernels()
-    cols, shape, caller = A.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
+    cols, shape, caller = interop.as_device_columns(("num_nodes", "num_replicas"), (nodes, replicas))
     n = int(cols[0].shape[0])
     max_rep = max_value(cols[1])
     width = 1 if not np.isfinite(max_rep) or max_rep < 1 else int(min(max_rep, TABLE_MAX_REPLICAS)) + 1
@@ -245,4 +245,4 @@ def speedup_device(table, nodes, replicas, *, threads_per_block=None):
         return code
     if max_rep >= width:
         return f"num_replicas above {TABLE_MAX_REPLICAS} is not supported for device arrays"
-    return A.like_caller(d_out, caller, shape)
+    return interop.like_caller(d_out, caller, shape)

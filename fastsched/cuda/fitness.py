@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.cuda import _arrays as A
+from fastsched.cuda import _arrays as interop
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import load
 
@@ -93,7 +93,7 @@ def evaluate_population(
     d_size, h_size = M.out_pair(size, (n,), np.int64)
     blocks, tpb = M.launch_shape(max(n, 1), threads_per_block)
     njobs = int(np.shape(off)[1]) - 1
-    if A.any_device([penalty]):
+    if interop.any_device([penalty]):
         d_penalty = penalty
     else:
         per_job = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,))
@@ -107,6 +107,6 @@ def evaluate_population(
     if keep_on_device:
         return d_obj, d_size
     return (
-        d_obj if h_obj is None and A.any_device([obj]) else M.to_host(d_obj, h_obj),
-        d_size if h_size is None and A.any_device([size]) else M.to_host(d_size, h_size),
+        d_obj if h_obj is None and interop.any_device([obj]) else M.to_host(d_obj, h_obj),
+        d_size if h_size is None and interop.any_device([size]) else M.to_host(d_size, h_size),
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.cuda import _arrays as A
+from fastsched.cuda import _arrays as interop
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import load
 from fastsched.cuda._status import elementwise_status, new_status, read_status
@@ -26,7 +26,7 @@ def _kernels():
 
 
 def _dev_f64(x):
-    return x if A.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
+    return x if interop.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
 
 
 def elementwise(
@@ -91,7 +91,7 @@ def elementwise(
     K.elementwise_kernel[blocks, tpb](
         _dev_f64(perf), float(grad_sqr), float(grad_var), float(init_bsz), *args, bool(with_efficiency), d_out
     )
-    if keep_on_device or host_out is None and A.any_device([out]):
+    if keep_on_device or host_out is None and interop.any_device([out]):
         return d_out
     return M.to_host(d_out, host_out)
 
@@ -211,7 +211,9 @@ def optimize_keys(
     """
     K = _kernels()
     n = int(np.shape(num_replicas)[0])
-    host_io = not keep_on_device and not A.any_device([multi_node, num_replicas, out_goodput, out_atomic, out_accum])
+    host_io = not keep_on_device and not interop.any_device(
+        [multi_node, num_replicas, out_goodput, out_atomic, out_accum]
+    )
     if host_io and (n >= M.STREAM_MIN or chunk is not None):
         outs = (
             np.empty(n, np.float64) if out_goodput is None else out_goodput,
@@ -250,7 +252,7 @@ def optimize_keys(
     if keep_on_device:
         return dg, da, ds
     return tuple(
-        d if h is None and A.any_device([o]) else M.to_host(d, h)
+        d if h is None and interop.any_device([o]) else M.to_host(d, h)
         for d, h, o in ((dg, hg, out_goodput), (da, ha, out_atomic), (ds, hs, out_accum))
     )
 

@@ -26,7 +26,7 @@ import numpy as np
 from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
-from fastsched.goodput import _batch_kernels as K
+from fastsched.goodput import _batch_kernels as bk
 from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import SERIAL_MAX_ELEMENTS, SERIAL_MAX_KEYS, sized
 from fastsched.goodput.model import PerfParams
@@ -216,7 +216,7 @@ class ModelBatch:
         """
         out = np.empty(len(self))
         with parallel_region():
-            sized(K.base_kernel, len(self), SERIAL_MAX_KEYS)(*self._params, out)
+            sized(bk.base_kernel, len(self), SERIAL_MAX_KEYS)(*self._params, out)
         return out
 
     def speedup_tables(self, max_replicas: int, backend="auto", base=None) -> np.ndarray:
@@ -254,7 +254,7 @@ class ModelBatch:
             return gpu.batch_tables(self._params, base, rmax)
         out = np.empty((len(self), 2, rmax + 1))
         with parallel_region():
-            sized(K.tables_kernel, out.size, SERIAL_MAX_KEYS)(*self._params, base, out)
+            sized(bk.tables_kernel, out.size, SERIAL_MAX_KEYS)(*self._params, base, out)
         return out
 
     def _model_index(self, model, shape):
@@ -307,7 +307,7 @@ class ModelBatch:
         else:
             g, a, s = np.empty(reps.shape[0]), np.empty(reps.shape[0], np.int64), np.empty(reps.shape[0], np.int64)
             with parallel_region():
-                sized(K.optimize_kernel, reps.shape[0], SERIAL_MAX_KEYS)(*self._params, idx, multi, reps, g, a, s)
+                sized(bk.optimize_kernel, reps.shape[0], SERIAL_MAX_KEYS)(*self._params, idx, multi, reps, g, a, s)
         return g.reshape(shape), a.reshape(shape), s.reshape(shape)
 
     def optimize_matrix(self, num_nodes, num_replicas, backend="auto"):
@@ -336,7 +336,7 @@ class ModelBatch:
         shape = (len(self), reps.shape[0])
         g, a, s = np.empty(shape), np.empty(shape, np.int64), np.empty(shape, np.int64)
         with parallel_region():
-            sized(K.matrix_kernel, g.size, SERIAL_MAX_KEYS)(*self._params, multi, reps, g, a, s)
+            sized(bk.matrix_kernel, g.size, SERIAL_MAX_KEYS)(*self._params, multi, reps, g, a, s)
         return g, a, s
 
     def _elementwise(self, model, num_nodes, num_replicas, atomic_bsz, accum_steps, with_eff, backend):
@@ -375,7 +375,7 @@ class ModelBatch:
         else:
             out = np.empty(reps.shape[0])
             with parallel_region():
-                kernel = sized(K.elementwise_kernel, out.shape[0], SERIAL_MAX_ELEMENTS)
+                kernel = sized(bk.elementwise_kernel, out.shape[0], SERIAL_MAX_ELEMENTS)
                 kernel(*self._params[:4], idx, nodes, reps, atomic, accum, with_eff, out)
         if not np.all(np.isfinite(out)):
             raise ValueError(

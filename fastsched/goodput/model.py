@@ -28,7 +28,7 @@ import numpy as np
 from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
-from fastsched.goodput import _kernels as K
+from fastsched.goodput import _kernels as gk
 from fastsched.goodput._formulas import MAX_BATCH
 
 __all__ = ["PerfParams", "GradParams", "GoodputFunction", "KernelParams", "GridBounds"]
@@ -129,12 +129,12 @@ def _check_grad_params(grad_params) -> tuple[float, float]:
 
 
 _ELEMENTWISE_ERRORS = {
-    K.BAD_NODES: "num_nodes must be finite and 1 <= num_nodes <= num_replicas",
-    K.BAD_REPLICAS: "num_replicas must be finite and >= 1",
-    K.BAD_ATOMIC: "atomic_bsz must be finite and > 0",
-    K.BAD_ACCUM: "accum_steps must be finite and >= 0",
-    K.OVERFLOW: "inputs are too large: the throughput model overflows float64 (check atomic_bsz and the parameters)",
-    K.BAD_BATCH: "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be >= init_batch_size ({init})",
+    gk.BAD_NODES: "num_nodes must be finite and 1 <= num_nodes <= num_replicas",
+    gk.BAD_REPLICAS: "num_replicas must be finite and >= 1",
+    gk.BAD_ATOMIC: "atomic_bsz must be finite and > 0",
+    gk.BAD_ACCUM: "accum_steps must be finite and >= 0",
+    gk.OVERFLOW: "inputs are too large: the throughput model overflows float64 (check atomic_bsz and the parameters)",
+    gk.BAD_BATCH: "total batch size num_replicas * atomic_bsz * (accum_steps + 1) must be >= init_batch_size ({init})",
 }
 
 
@@ -262,7 +262,7 @@ class GoodputFunction:
             if backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
             result, status = B.cuda_launchers().evaluate_device(self._kernel_params, raw, with_efficiency)
-            if status != K.OK:
+            if status != gk.OK:
                 raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
             return result
         arrays = [V.real_array(name, value) for name, value in zip(names, raw, strict=True)]
@@ -282,10 +282,10 @@ class GoodputFunction:
         out = np.empty(flat[0].shape[0], dtype=np.float64)
         # Same signature and status codes on both backends (the CUDA one validates on the device).
         on_gpu = B.resolve_backend(backend, out.shape[0], "evaluate") == "cuda"
-        kernel = B.cuda_launchers().checked_elementwise if on_gpu else K.elementwise
+        kernel = B.cuda_launchers().checked_elementwise if on_gpu else gk.elementwise
         with parallel_region():
             status = kernel(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
-        if status != K.OK:
+        if status != gk.OK:
             raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)
 
@@ -370,14 +370,14 @@ class GoodputFunction:
         """
         if _is_plain_scalar(batch_size):
             b = V.check_finite_scalar("batch_size", batch_size, low=0.0, low_open=True)
-            out = np.array([K.efficiency(self._sqr, self._var, self._init, b)])
+            out = np.array([gk.efficiency(self._sqr, self._var, self._init, b)])
             shape = None
         else:
             arr = V.as_float_array("batch_size", batch_size, low=0.0, low_open=True)
             out = np.empty(arr.size, dtype=np.float64)
             shape = arr.shape
             with parallel_region():
-                kernel = K.sized(K.efficiency_kernel, out.shape[0], K.SERIAL_MAX_ELEMENTS)
+                kernel = gk.sized(gk.efficiency_kernel, out.shape[0], gk.SERIAL_MAX_ELEMENTS)
                 kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
         if not np.isfinite(out).all():
             raise ValueError("batch_size is too small: efficiency overflows float64")
@@ -493,7 +493,7 @@ class GoodputFunction:
             hit = self._scalar_memo.get(key)
             if hit is not None:
                 return hit
-            result = K.best_config(
+            result = gk.best_config(
                 self._perf,
                 self._sqr,
                 self._var,
@@ -557,7 +557,7 @@ class GoodputFunction:
             search(*args, nodes > 1, replicas, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             return kg, ka, ks
         if max_rep <= 4 * size + 64:
-            key_of, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
+            key_of, key_multi, key_rep = gk.dedupe_keys(nodes, replicas, max_rep)
         else:  # huge, sparse replica values: a direct-address table would be wasteful
             key_of = None
             key_multi, key_rep = nodes > 1, replicas
@@ -570,7 +570,7 @@ class GoodputFunction:
         if on_gpu:
             search = B.cuda_launchers().optimize_keys
         else:
-            search = K.sized(K.optimize_keys_kernel, nk, K.SERIAL_MAX_KEYS)
+            search = gk.sized(gk.optimize_keys_kernel, nk, gk.SERIAL_MAX_KEYS)
         with parallel_region():
             search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
             if key_of is None:
@@ -578,5 +578,5 @@ class GoodputFunction:
             goodput = np.empty(size, dtype=np.float64)
             atomic = np.empty(size, dtype=np.int64)
             accum = np.empty(size, dtype=np.int64)
-            K.sized(K.gather_kernel, size, K.SERIAL_MAX_ELEMENTS)(key_of, kg, ka, ks, goodput, atomic, accum)
+            gk.sized(gk.gather_kernel, size, gk.SERIAL_MAX_ELEMENTS)(key_of, kg, ka, ks, goodput, atomic, accum)
         return goodput, atomic, accum

@@ -21,7 +21,7 @@ import numpy as np
 from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
-from fastsched.goodput import _kernels as K
+from fastsched.goodput import _kernels as gk
 from fastsched.goodput._types import TABLE_MAX_REPLICAS
 from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.model import GoodputFunction
@@ -48,9 +48,9 @@ _HOST = frozenset([np.ndarray, int, float])
 
 
 _LOOKUP_ERRORS = {
-    K.BAD_NODES: "num_nodes must satisfy 0 <= num_nodes <= num_replicas",
-    K.BAD_REPLICAS: "num_replicas must be >= 0",
-    K.ZERO_MISMATCH: "num_nodes must be 0 exactly when num_replicas is 0",
+    gk.BAD_NODES: "num_nodes must satisfy 0 <= num_nodes <= num_replicas",
+    gk.BAD_REPLICAS: "num_replicas must be >= 0",
+    gk.ZERO_MISMATCH: "num_nodes must be 0 exactly when num_replicas is 0",
 }
 
 
@@ -196,7 +196,7 @@ class SpeedupFunction:
             if on_gpu:
                 fill = B.cuda_launchers().fill_table
             else:
-                fill = K.sized(K.fill_table_kernel, want_rep.shape[0], K.SERIAL_MAX_KEYS)
+                fill = gk.sized(gk.fill_table_kernel, want_rep.shape[0], gk.SERIAL_MAX_KEYS)
             with parallel_region():
                 fill(
                     *p,
@@ -364,20 +364,20 @@ class SpeedupFunction:
         out = np.empty(nodes.shape[0], dtype=np.float64)
         if self._fast:
             table, filled = self._state  # one read: the pair is swapped atomically on growth
-            status = K.checked_lookup(table, filled, nodes, replicas, out)
-            if status == K.MISSING:
+            status = gk.checked_lookup(table, filled, nodes, replicas, out)
+            if status == gk.MISSING:
                 max_rep = int(replicas.max())
                 if max_rep > TABLE_MAX_REPLICAS:
                     # Beyond any real cluster: solve directly instead of growing the table.
                     return self._call_untabulated(nodes, replicas, shape)
-                _, key_multi, key_rep = K.dedupe_keys(nodes, replicas, max_rep)
+                _, key_multi, key_rep = gk.dedupe_keys(nodes, replicas, max_rep)
                 table, filled = self._ensure(key_multi, key_rep, max_rep)
-                status = K.checked_lookup(table, filled, nodes, replicas, out)
-            if status != K.OK:
+                status = gk.checked_lookup(table, filled, nodes, replicas, out)
+            if status != gk.OK:
                 raise ValueError(_LOOKUP_ERRORS[status])
         else:
-            status = K.check_pairs(nodes, replicas)
-            if status != K.OK:
+            status = gk.check_pairs(nodes, replicas)
+            if status != gk.OK:
                 raise ValueError(_LOOKUP_ERRORS[status])
             out = self._call_generic(nodes, replicas)
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)

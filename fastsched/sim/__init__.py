@@ -15,7 +15,7 @@ from fastsched._lazy import lazy_exports
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "PRESETS": "fastsched.sim.api",
+        "PRESETS": "fastsched.sim.presets",
         "simulate": "fastsched.sim.api",
         "Cluster": "fastsched.sim.cluster",
         "ClusterSpec": "fastsched.sim.cluster_spec",

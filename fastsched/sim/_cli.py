@@ -17,15 +17,10 @@ import re
 import sys
 from pathlib import Path
 
-from fastsched import _firstrun
-from fastsched._atomic import atomic_path
-from fastsched._interrupt import is_interrupt
-from fastsched._progress import JobsBar
 from fastsched.cli import Interrupted
 from fastsched.cli import main as cli_main
-from fastsched.sim import preflight
-from fastsched.sim.api import PRESETS, simulate
-from fastsched.sim.policies import POLICY_NAMES, load_policy
+from fastsched.sim.policies.names import POLICY_NAMES
+from fastsched.sim.presets import PRESETS
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -150,6 +145,8 @@ def _policies(text) -> list:
         raise ValueError(f"--policy: empty name in {text!r}")
     if len(set(names)) != len(names):
         raise ValueError(f"--policy: a policy is named twice in {text!r}")
+    from fastsched.sim.policies.registry import load_policy
+
     if any(":" in n for n in names) and "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # module:Class of a file here, as `python -m` would find it
     for n in names:
@@ -162,6 +159,8 @@ def _policies(text) -> list:
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
+    from fastsched.sim import preflight
+
     inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
     inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
     typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
@@ -179,16 +178,49 @@ def _check_paths(args) -> None:
 
 def _save_plot(result, path) -> None:
     """Draw through a temporary file of the same format, renamed into place."""
+    from fastsched._atomic import atomic_path
     from fastsched.sim.plot import plot_result  # needs matplotlib, an optional extra
 
     with atomic_path(path) as tmp:
         plot_result(result, tmp)
 
 
+def _check_sizes(cluster, nodes, args) -> None:
+    """Refuse a seed or a cluster over the simulator's limits before the simulator is imported.
+
+    :func:`~fastsched.sim.simulate` makes the same checks with the same functions; making them
+    here too refuses a far too large count at once, not after seconds of imports. Whatever they
+    do not cover is left to ``simulate``.
+    """
+    from fastsched import _validate
+    from fastsched.sim import preflight
+
+    if args.seed is not None:
+        _validate.check_int_scalar("seed", args.seed, low=0)
+    preset = PRESETS.get(args.preset, {})  # an unknown name is left to simulate's message
+    if nodes is None and args.gpus is None:
+        cluster = cluster or preset.get("cluster")
+        if cluster is not None:
+            from fastsched.sim.cluster_spec import parse_cluster
+
+            parse_cluster(cluster)  # refuses node counts over the limit
+            return
+    nodes = preset.get("nodes", 16) if nodes is None else nodes
+    gpus = preset.get("gpus", 4) if args.gpus is None else args.gpus
+    if cluster is None and nodes >= 1 and gpus >= 1 and (args.interval or 1) >= 1:
+        max_nodes = args.max_nodes if args.max_nodes is not None and args.max_nodes >= nodes else None
+        preflight.check_cluster(nodes, gpus, max_nodes, args.interval or 1, args.max_time)
+
+
 def _scaled(args):
-    """``(workload, cluster, nodes)`` of the run, ``--scale`` applied (see :mod:`fastsched.sim.scale`)."""
+    """``(workload, cluster, nodes)`` of the run, ``--scale`` applied (see :mod:`fastsched.sim.scale`).
+
+    The cluster is scaled and checked first: ``K`` copies of the workload are made only for a
+    cluster within the simulator's limits (so ``K`` is at most its GPU limit).
+    """
     k = getattr(args, "scale", None)
     if k is None:
+        _check_sizes(args.cluster, args.nodes, args)
         return args.workload, args.cluster, args.nodes
     from fastsched.sim.scale import scale_cluster, scale_workload
 
@@ -196,11 +228,13 @@ def _scaled(args):
         raise ValueError(f"--scale must be >= 1, got {k}")
     if not args.workload:
         raise ValueError("--scale needs a workload: a CSV or a folder of CSVs")
-    workload = scale_workload(args.workload, k)
     cluster = args.cluster or (None if args.nodes or args.gpus else PRESETS[args.preset].get("cluster"))
     if cluster is not None:
-        return workload, str(scale_cluster(cluster, k)), None
-    return workload, None, (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+        cluster, nodes = str(scale_cluster(cluster, k)), None
+    else:
+        nodes = (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+    _check_sizes(cluster, nodes, args)
+    return scale_workload(args.workload, k), cluster, nodes
 
 
 def _simulate_kwargs(args) -> dict:
@@ -238,6 +272,8 @@ def _report_incomplete(results, args) -> int:
 
 def _run_many(args, policies) -> int:
     """Several policies: same workload and cluster, parallel processes, one table (or JSON line) per policy."""
+    from fastsched._atomic import atomic_path
+    from fastsched._interrupt import is_interrupt
     from fastsched.sim._compare import comparison_table, plot_comparison, run_policies
 
     if args.output:
@@ -279,6 +315,12 @@ def run(args) -> int:
     args.workload, args.cluster, args.nodes = _scaled(args)
     if len(policies) > 1:
         return _run_many(args, policies)
+    # The engine is imported only now: the parser, and a refusal of the arguments, stay light.
+    from fastsched import _firstrun
+    from fastsched._interrupt import is_interrupt
+    from fastsched._progress import JobsBar
+    from fastsched.sim.api import simulate
+
     bar = JobsBar(quiet=args.quiet, notice=_firstrun.compile_notice)
     try:
         result = simulate(args.workload, policy=policies[0], output=args.output, progress=bar, **_simulate_kwargs(args))

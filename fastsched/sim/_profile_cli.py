@@ -38,6 +38,7 @@ def register(subparsers) -> None:
         default=None,
         help="fixed: keep the initial batch (scale GPUs, not batch; default for decoders); adaptive: allow larger",
     )
+    p.add_argument("--force", action="store_true", help="replace profile files that already exist in DIR/MODEL")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     p.set_defaults(func=run)
 
@@ -73,7 +74,11 @@ def run(args) -> int:
         effs = dict.fromkeys(names, args.efficiency)
     if args.calibrate:
         effs.update(calibrate_from_traces(args.calibrate, types, catalog=catalog))
-    files = write_profile(model, types, args.output, efficiencies=effs, catalog=catalog)
+    # The calibration traces, the GPU-types file and the model file are inputs: never written over.
+    inputs = [args.calibrate, args.gpu_types, args.model if os.path.exists(args.model) else None]
+    files = write_profile(
+        model, types, args.output, efficiencies=effs, catalog=catalog, force=args.force, inputs=inputs
+    )
     if not args.quiet:
         print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
         print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")

@@ -6,6 +6,8 @@
   the application's maximum.
 * Placement ids: the traces' ``placement`` column writes a placement of at most 9 GPUs per
   node as the integer of its digits, ``(2, 2) -> 22``.
+* A packed placement: a GPU count on as few nodes as possible, full nodes first (the
+  placement the policies and the isolated-run oracle assume for a count).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 
 from fastsched.goodput._formulas import EPS, grid_candidate
 
-__all__ = ["fixed_batch_config", "placement_id", "id_placement"]
+__all__ = ["fixed_batch_config", "placement_id", "id_placement", "packed_placement"]
 
 
 def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
@@ -68,3 +70,15 @@ def id_placement(pid) -> tuple:
     ((2, 2), 4)
     """
     return tuple(int(c) for c in str(int(pid)))
+
+
+def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:
+    """GPUs per node of ``num_gpus`` GPUs on as few nodes of ``gpus_per_node`` as possible.
+
+    Examples
+    --------
+    >>> packed_placement(10, 4), packed_placement(3, 8), packed_placement(8, 4)
+    ((4, 4, 2), (3,), (4, 4))
+    """
+    full, rest = divmod(int(num_gpus), int(gpus_per_node))
+    return (int(gpus_per_node),) * full + ((rest,) if rest else ())

@@ -28,65 +28,13 @@ from fastsched.sim.hetero import (
 from fastsched.sim.isolated import result_isolated_jcts
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
+from fastsched.sim.presets import PRESETS
 from fastsched.sim.result import JobRecord, SimulationResult
 from fastsched.sim.traces import Application, load_applications
 from fastsched.sim.workload import read_workload, validate_workload
 
 __all__ = ["simulate", "PRESETS"]
 
-#: Named configurations. ``osdi21`` is the published simulator study of the Pollux paper
-#: (16 nodes x 4 GPUs, 60 s interval), with the research Pollux objective term for term
-#: (SIMULATOR.md 6.5): power mean p = -1 of ``S_j + 1e-3``, speedups re-based at the fair
-#: share, each job's own multiplicative restart factor ``max(age - 30 restarts, 0) / (age +
-#: 30)`` when its allocation changes, no autoscaling placeholders (the paper's cluster is
-#: fixed), interference avoidance, at most 16 nodes per job. The earlier default applied one
-#: GPU-weighted mean restart factor to all jobs instead (``restart_penalty="osdi21-global"``,
-#: still an option): a compensation for a weaker search that the paper does not have.
-#: ``osdi21-exact`` is kept as a name for the same configuration. How close the presets come
-#: to the paper's figures is measured, not promised here: ``benchmarks/results/sim.md``.
-PRESETS = {
-    "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
-    "osdi21": {
-        "nodes": 16,
-        "gpus": 4,
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "pollux",
-        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
-    },
-    "osdi21-exact": {
-        "nodes": 16,
-        "gpus": 4,
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "pollux",
-        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
-    },
-    # The Sia study (SOSP'23): 6 aws (T4) + 3 rtx (2080 Ti) + 2 dgx-ext (A100) nodes, 60 s rounds,
-    # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
-    # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
-    # job_model "sia": the study's per-application restart delays and goodput slowdowns
-    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
-    "sia": {
-        "cluster": "6xaws,3xrtx,2xdgx-ext",
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "sia",
-        "sia": {"p": -0.5, "lambda_n": 1.1},
-        "pollux": {"variant": "osdi21", "placeholders": False},
-        "job_model": "sia",
-        # Issue 24's baselines as Gavel's artifact runs them: its sequential worker assignment,
-        # the allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
-        "fifo": {"strict": False},
-        "las": {"placement": "sequential", "reoptimize": "on-change"},
-        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
-        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
-        "max-sum-throughput": {"placement": "sequential"},
-        "gandiva": {"quantum": 600},
-    },
-}
-# The same study's settings on 16 T4 nodes (presets are read, never mutated).
-PRESETS["sia-homogeneous"] = {**PRESETS["sia"], "cluster": "16xaws"}
 
 _DAY = 86400
 #: Rounds with jobs waiting, no GPU held and no arrival ahead before the run is declared stuck.
@@ -342,13 +290,15 @@ def simulate(
         if progress is not None:
             progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
         by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
+        counted = held = None
         while not cluster.all_complete() and cluster.current_time < max_time:
             cluster.step(interval)
             if by_type is not None:
-                held = dict.fromkeys(by_type, 0)
-                for alloc in cluster.allocations.values():
-                    if alloc:  # a job never spans two types (Cluster checks): its first node's type
-                        held[spec.node_types[alloc[0]]] += len(alloc)
+                if cluster.allocations is not counted:  # a new allocation (the cluster never edits one in place)
+                    counted, held = cluster.allocations, dict.fromkeys(by_type, 0)
+                    for alloc in counted.values():
+                        if alloc:  # a job never spans two types (Cluster checks): its first node's type
+                            held[spec.node_types[alloc[0]]] += len(alloc)
                 for t, n in held.items():
                     by_type[t].append(n)
             # Nothing held, nothing left to arrive, jobs waiting: they can never run.

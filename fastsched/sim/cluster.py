@@ -40,6 +40,11 @@ def placement_of(alloc) -> list[int]:
     return placement
 
 
+def _same(a, b) -> bool:
+    # Policies hand back the lists they were given for the jobs they leave alone.
+    return a is b or a == b
+
+
 class Cluster:
     """A simulated cluster running a list of jobs under a policy.
 
@@ -97,8 +102,15 @@ class Cluster:
         # workload indices; the count of completed jobs.
         self._arrivals = sorted(range(len(jobs)), key=lambda i: (jobs[i].submission_time, i))
         self._next_arrival = 0
-        self._active_idx: list[int] = []
+        # Which jobs are active, as a mask over the workload (listed in workload order only
+        # in the rounds that call the policy), their names, and their count.
+        self._is_active = np.zeros(len(jobs), dtype=bool)
+        self._active_names: set = set()
+        self._num_active = 0
         self._held: set[int] = set()
+        # GPUs in use per node under self.allocations, kept as the allocations change (typed
+        # clusters: their nodes never change, so only the changed allocations need checking).
+        self._node_used: dict = {}
         self.completed = sum(job.completion_time is not None for job in jobs)
         # A policy that only acts on arrivals, completions and times it names
         # (``next_decision_time``) is not called in the rounds between: its answer would not change.
@@ -185,66 +197,73 @@ class Cluster:
         slow = self._slowdowns()
         jobs = self.jobs
         start = self.current_time
-        finished = False
+        finished = []
         for i in sorted(self._held):
             job = jobs[i]
             job.current_time = start
             job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
             if job.completion_time is not None:
                 # It keeps its nodes until the next scheduling point but never trains again.
-                self._held.discard(i)
-                self.completed += 1
-                finished = True
+                finished.append(i)
+        for i in finished:
+            self._held.discard(i)
+            self._is_active[i] = False
+            self._active_names.discard(jobs[i].name)
+        self.completed += len(finished)
+        self._num_active -= len(finished)
         self.current_time += seconds
         now = self.current_time
         arrived = False
         order = self._arrivals
         while self._next_arrival < len(order) and jobs[order[self._next_arrival]].submission_time <= now:
-            self._active_idx.append(order[self._next_arrival])
+            i = order[self._next_arrival]
+            if jobs[i].completion_time is None:
+                self._is_active[i] = True
+                self._active_names.add(jobs[i].name)
+                self._num_active += 1
             self._next_arrival += 1
             arrived = True
-        if arrived:
-            self._active_idx.sort()
-        if finished:
-            self._active_idx = [i for i in self._active_idx if jobs[i].completion_time is None]
-        active = [jobs[i] for i in self._active_idx]
         due = arrived or finished or self._next_decision is None or now >= self._decide_at
-        if active and due:
-            names = {job.name for job in active}
-            self.allocations = {k: v for k, v in self.allocations.items() if k in names}
+        called = self._num_active > 0 and due
+        if called:
+            active = [jobs[i] for i in np.flatnonzero(self._is_active).tolist()]
+            names = self._active_names
+            gone = [k for k in self.allocations if k not in names]
+            if gone:
+                self._set_allocations({k: v for k, v in self.allocations.items() if k in names}, gone)
             t0 = time.perf_counter()
             new = self.policy.optimize(now, active, self.nodes(), dict(self.allocations))
             took = time.perf_counter() - t0
             self.policy_seconds += took
             self.policy_times.append(took)
             self.policy_calls += 1
-            self._check(new)
+            old = self.allocations
+            changed = [k for k in new.keys() | old.keys() if not _same(new.get(k), old.get(k))]
+            self._check(new, changed)
             if self._next_decision is not None:
                 # Skipping is safe only at a fixed point: the same input gives the same answer.
                 # A policy may answer differently to its own answer (Tiresias re-admits running
                 # jobs before new ones), so a round that changed allocations is followed by a call.
-                self._decide_at = self._next_decision(now) if new == self.allocations else now
+                self._decide_at = self._next_decision(now) if not changed else now
             types = self.node_types
             index = self._index
-            changed = sorted({index[k] for k in new} | {index[k] for k in self.allocations})
-            for i in changed:
+            for i in sorted(index[k] for k in changed):
                 job = jobs[i]
-                if new.get(job.name) != self.allocations.get(job.name):
-                    alloc = new.get(job.name, [])
-                    if types is not None and alloc:
-                        job.set_gpu_type(types[alloc[0]])
-                    job.current_time = now
-                    job.reallocate(placement_of(alloc))
-                    if job.placement:
-                        self._held.add(i)
-                    else:
-                        self._held.discard(i)
-            self.allocations = new
+                alloc = new.get(job.name, [])
+                if types is not None and alloc:
+                    job.set_gpu_type(types[alloc[0]])
+                job.current_time = now
+                job.reallocate(placement_of(alloc))
+                if job.placement:
+                    self._held.add(i)
+                else:
+                    self._held.discard(i)
+            self._set_allocations(new, changed)
             want = self.policy.desired_nodes()
             if want is not None and self.max_nodes > self.min_nodes:
                 self.num_nodes = int(min(max(want, self.min_nodes), self.max_nodes))
         self.rounds += 1
-        if self._rows and not finished and not (active and due):
+        if self._rows and not finished and not called:
             row = self._rows[-1]  # nothing changed: the same row, shared
         else:
             idx, cnt = [], []
@@ -257,7 +276,7 @@ class Cluster:
         self.times.append(now)
         self.used_gpus.append(int(row[1].sum()))
         self.total_gpus.append(self.spec.total_gpus if self.spec is not None else self.num_nodes * self.gpus_per_node)
-        self.active.append(len(active))
+        self.active.append(self._num_active)
         self._rows.append(row)
         if self.log is not None:
             self._write_log(now, seconds)
@@ -281,16 +300,45 @@ class Cluster:
             out[r, idx] = cnt
         return out
 
-    def _check(self, allocations):
-        used: dict = {}
-        for key, alloc in allocations.items():
-            if key not in self._index:
+    def _set_allocations(self, allocations, changed=None):
+        """Make ``allocations`` the allocations in force, updating the GPUs used per node.
+
+        ``changed``: the keys whose allocation differs from the present one (``None``: any).
+        """
+        used, old = self._node_used, self.allocations
+        keys = (allocations.keys() | old.keys()) if changed is None else changed
+        for k in keys:
+            for n in old.get(k, ()):
+                used[n] -= 1
+            for n in allocations.get(k, ()):
+                used[n] = used.get(n, 0) + 1
+        self.allocations = allocations
+
+    def _check(self, allocations, changed):
+        """Refuse an allocation of an unknown job or of more GPUs than a node has.
+
+        On a typed cluster (fixed nodes) only what changed is checked, the rest having passed
+        before; an autoscaled cluster's node count may change, so everything is checked.
+        """
+        index, old = self._index, self.allocations
+        for key in changed:
+            if key not in index:
                 raise RuntimeError(f"policy allocated an unknown job {key!r}")
+        if self.spec is not None:
+            used = dict(self._node_used)
+            touched = set()
+            for k in changed:
+                for n in old.get(k, ()):
+                    used[n] -= 1
+                for n in allocations.get(k, ()):
+                    used[n] = used.get(n, 0) + 1
+                    touched.add(n)
+            self._check_typed({k: allocations[k] for k in changed if k in allocations}, {n: used[n] for n in touched})
+            return
+        used: dict = {}
+        for alloc in allocations.values():
             for n in alloc:
                 used[n] = used.get(n, 0) + 1
-        if self.spec is not None:
-            self._check_typed(allocations, used)
-            return
         for n, c in used.items():
             if not (0 <= n < self.num_nodes) or c > self.gpus_per_node:
                 raise RuntimeError(f"policy over-allocated node {n!r} ({c} GPUs)")

@@ -15,9 +15,12 @@ A job never spans two GPU types; policies read :attr:`ClusterSpec.node_types`.
 
 from __future__ import annotations
 
+import numbers
 import re
 from pathlib import Path
 from typing import NamedTuple
+
+import numpy as np
 
 from fastsched._datafile import read_data_file
 from fastsched.catalog import gpus as gpu_catalog
@@ -85,16 +88,16 @@ class ClusterSpec:
     def __init__(self, groups):
         out = []
         for i, g in enumerate(groups):
-            try:
-                gpu_type, count, gpn = g
+            try:  # a string would unpack into its letters: 'aws' -> ('a', 'w', 's')
+                gpu_type, count, gpn = (None,) if isinstance(g, (str, bytes)) else g
             except (TypeError, ValueError):
                 raise ValueError(f"node group {i}: expected (type, count, gpus_per_node), got {g!r}") from None
             if not isinstance(gpu_type, str) or not _NAME.match(gpu_type):
                 raise ValueError(f"node group {i}: bad GPU type name {gpu_type!r}")
             for what, v in (("count", count), ("gpus_per_node", gpn)):
-                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
                     raise ValueError(f"node group {i} ({gpu_type}): {what} must be an integer >= 1, got {v!r}")
-            out.append(NodeGroup(gpu_type, count, gpn))
+            out.append(NodeGroup(gpu_type, int(count), int(gpn)))  # numpy integers as Python ints
         if not out:
             raise ValueError("a cluster needs at least one node group")
         total = sum(g.gpus for g in out)  # before the per-node tables below are built

@@ -45,7 +45,7 @@ __all__ = [
     "resolve_hetero_applications",
 ]
 
-_BELIEF = ("estimate_goodput", "goodput_source", "GoodputSource", "bootstrap_nodes")
+_BELIEF = ("goodput_source", "GoodputSource", "bootstrap_nodes")
 
 
 def __getattr__(name):

@@ -37,6 +37,7 @@ import numpy as np
 
 from fastsched import _validate as V
 from fastsched.goodput._formulas import efficiency
+from fastsched.sim._rules import packed_placement
 from fastsched.sim.hetero_apps import HeteroApplication, fixed_batch_throughput
 from fastsched.sim.metrics import job_contention
 
@@ -46,18 +47,6 @@ __all__ = ["packed_placement", "batch_candidates", "training_seconds", "isolated
 BATCH_GRID_POINTS = 33
 
 _efficiency = getattr(efficiency, "py_func", efficiency)
-
-
-def packed_placement(num_replicas, gpus_per_node) -> tuple:
-    """GPUs per node of ``num_replicas`` GPUs on as few nodes of ``gpus_per_node`` as possible.
-
-    Examples
-    --------
-    >>> packed_placement(10, 4), packed_placement(3, 8)
-    ((4, 4, 2), (3,))
-    """
-    full, rest = divmod(int(num_replicas), int(gpus_per_node))
-    return (int(gpus_per_node),) * full + ((rest,) if rest else ())
 
 
 def _epoch_work(app, last_epoch) -> np.ndarray:

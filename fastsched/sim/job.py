@@ -12,6 +12,7 @@ import numpy as np
 
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
 from fastsched.sim._rules import fixed_batch_config
+from fastsched.sim._step import OK, advance_fixed, epoch_tables
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
@@ -74,6 +75,7 @@ class Job:
         self._perf_params = None
         self._perf_dirty = False
         self.grad_params = None
+        self._best_metric_at = None
         self.best_metric = None
         self.progress = 0.0
         self.epoch = 0
@@ -85,6 +87,22 @@ class Job:
         self._speedup_cache = None
         self._goodput_cache = None
         self._batch_cache: dict = {}
+        # The kernel's inputs for the current fixed configuration, and whether the job has
+        # observed it (see _step_fixed).
+        self._fast = None
+        self._fast_observed = False
+
+    @property
+    def best_metric(self):
+        """Best validation metric so far (the application's :meth:`~Application.best_metric`; logging only)."""
+        at = self._best_metric_at
+        if at is not None:
+            self._best_metric, self._best_metric_at = at[0].best_metric(at[1], at[2]), None
+        return self._best_metric
+
+    @best_metric.setter
+    def best_metric(self, value):
+        self._best_metric, self._best_metric_at = value, None
 
     # -- observed model --------------------------------------------------------------------
     @property
@@ -272,6 +290,8 @@ class Job:
         self.attained_service += delay * gpus
         self.rescale_time -= delay
         seconds -= delay
+        if self.target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
+            return
         # The placement is fixed within a step; the (memoised) true throughput changes only
         # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
         placement = tuple(filter(None, self.placement))
@@ -317,6 +337,80 @@ class Job:
             if self.target_batch_size is None:  # a fixed batch's split depends on the placement only
                 self.update_local_bsz(self.placement)
         self.current_time += seconds
+
+    def _step_fixed(self, app, seconds, gpus, interference) -> bool:
+        """Run the training part of :meth:`step` on the kernel (a fixed batch configuration).
+
+        Returns ``False``, having changed nothing, where the reference loop must run instead
+        (a clock or service that is not a whole number, tables the application cannot give,
+        or a case the reference raises on).
+        """
+        if not (type(seconds) is int and type(self.current_time) is int and type(self.attained_service) is int):
+            return False
+        if type(self.modelled_service) is not int or self.completion_time is not None:
+            return False
+        key = (app, self.placement, self.atomic_bsz, self.accum_steps)
+        fast = self._fast
+        if fast is None or fast[0] != key:
+            placement = tuple(filter(None, self.placement))
+            num_replicas = sum(placement)
+            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
+            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
+            modelled = bool(app.is_modelled(placement, self.atomic_bsz))
+            accum_time = step_time - sync_time
+            total_time = step_time + accum_time * self.accum_steps
+            try:
+                gain, prog = epoch_tables(app, batch_size)
+            except (ValueError, IndexError, KeyError):
+                return False
+            obs = (len(placement), num_replicas, self.atomic_bsz, step_time, sync_time)
+            fast = (
+                key,
+                batch_size,
+                float(total_time),
+                modelled,
+                gain,
+                prog,
+                int(app.completion_epoch(batch_size)),
+                obs,
+            )
+        _, batch_size, total_time, modelled, gain, prog, completion_epoch, obs = fast
+        progress, epoch, now, attained, msvc, completion, last, status = advance_fixed(
+            seconds,
+            float(self.progress),
+            int(self.epoch),
+            self.current_time,
+            self.attained_service,
+            self.modelled_service,
+            int(gpus),
+            modelled,
+            total_time,
+            float(interference),
+            gain,
+            prog,
+            completion_epoch,
+            int(app.max_epochs),
+        )
+        if status != OK:
+            return False
+        if fast is not self._fast:
+            self._fast, self._fast_observed = fast, False
+        if last >= 0:
+            if self._fast_observed:  # the key is in the profile: only the gradient statistics change
+                self.grad_params = app.grad_stats(batch_size, last)
+            else:
+                self.observe(*obs, *app.grad_stats(batch_size, last))
+                self._fast_observed = True
+        self.progress = float(progress)
+        if epoch != self.epoch:
+            self.epoch = int(epoch)
+            self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
+        if completion >= 0:
+            self.completion_time = int(completion)
+        self.current_time = int(now)
+        self.attained_service = int(attained)
+        self.modelled_service = int(msvc)
+        return True
 
     def reallocate(self, placement):
         """Apply a new placement (GPUs per node); empty means de-allocate.

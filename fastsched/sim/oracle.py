@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched._atomic import atomic_open, check_output
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import DEFAULT_EFFICIENCY, calibrate, max_local_bsz, step_time
@@ -48,6 +49,10 @@ class OracleApplication(Application):
     fixed_batch : bool, optional
         Keep the total batch at ``init_batch_size`` (scale GPUs, not batch; default: the
         model's).
+    overlap : float, optional
+        Share of the backward pass that hides the all-reduce (default
+        :data:`fastsched.catalog.oracle.OVERLAP`, 0 as in the measured 2021 stack; 1 for
+        PyTorch DDP's bucketed overlap).
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -64,7 +69,7 @@ class OracleApplication(Application):
     """
 
     def __init__(self, model, gpu, *, efficiency=None, noise_scale=None, max_epochs=None, fixed_batch=None,
-                 catalog=None):  # fmt: skip
+                 overlap=None, catalog=None):  # fmt: skip
         m = model if isinstance(model, ModelSpec) else model_spec(model)
         if noise_scale is not None:
             m = m._replace(noise_scale=tuple(noise_scale))
@@ -75,6 +80,7 @@ class OracleApplication(Application):
         self.model = check_model(m)
         self.gpu = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
         self.efficiency = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
+        self.overlap = overlap
         self.name = m.name
         self.gpu_type = self.gpu.trace_name
         self.init_batch_size = m.init_batch_size
@@ -106,7 +112,8 @@ class OracleApplication(Application):
 
     def _priced(self, p, local_bsz):
         try:
-            return tuple(step_time(self.model, self.gpu, p, local_bsz, efficiency=self.efficiency))
+            return tuple(step_time(self.model, self.gpu, p, local_bsz, efficiency=self.efficiency,
+                                   overlap=self.overlap))  # fmt: skip
         except ValueError:
             if self.model.transformer is None:
                 raise
@@ -117,7 +124,7 @@ class OracleApplication(Application):
         for k in (2, 4, 8, 16, 32, 64):
             try:
                 step, sync = step_time(self.model, self.gpu, tuple(c * k for c in p), local_bsz / k,
-                                       efficiency=self.efficiency)  # fmt: skip
+                                       efficiency=self.efficiency, overlap=self.overlap)  # fmt: skip
             except ValueError:
                 continue
             return step * k, sync * k
@@ -130,7 +137,7 @@ class OracleApplication(Application):
         --------
         >>> app = OracleApplication("imagenet", "v100")
         >>> app.noise_scale(0), round(app.noise_scale(89))
-        (1000.0, 10000)
+        (1000.0, 30000)
         """
         start, end = self.model.noise_scale
         f = min(max(epoch, 0), self.max_epochs - 1) / max(self.max_epochs - 1, 1)
@@ -145,7 +152,7 @@ class OracleApplication(Application):
         Examples
         --------
         >>> OracleApplication("cifar10", "t4").grad_params(0)
-        GradParams(sqr=1.0, var=1.5625)
+        GradParams(sqr=1.0, var=0.78125)
         """
         return GradParams(1.0, self.noise_scale(epoch) / self.init_batch_size)
 
@@ -162,7 +169,7 @@ class OracleApplication(Application):
         return math.ceil((epoch + 1) * self.model.samples_per_epoch / batch_size)
 
 
-def oracle_applications(models, gpu_types, *, efficiencies=None, catalog=None) -> dict:
+def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, catalog=None) -> dict:
     """Per-GPU-type oracle applications for a typed cluster: ``{name: HeteroApplication}``.
 
     Parameters
@@ -172,6 +179,8 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, catalog=None) -
         The cluster's types (as in its spec: trace names such as ``aws`` or ``h100``).
     efficiencies : dict, optional
         ``{type: efficiency}`` (e.g. from :func:`calibrate_from_traces`).
+    overlap : float, optional
+        As :class:`OracleApplication`'s.
 
     Examples
     --------
@@ -188,7 +197,7 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, catalog=None) -
         for t in gpu_types:
             g = gcat.gpu_type(t, catalog)
             eff = efficiencies.get(t, efficiencies.get(g.name))
-            apps[t] = OracleApplication(m, g, efficiency=eff)
+            apps[t] = OracleApplication(m, g, efficiency=eff, overlap=overlap)
         out[m.name] = HeteroApplication(apps)
     return out
 
@@ -248,13 +257,40 @@ def _batch_grid(lo, hi, n=10):
     return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)} | {lo, hi})
 
 
-def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, max_nodes=16) -> list:
+def _validation_batches(m) -> list:
+    b, out = m.init_batch_size, []
+    while True:
+        out.append(b)
+        if b * 2 > m.max_batch_size or m.fixed_batch:
+            return out
+        b *= 2
+
+
+def write_profile(
+    model,
+    gpu_types,
+    output,
+    *,
+    efficiencies=None,
+    overlap=None,
+    catalog=None,
+    max_nodes=16,
+    force=False,
+    inputs=(),
+) -> list:
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
     ``placements-<type>.csv``: one to four nodes with the same GPU count each (every count up
     to the type's GPUs per node) over a geometric grid of per-GPU batches;
     ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
     ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
+    ``efficiencies`` and ``overlap`` are as :func:`oracle_applications`'s.
+
+    Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
+    checked for all of them before the first is written: an existing file is replaced only with
+    ``force=True`` (the command's ``--force``), a file of ``inputs`` (the calibration traces,
+    the GPU-types file) or of an input folder never, and each file appears whole or not at all
+    (written beside its name, then renamed).
 
     Examples
     --------
@@ -266,13 +302,18 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, 
     m = model if isinstance(model, ModelSpec) else model_spec(model)
     efficiencies = efficiencies or {}
     folder = Path(output) / m.name
+    names = [gcat.trace_name(t, catalog) for t in gpu_types]
+    planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
+    planned += [f"validation-{b}.csv" for b in _validation_batches(m)]
     folder.mkdir(parents=True, exist_ok=True)
+    for name in planned:
+        check_output(folder / name, inputs=inputs, force=force, what="--output")
     written = []
     first = None
     for t in gpu_types:
         g = gcat.gpu_type(t, catalog)
         name = gcat.trace_name(t, catalog)
-        app = OracleApplication(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)))
+        app = OracleApplication(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap)
         first = first or app
         hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
         if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
@@ -282,11 +323,11 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, 
 
         def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
             if not hybrid:
-                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency), strict=True)
+                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap), strict=True)
             out = []
             for b in grid:
                 try:
-                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency)))
+                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap)))
                 except ValueError:  # no plan of these GPUs fits the model, or divides its batch
                     pass
             return out
@@ -312,22 +353,24 @@ def write_profile(model, gpu_types, output, *, efficiencies=None, catalog=None, 
         written.append(path)
     if first is None:
         raise ValueError("gpu_types is empty")
-    b = m.init_batch_size
-    while True:
+    for b in _validation_batches(m):
         rows = []
         for e in range(m.max_epochs):
             rows.append((first.progress(e + 1), first.iteration(b, e), 0.0, *first.grad_stats(b, e)))
         path = folder / f"validation-{b}.csv"
         _write_csv(path, ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
         written.append(path)
-        if b * 2 > m.max_batch_size or m.fixed_batch:
-            break
-        b *= 2
     return written
 
 
 def _write_csv(path, header, rows):
-    with open(path, "w", newline="") as f:
+    for r in rows:  # extreme models or GPU types can overflow the oracle's times: refuse, never write inf
+        bad = [
+            h for h, x in zip(header, r, strict=True) if isinstance(x, (float, np.floating)) and not 0 <= x < math.inf
+        ]
+        if bad:
+            raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
+    with atomic_open(path, "w") as f:
         w = csv.writer(f)
         w.writerow(header)
         for r in rows:

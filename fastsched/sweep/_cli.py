@@ -7,12 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from fastsched import _firstrun
-from fastsched._interrupt import check as check_interrupt
-from fastsched._interrupt import reraise_interrupt
 from fastsched.cli import Interrupted
-from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
-from fastsched.sweep.spec import load_spec
 
 __all__ = ["register", "run", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
 
@@ -70,6 +65,8 @@ def _simulate_serial(**kwargs):
     compiled kernel arrives as a ``SystemError`` caused by ``KeyboardInterrupt``, and must stop
     the sweep (resumable) instead.
     """
+    from fastsched._interrupt import check as check_interrupt
+    from fastsched._interrupt import reraise_interrupt
     from fastsched.sim import simulate
 
     try:
@@ -91,15 +88,20 @@ def _check_dask() -> None:
 
 def run(args) -> int:
     """Run the ``sweep`` subcommand; returns 0, 1 when some runs failed, 3 when some were incomplete."""
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    from fastsched.sweep.client import MAX_WORKERS, check_timeout
+    from fastsched.sweep.spec import load_spec
+
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {args.workers}")
     if args.scheduler and args.workers is not None:
         raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
-    if not args.connect_timeout > 0:
-        raise ValueError(f"--connect-timeout must be > 0, got {args.connect_timeout}")
+    check_timeout(args.connect_timeout)
     if not args.serial:
         _check_dask()
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec)  # every stated bound, checked before the engine is imported
+    from fastsched import _firstrun
+    from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
+
     if not args.quiet:
         _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after
     output = Path(args.output) if args.output else (spec.output_dir() or Path(Path(args.spec).stem + "-sweep"))

@@ -28,29 +28,33 @@ A workload is one workload however its path is spelled (``"w.csv"`` and ``"./w.c
 run's id (what resuming matches) is keyed by content: the workload's bytes, the traces
 folder's and a cluster file's, the options of its configuration, its seed and the fastsched
 version; an edited input gets a new id, so it is run again and the stale row is never reported.
+
+The spec file is read in :mod:`._spec_read` and its mapping validated in :mod:`._spec_check`;
+this module holds the validated spec and its expansion into runs.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
-import json
 import math
-import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from fastsched._validate import MAX_INT
 from fastsched._version import __version__
-from fastsched.sim.api import PRESETS
-from fastsched.sim.cluster_spec import parse_cluster
-from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, make_policy
-from fastsched.sim.preflight import MAX_GPUS, check_traces_dir
-from fastsched.sim.workload import read_workload
+from fastsched.sweep._spec_check import (
+    BUILTIN,
+    GRID_KEYS,
+    MAX_RUNS,
+    MAX_SEED,
+    OPTION_LIMITS,
+    canonical,
+    validate,
+)
+from fastsched.sweep._spec_read import MAX_SPEC_BYTES, MAX_SPEC_NODES, read_spec_file
 
 __all__ = [
     "SweepSpec",
@@ -66,47 +70,6 @@ __all__ = [
     "OPTION_LIMITS",
 ]
 
-#: Most runs (workloads x grid x repetitions) one sweep may hold: 100,000 runs of the smallest
-#: simulation already take hours on a workstation; more is a typing slip (``"seeds": 1e9``).
-MAX_RUNS = 100_000
-#: Largest seed (``seed``, or one of a ``seeds`` list): the largest integer
-#: :func:`fastsched.sim.simulate` accepts (2**53, exact in a float).
-MAX_SEED = MAX_INT
-#: Largest ``max_time`` and ``interval`` in seconds: the largest integer ``simulate`` accepts.
-MAX_SECONDS = MAX_INT
-#: Largest spec file read: a spec is a few hundred bytes; 10 MB leaves room for long lists.
-MAX_SPEC_BYTES = 10_000_000
-#: Most values a spec may hold once YAML aliases are expanded (a "billion laughs" spec of 600
-#: bytes expands to 10**9): 100,000 is far above any grid :data:`MAX_RUNS` allows.
-MAX_SPEC_NODES = 100_000
-#: Upper bounds of numeric ``policy_options``: the policy allocates arrays of ``pop_size`` x
-#: jobs x nodes per round (10,000 x 1,000 jobs x 64 nodes is ~5 GB at 8 bytes), and a round
-#: runs ``generations`` generations (the default is 100).
-OPTION_LIMITS = {"pop_size": 10_000, "generations": 100_000}
-
-#: Simulation options that may be gridded, in the order the grid is expanded.
-GRID_KEYS = (
-    "policy",
-    "preset",
-    "traces",
-    "cluster",
-    "nodes",
-    "gpus",
-    "interval",
-    "interference",
-    "max_nodes",
-    "max_time",
-    "policy_options",
-)
-_META_KEYS = ("workloads", "seeds", "seed", "output", "name")
-ALLOWED_KEYS = _META_KEYS + GRID_KEYS
-BUILTIN = "builtin"
-
-
-def _canonical(obj) -> str:
-    """Canonical JSON text (sorted keys, no whitespace) used for hashing."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
 
 def config_key(config: dict) -> str:
     """Return a stable hex digest of a configuration (independent of dict order and of the process).
@@ -117,7 +80,7 @@ def config_key(config: dict) -> str:
     >>> len(key), key == config_key({"policy": "tiresias", "workload": "builtin"})
     (64, True)
     """
-    return hashlib.sha256(_canonical(config).encode()).hexdigest()
+    return hashlib.sha256(canonical(config).encode()).hexdigest()
 
 
 def derive_seed(sweep_seed: int, config: dict, repetition: int) -> int:
@@ -140,7 +103,7 @@ def derive_seed(sweep_seed: int, config: dict, repetition: int) -> int:
     >>> derive_seed(7, {"policy": "tiresias", "workload": "builtin"}, 0), derive_seed(7, cfg, 1) != derive_seed(7, cfg, 0)
     (1944921588, True)
     """
-    digest = hashlib.sha256(_canonical(config).encode()).digest()
+    digest = hashlib.sha256(canonical(config).encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     ss = np.random.SeedSequence(entropy=[int(sweep_seed), *words, int(repetition)])
     return int(ss.generate_state(1, np.uint32)[0] >> 1)
@@ -325,178 +288,6 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-# -- loading -------------------------------------------------------------------------------
-def _expanded_size(node, memo) -> int:
-    """Values a composed YAML node stands for once its aliases are expanded (shared nodes counted each time)."""
-    key = id(node)
-    if key not in memo:
-        memo[key] = 1  # a node that contains itself: counted once here, refused by the constructor
-        value = node.value
-        if isinstance(value, list):
-            kids = [x for pair in value for x in (pair if isinstance(pair, tuple) else (pair,))]
-            memo[key] = 1 + sum(_expanded_size(k, memo) for k in kids)
-    return memo[key]
-
-
-def _yaml_load(text: str, path: Path):
-    """``yaml.safe_load`` that refuses a document expanding to more than :data:`MAX_SPEC_NODES` values."""
-    import yaml
-
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        size = _expanded_size(node, {})
-        if size > MAX_SPEC_NODES:
-            raise ValueError(
-                f"{path}: the spec expands to {size} values through YAML aliases (&/*), more than the limit "
-                f"of {MAX_SPEC_NODES}"
-            )
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
-def _read_file(path: Path) -> dict:
-    if not path.is_file():
-        raise FileNotFoundError(f"sweep spec not found: {path}")
-    if path.stat().st_size > MAX_SPEC_BYTES:
-        raise ValueError(f"{path}: {path.stat().st_size} bytes, more than a spec's limit of {MAX_SPEC_BYTES}")
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        parse = json.loads
-    elif suffix == ".toml":
-        import tomllib
-
-        parse = tomllib.loads
-    elif suffix in (".yaml", ".yml"):
-        try:
-            import yaml  # noqa: F401 - only to say what is missing
-        except ImportError:
-            raise ValueError(f"{path}: YAML specs need PyYAML (pip install pyyaml); use JSON or TOML") from None
-
-        def parse(text):
-            return _yaml_load(text, path)
-    else:
-        raise ValueError(f"{path}: unknown spec format {suffix!r} (use .json, .toml, .yaml or .yml)")
-    try:
-        data = parse(path.read_text(encoding="utf-8-sig"))
-    except RecursionError:
-        raise ValueError(f"{path}: could not parse the spec: nested too deeply") from None
-    except ValueError as exc:
-        if str(exc).startswith(str(path)):  # ours, already naming the file
-            raise
-        raise ValueError(f"{path}: could not parse the spec: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - JSON / TOML / YAML parser errors
-        raise ValueError(f"{path}: could not parse the spec: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: the spec must be a mapping of keys to values")
-    return data
-
-
-def _fail(key, message):
-    raise ValueError(f"sweep spec: {key!r} {message}")
-
-
-def _as_list(key, value, *, dict_is_scalar=False):
-    if isinstance(value, (list, tuple)):
-        if len(value) == 0:
-            _fail(key, "is an empty list: the grid would be empty")
-        return list(value)
-    if isinstance(value, dict) and not dict_is_scalar:
-        _fail(key, "must be a value or a list of values, not a mapping")
-    return [value]
-
-
-def _check_int(key, v, low, high=None):
-    if isinstance(v, float) and not math.isfinite(v):
-        _fail(key, f"must hold integers, got {v!r}")
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and v != int(v)):
-        _fail(key, f"must hold integers, got {v!r}")
-    if int(v) < low:
-        _fail(key, f"must be >= {low}, got {v!r}")
-    if high is not None and int(v) > high:
-        _fail(key, f"must be <= {high}, got {v!r}")
-    return int(v)
-
-
-def _check_values(key, values, base_dir, *, typed=False):
-    out = []
-    for v in values:
-        if key == "policy":
-            if not isinstance(v, str) or v not in POLICY_NAMES:
-                _fail(key, f"must be one of {list(POLICY_NAMES)}, got {v!r}")
-        elif key == "preset":
-            if not isinstance(v, str) or v not in PRESETS:
-                _fail(key, f"must be one of {sorted(PRESETS)}, got {v!r}")
-        elif key in ("nodes", "gpus"):
-            v = _check_int(key, v, 1, MAX_GPUS)
-        elif key in ("interval", "max_time"):
-            v = _check_int(key, v, 1, MAX_SECONDS)
-        elif key == "max_nodes":
-            v = None if v is None else _check_int(key, v, 1, MAX_GPUS)
-        elif key == "interference":
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0.0 <= float(v) < 1.0):
-                _fail(key, f"must be a number in [0, 1), got {v!r}")
-            v = float(v)
-        elif key == "traces":
-            if not isinstance(v, str) or not v:
-                _fail(key, f"must be a folder path, got {v!r}")
-            v = os.path.normpath(v)  # "./t" and "t" are one folder
-            p = Path(v).expanduser()
-            p = p if p.is_absolute() else base_dir / p
-            if not p.is_dir():
-                _fail(key, f"names a trace folder that does not exist: {p}")
-            if not typed:  # a typed cluster reads per-GPU-type traces on purpose
-                try:
-                    check_traces_dir(p)
-                except ValueError as exc:
-                    _fail(key, str(exc))
-        elif key == "cluster":
-            if not isinstance(v, str):
-                _fail(key, f"must be a cluster spec string or file path, got {v!r}")
-            if v.lower().endswith((".toml", ".json")):
-                p = Path(v).expanduser()
-                v = str(p if p.is_absolute() else base_dir / p)
-            try:
-                parse_cluster(v)
-            except (ValueError, FileNotFoundError) as exc:
-                _fail(key, str(exc))
-        elif key == "policy_options":
-            if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
-                _fail(key, f"must be a mapping of option names to values (or a list of them), got {v!r}")
-            try:
-                _canonical(v)
-            except (TypeError, ValueError):
-                _fail(key, f"must be JSON-serialisable, got {v!r}")
-            for name, limit in OPTION_LIMITS.items():
-                x = v.get(name)
-                if isinstance(x, numbers.Real) and not isinstance(x, bool) and not x <= limit:
-                    _fail(key, f"{name} must be <= {limit} (see OPTION_LIMITS), got {x!r}")
-        out.append(v)
-    if len({_canonical(v) for v in out}) != len(out):
-        _fail(key, f"lists the same value twice: {values!r}")
-    return out
-
-
-def _check_policy_options(grid) -> None:
-    """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
-    for preset in grid.get("preset", ["default"]):
-        for policy in grid.get("policy", [None]):
-            name = policy or PRESETS[preset]["policy"]
-            for opts in grid.get("policy_options", [{}]):
-                if not opts:
-                    continue
-                if name not in POLICY_OPTIONS:
-                    _fail("policy_options", f"apply to {list(POLICY_OPTIONS)} only; {name} takes none, got {opts!r}")
-                seed = {"seed": 0} if name == "pollux" else {}
-                try:
-                    make_policy(name, **{**PRESETS[preset].get(name, {}), **opts, **seed})
-                except (TypeError, ValueError) as exc:
-                    _fail("policy_options", f"{opts!r} is not valid for {name} (preset {preset!r}): {exc}")
-
-
 def load_spec(spec, *, base_dir=None) -> SweepSpec:
     """Load and validate a sweep spec.
 
@@ -533,7 +324,7 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
         return spec
     if isinstance(spec, (str, Path)):
         path = Path(spec).expanduser()
-        raw = _read_file(path)
+        raw = read_spec_file(path)
         base = Path(base_dir) if base_dir is not None else path.resolve().parent
         source = path
     elif isinstance(spec, dict):
@@ -544,87 +335,14 @@ def load_spec(spec, *, base_dir=None) -> SweepSpec:
         raise TypeError(f"spec must be a dict or a path to a spec file, got {type(spec).__name__}")
 
     try:
-        spec_obj = _validate(raw, base)
-        spec_obj.source = source
-        return spec_obj
+        workloads, grid, seeds, seed, output, json_raw = validate(raw, base)
+        return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw, source)
     except ValueError as exc:
         if isinstance(spec, (str, Path)):  # name the file, as the parse errors do
             text = str(exc)
             named = text.replace("sweep spec:", f"{Path(spec)}:", 1) if "sweep spec:" in text else f"{spec}: {text}"
             raise ValueError(named) from None
         raise
-
-
-def _validate(raw: dict, base: Path) -> SweepSpec:
-    for key in raw:
-        if key not in ALLOWED_KEYS:
-            close = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"sweep spec: unknown key {key!r}{hint}; allowed keys: {', '.join(ALLOWED_KEYS)}")
-    if "workloads" not in raw:
-        raise ValueError("sweep spec: 'workloads' is required (CSV paths or \"builtin\")")
-
-    workloads = []
-    first: dict = {}
-    for wl in _as_list("workloads", raw["workloads"]):
-        if not isinstance(wl, str) or not wl:
-            _fail("workloads", f"must hold CSV paths or 'builtin', got {wl!r}")
-        same = wl
-        if wl != BUILTIN:
-            p = Path(wl).expanduser()
-            p = p if p.is_absolute() else base / p
-            if not p.is_file():
-                _fail("workloads", f"names a workload file that does not exist: {p}")
-            try:
-                read_workload(p)
-            except ValueError as exc:
-                _fail("workloads", f"names an unreadable workload {p}: {exc}")
-            same = os.path.realpath(p)  # "w.csv", "./w.csv" and a link to it are one workload
-            wl = os.path.normpath(wl)
-        if same in first:
-            _fail("workloads", f"lists the same workload twice ({first[same]!r} and {wl!r})")
-        first[same] = wl
-        workloads.append(wl)
-
-    seeds = raw.get("seeds", 1)
-    if isinstance(seeds, (list, tuple)):
-        if not seeds:
-            _fail("seeds", "is an empty list: the grid would be empty")
-        if len(seeds) > MAX_RUNS:
-            _fail("seeds", f"lists {len(seeds)} seeds, more than a sweep's limit of {MAX_RUNS} runs")
-        seeds = [_check_int("seeds", s, 0, MAX_SEED) for s in seeds]
-        if len(set(seeds)) != len(seeds):
-            _fail("seeds", "lists the same seed twice")
-    else:
-        seeds = _check_int("seeds", seeds, 0)
-        if seeds == 0:
-            _fail("seeds", "is 0: the grid would be empty")
-        if seeds > MAX_RUNS:
-            _fail("seeds", f"is {seeds} repetitions, more than a sweep's limit of {MAX_RUNS} runs")
-    seed = _check_int("seed", raw.get("seed", 0), 0, MAX_SEED)
-    output = raw.get("output")
-    if output is not None and not isinstance(output, str):
-        _fail("output", f"must be a folder path, got {output!r}")
-
-    presets = raw.get("preset", [])
-    presets = presets if isinstance(presets, list) else [presets]
-    typed = "cluster" in raw or any(isinstance(p, str) and PRESETS.get(p, {}).get("cluster") for p in presets)
-    grid = {}
-    for key in GRID_KEYS:
-        if key in raw:
-            values = _as_list(key, raw[key], dict_is_scalar=key == "policy_options")
-            grid[key] = _check_values(key, values, base, typed=typed)
-    n_runs = (
-        len(workloads) * math.prod(len(v) for v in grid.values()) * (seeds if isinstance(seeds, int) else len(seeds))
-    )
-    if n_runs > MAX_RUNS:
-        raise ValueError(f"sweep spec: the grid holds {n_runs} runs, more than a sweep's limit of {MAX_RUNS}")
-    biggest = max([*grid.get("nodes", [16]), *(n for n in grid.get("max_nodes", []) if n is not None)])
-    if biggest * max(grid.get("gpus", [4])) > MAX_GPUS:
-        _fail("nodes", f"x gpus reaches {biggest * max(grid.get('gpus', [4]))} GPUs, more than the limit of {MAX_GPUS}")
-    _check_policy_options(grid)
-    json_raw = json.loads(json.dumps(raw, default=str))
-    return SweepSpec(workloads, grid, seeds, seed, base, output, json_raw)
 
 
 def clean_number(x):

@@ -8,7 +8,7 @@ def peak_flops(gpu, precision):
     return table[precision] * 1e12
 
 
-def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_inter=30e-6):
+def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_inter=30e-6, fixed=0.0):
     used = [c for c in placement if c > 0]
     n = sum(used)
     if n == 1:
@@ -18,18 +18,23 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
     else:
         bandwidth, latency = min(gpu.intra_gbps, gpu.network_gbps), lat_inter
     volume = 2.0 * (n - 1) / n * grad_bytes  # each rank sends and receives this much
-    return volume / (bandwidth * 1e9 * link_eff) + 2 * (n - 1) * latency
+    return fixed + volume / (bandwidth * 1e9 * link_eff) + 2 * (n - 1) * latency
 
 
-def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6):
-    flops = 3.0 * model.flops_per_sample * b  # forward + backward (twice the forward)
-    traffic = 3.0 * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
+def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0):
+    winograd = model.winograd_share
+    # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
+    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b
+    traffic = passes * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
     gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
-        2.0 * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
+        (2.0 / 3.0) * passes * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
     )
+    chain = model.serial_kernels * 4e-6  # dependent kernels at the GPU's launch latency
+    gpu_s += chain
+    backward_s += (2.0 / 3.0) * chain
     host_s = model.kernels * host_per_kernel
     grad = model.grad_bytes_per_param * model.parameters
-    ar = ring_allreduce(grad, gpu, placement, link_eff)
-    exposed = max(ar * min(1.0, bucket / grad), ar - backward_s)
-    return math.hypot(host_s, gpu_s + exposed), exposed
+    ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)
+    exposed = max(ar * min(1.0, bucket / grad), ar - overlap * backward_s)
+    return math.hypot(host_s, gpu_s) + exposed, exposed

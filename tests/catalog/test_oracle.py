@@ -28,7 +28,8 @@ placements = st.lists(st.integers(0, 8), min_size=1, max_size=5).filter(lambda p
 )
 def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link):
     got = step_time(model, gpu, placement, b, efficiency=eff, link_efficiency=link)
-    want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL)
+    want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL,
+                         overlap=O.OVERLAP, fixed=O.ALLREDUCE_FIXED_S, passes=O.ACTIVATION_PASSES)  # fmt: skip
     assert got.step == pytest.approx(want[0], rel=1e-12) and got.sync == pytest.approx(want[1], rel=1e-12, abs=1e-15)
 
 
@@ -69,7 +70,7 @@ def test_max_local_bsz_is_the_memory_limit():
     m, g = model_spec("yolov3"), gpu_type("t4")
     cap = max_local_bsz(m, g)
     budget = (g.memory_gib - O.RESERVED_GIB) * 2**30 - m.state_bytes_per_param * m.parameters
-    assert cap * m.activation_bytes <= budget < (cap + 1) * m.activation_bytes
+    assert cap * m.held_bytes <= budget < (cap + 1) * m.held_bytes
     assert max_local_bsz("yolov3", "h200") > cap
 
 
@@ -111,3 +112,71 @@ def test_user_model_file(tmp_path):
     bad.write_text('{"layers": 4, "hidden": 256, "heads": 4, "seq": 512, "vocab": 32000, "global_batch": 64, "x": 1}')
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['x'\]"):
         load_model_spec(bad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(STUDY), st.sampled_from(TYPES), st.integers(1, 8), st.integers(1, 4), st.integers(1, 512))
+def test_sync_grows_with_the_gpus_and_adds_to_the_compute(model, gpu, per_node, nodes, b):
+    one = step_time(model, gpu, (1,), b)
+    many = step_time(model, gpu, (per_node,) * nodes, b)
+    assert one.sync == 0.0 and many.sync >= one.sync  # more GPUs never synchronise in less than none
+    # The step is the one-GPU compute plus the exposed sync: the placement changes only the sync.
+    assert many.step - many.sync == pytest.approx(one.step, rel=1e-12)
+    if per_node > 1:  # one more GPU on the same node never synchronises faster (ring: 2 (n-1)/n)
+        assert step_time(model, gpu, (per_node,), b).sync >= step_time(model, gpu, (per_node - 1,), b).sync
+    hidden = step_time(model, gpu, (per_node,) * nodes, b, overlap=1.0)
+    assert hidden.sync <= many.sync and hidden.step <= many.step  # overlap only hides sync
+
+
+def test_units_of_a_known_step():
+    # ResNet-18 at 128 on one V100: 128 x 3.3 GFLOP at the FP32 peak is 27 ms; the oracle adds
+    # memory traffic and host time, so tens of milliseconds, not microseconds or seconds.
+    s = step_time("cifar10", "v100", (1,), 128).step
+    assert 0.027 < s < 0.5
+    with pytest.raises(ValueError, match="overlap"):
+        step_time("cifar10", "v100", (1,), 128, overlap=1.5)
+
+
+def test_study_networks_match_their_published_shapes():
+    # NeuMF as the Pollux benchmark trains it: 32 GMF and 128 MLP factors per user and item of
+    # MovieLens-1M, MLP 256-128-64-32, a 64-wide output layer; Adam; 4 negatives per rating.
+    users, items = 6040, 3706
+    mlp = (256 * 128 + 128) + (128 * 64 + 64) + (64 * 32 + 32)
+    ncf = model_spec("ncf")
+    assert ncf.parameters == pytest.approx((users + items) * (32 + 128) + mlp + 65, rel=0.01)
+    assert ncf.samples_per_epoch == 994_169 * 5 and ncf.state_bytes_per_param == 16.0
+    # DeepSpeech2's default network: 5 bidirectional GRU layers of 800 on 32 x 41 conv features.
+    gru = lambda n_in: 2 * 3 * (n_in * 800 + 800 * 800 + 2 * 800)  # noqa: E731
+    convs = 32 * 41 * 11 + 32 + 32 * 32 * 21 * 11 + 32
+    assert model_spec("deepspeech2").parameters == pytest.approx(gru(32 * 41) + 4 * gru(800) + convs, rel=0.01)
+
+
+@pytest.mark.parametrize("app", STUDY)
+def test_the_study_initial_batch_fits_one_gpu_of_every_measured_type(app):
+    # The study trained every application from its initial batch on one GPU of each type; a
+    # memory rule that says otherwise cannot be realistic (Pollux would be handed less than it).
+    m = model_spec(app)
+    for t in ("aws", "azure", "rtx", "dgx-ext", "quad"):
+        assert max_local_bsz(m, t) >= min(m.init_batch_size, 200), (app, t)
+
+
+def test_winograd_and_mixed_precision_only_shorten_compute():
+    m = model_spec("cifar10")
+    direct = m._replace(winograd_share=0.0)
+    assert step_time(m, "v100", (1,), 256).step < step_time(direct, "v100", (1,), 256).step
+    with pytest.raises(ValueError, match="winograd_share"):
+        from fastsched.catalog.models import check_model
+
+        check_model(m._replace(winograd_share=1.5))
+    amp = model_spec("imagenet")
+    assert amp.precision == "fp16" and amp.held_bytes < amp.activation_bytes
+    assert step_time(amp, "v100", (1,), 64).step < step_time(amp._replace(precision="tf32"), "v100", (1,), 64).step
+
+
+def test_a_chain_of_dependent_kernels_costs_the_same_at_every_batch():
+    m = model_spec("deepspeech2")
+    free = m._replace(serial_kernels=0)
+    for b in (1, 16, 256):
+        with_chain = step_time(m, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
+        without = step_time(free, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
+        assert with_chain - without == pytest.approx(m.serial_kernels * O.GPU_KERNEL_S, rel=1e-9)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import fastsched.cuda as fc
+from tests.policy import naive
 
 #: Few threads per block so that even small test grids span several blocks (and the
 #: grid-stride loops wrap) -- the simulator runs each thread as a Python thread, so keep it small.
@@ -97,30 +98,8 @@ def random_population(rng, rows, njobs, nnodes, max_entries=3, max_cnt=4, base_r
 
 
 def naive_fitness(off, node, cnt, row, table, scale, base_off, base_node, base_cnt, penalty, mode, p, eps=1e-3):
-    """Plain reference of one row's first objective in every fairness mode, per-job penalties.
-
-    Modes as ``fastsched.policy._ga.fitness``: 0 sum, 1 J * power mean of max(v, eps), 2 J *
-    geometric mean of max(v, eps), 3 J * power mean of (v + eps). Written from the Pollux
-    paper's definitions, one job at a time.
-    """
-    njobs = off.shape[1] - 1
-    pen = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,))
-    kmax = table.shape[1] - 1
-    values = []
-    size = 0
-    for j in range(njobs):
-        entries = [(int(node[row, q]), int(cnt[row, q])) for q in range(off[row, j], off[row, j + 1])]
-        base = [(int(base_node[q]), int(base_cnt[q])) for q in range(base_off[j], base_off[j + 1])]
-        reps = sum(c for _, c in entries)
-        size = max([size] + [n + 1 for n, _ in entries])
-        v = 0.0 if reps == 0 else float(table[j, min(len(entries), kmax), reps]) * float(scale[j])
-        if reps and entries != base:
-            v *= 1.0 - float(pen[j])
-        values.append(v)
-    vals = np.array(values)
-    if mode == 0 or njobs == 0:
-        return float(vals.sum()), size
-    if mode == 2:
-        return float(njobs * np.exp(np.mean(np.log(np.maximum(vals, eps))))), size
-    base_vals = vals + eps if mode == 3 else np.maximum(vals, eps)
-    return float(njobs * np.mean(base_vals**p) ** (1.0 / p)), size
+    """One sparse row's (first objective, cluster size) by the plain reference :func:`tests.policy.naive.objectives`."""
+    num_nodes = int(max(node.max(initial=0), base_node.max(initial=0))) + 1
+    state = naive.to_dense(off, node, cnt, row, num_nodes)
+    base = naive.to_dense(base_off[None, :], base_node[None, :], base_cnt[None, :], 0, num_nodes)
+    return naive.objectives(state, table, scale, base, penalty, mode, p, eps)

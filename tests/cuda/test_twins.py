@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import fastsched.cuda as fc
 from fastsched._jit import parallel_region
 from fastsched.goodput import GoodputFunction, SpeedupFunction, speedup_tables
-from fastsched.goodput import _kernels as K
+from fastsched.goodput import _kernels as gk
 from fastsched.policy import _ga as G
 from tests.cuda._support import TPB, random_perf, random_population, rel_close, requires_cuda
 
@@ -44,8 +44,8 @@ def test_elementwise_equals_cpu(seed, integral, with_eff):
         cols[2] = cols[2] + rng.uniform(0.0, 0.9, n)
     want = np.empty(n)
     with parallel_region():
-        status = K.elementwise(perf, sqr, var, init, *cols, with_eff, want)
-    assert status == K.OK
+        status = gk.elementwise(perf, sqr, var, init, *cols, with_eff, want)
+    assert status == gk.OK
     got = fc.elementwise(perf, sqr, var, init, *cols, with_eff, threads_per_block=TPB)
     rel_close(got, want)
 
@@ -71,7 +71,7 @@ def test_optimize_keys_equals_cpu(seed, accumulation, bounds):
     args = (perf, sqr, var, init, multi, reps, max_bsz, lo, hi, accumulation)
     cg, ca, cs = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     with parallel_region():
-        K.optimize_keys_kernel(*args, cg, ca, cs)
+        gk.optimize_keys_kernel(*args, cg, ca, cs)
     gg, ga, gs = fc.optimize_keys(*args, threads_per_block=TPB)
     rel_close(gg, cg)
     np.testing.assert_array_equal(ga, ca)
@@ -101,7 +101,7 @@ def test_fill_table_equals_cpu(seed, accumulation):
     args = (perf, sqr, var, init, init * 8.0, 1.0, init * 8.0, accumulation, 123.0)
     t_cpu, f_cpu = table.copy(), filled.copy()
     with parallel_region():
-        K.fill_table_kernel(*args, t_cpu, f_cpu, want_multi, want_rep)
+        gk.fill_table_kernel(*args, t_cpu, f_cpu, want_multi, want_rep)
     t_gpu, f_gpu = table.copy(), filled.copy()
     fc.fill_table(*args, t_gpu, f_gpu, want_multi, want_rep, threads_per_block=TPB)
     np.testing.assert_array_equal(f_gpu, f_cpu)
@@ -223,9 +223,9 @@ def test_checked_elementwise_is_a_drop_in():
     cols = [np.ones(n, np.int64), reps, rng.integers(8, 64, n), rng.integers(0, 3, n)]
     want, got = np.empty(n), np.empty(n)
     with parallel_region():
-        assert K.elementwise(perf, 0.5, 3.0, 8.0, *cols, True, want) == K.OK
-    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == K.OK
+        assert gk.elementwise(perf, 0.5, 3.0, 8.0, *cols, True, want) == gk.OK
+    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == gk.OK
     rel_close(got, want)
     cols[0] = cols[0].copy()
     cols[0][4] = reps[4] + 1  # num_nodes > num_replicas: the CPU's error code, out untouched
-    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == K.BAD_NODES
+    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == gk.BAD_NODES

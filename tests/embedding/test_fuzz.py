@@ -430,3 +430,166 @@ def test_cluster_specs(parts, sep):
         return
     assert spec.num_nodes == sum(n for n, _, _ in parts) and spec.total_gpus >= spec.num_nodes
     assert str(parse_cluster(str(spec))) == str(spec)
+
+
+# -- the simulator's entry points: cluster files, the GPU catalogue, policy plugins, profiles ----------
+import json  # noqa: E402
+
+from fastsched.catalog import gpus as gcat  # noqa: E402
+from fastsched.catalog.models import MAX_EPOCHS, MAX_MODEL_INT, MAX_MODEL_VALUE, check_model, model_spec  # noqa: E402
+from fastsched.sim.cluster_spec import MAX_CLUSTER_GPUS  # noqa: E402
+from fastsched.sim.policies import SimPolicy, make_policy  # noqa: E402
+
+odd_values = st.sampled_from(
+    [0, -1, 1, 2, 8, 2**31, 2**53, 2**63, 1.5, 1e-320, 1e308, float("nan"), float("inf"), True, None, "4", [4], {}]
+)
+gpu_names = st.one_of(
+    st.sampled_from([*gcat.known_names(), "zz100", "my-gpu", "", "a/b", "../x", ".x", "x y"]),
+    st.sampled_from(gcat.known_names()).map(str.upper),
+    st.sampled_from(gcat.known_names()).map(lambda n: f" {n} "),
+    st.text(max_size=4),
+)
+positive = st.sampled_from([1, 4, 8, 2.5, 100.0, 1e9, 1e9 + 1, 1e-300, 1e30])
+type_specs = st.dictionaries(
+    st.sampled_from([*gcat.GpuType._fields, "base"]),
+    st.one_of(odd_values, positive, st.sampled_from([*gcat.GPUS, "aws", "nosuch"])),
+    max_size=4,
+)
+user_types = st.dictionaries(gpu_names, type_specs, max_size=2)
+groups = st.fixed_dictionaries(
+    {"type": st.one_of(gpu_names, odd_values), "count": st.one_of(st.sampled_from([1, 2, 16]), odd_values)},
+    optional={"gpus_per_node": st.one_of(st.sampled_from([1, 4, 8, 2**20]), odd_values)},
+)
+
+
+def _toml(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return {"nan": "nan", "inf": "inf"}.get(repr(v), repr(v))
+    if isinstance(v, (int, str)):
+        return json.dumps(v)
+    return "[" + ", ".join(_toml(x) for x in v) + "]" if isinstance(v, list) else "{}"
+
+
+def _valid_spec(spec):
+    assert 1 <= spec.total_gpus <= MAX_CLUSTER_GPUS and min(spec.node_gpus) >= 1
+    assert sum(spec.gpus_by_type.values()) == spec.total_gpus and len(spec.node_types) == spec.num_nodes
+
+
+@given(st.lists(groups, max_size=3), st.one_of(st.none(), user_types), st.booleans())
+def test_cluster_files(tmp_path_factory, items, types, as_toml):
+    folder = tmp_path_factory.mktemp("cluster")
+    if as_toml:
+        lines = [line for g in items for line in ("[[group]]", *(f"{k} = {_toml(v)}" for k, v in g.items()))]
+        for name, spec in (types or {}).items():
+            lines += [f"[gpu_types.{json.dumps(name)}]", *(f"{k} = {_toml(v)}" for k, v in spec.items())]
+        path = folder / "c.toml"
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path = folder / "c.json"
+        path.write_text(json.dumps({"groups": items, **({"gpu_types": types} if types is not None else {})}))
+    try:
+        spec = parse_cluster(path)
+    except (*ALLOWED, FileNotFoundError) as exc:
+        assert str(exc)
+        return
+    _valid_spec(spec)
+
+
+@given(st.lists(st.tuples(gpu_names, st.one_of(st.integers(1, 3), odd_values), odd_values), max_size=3))
+def test_cluster_group_lists(items):
+    try:
+        spec = parse_cluster(items)
+    except ALLOWED as exc:
+        assert str(exc)
+        return
+    _valid_spec(spec)
+
+
+@given(st.one_of(gpu_names, odd_values), st.one_of(st.none(), user_types))
+def test_catalogue_lookups_and_user_types(name, types):
+    try:
+        catalog = gcat.with_types(types)
+    except (*ALLOWED, FileNotFoundError) as exc:
+        assert str(exc)
+        return
+    for t in catalog.values():
+        nums = (t.bf16_tflops, t.tf32_tflops, t.fp32_tflops, t.memory_gib, t.memory_gbps, t.intra_gbps, t.network_gbps)
+        assert all(0 < v <= gcat.MAX_GPU_VALUE for v in nums) and t.gpus_per_node >= 1
+        assert "/" not in t.trace_name and not t.trace_name.startswith(".")
+    try:
+        canon = gcat.canonical_name(name, catalog)
+    except ALLOWED as exc:
+        assert str(exc)
+        return
+    assert gcat.gpu_type(name, catalog).name == canon == gcat.canonical_name(canon, catalog)
+    assert gcat.trace_name(name, catalog)
+
+
+plugin_names = st.one_of(
+    st.sampled_from(["pollux", "tiresias", "POLLUX", "nosuch", "", ":", "a:", ":b", "..:X", ".x:Y", "x:y:z", "é:X"]),
+    st.sampled_from(
+        [
+            "fastsched.sim.policies.base:SimPolicy",
+            "fastsched.sim.policies.base:JobView",
+            "fastsched.sim.policies.base:free_gpus",
+            "fastsched.sim.policies.queue:FifoPolicy",
+            "fastsched.sim.policies.queue:FifoPolicy.name",
+            "fastsched:__version__",
+        ]
+    ),
+    st.text(alphabet=st.sampled_from("ab.:_é\x00"), max_size=6),
+    odd_values,
+)
+
+
+@given(plugin_names, st.dictionaries(st.sampled_from(["seed", "pop_size", "bogus"]), odd_values, max_size=2))
+def test_policy_plugins(name, options):
+    try:
+        policy = make_policy(name, **options)
+    except ALLOWED as exc:
+        assert str(exc)
+        return
+    assert isinstance(policy, SimPolicy)
+
+
+model_edges = st.sampled_from(
+    [0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63, 1e-320, 1e30, 1e31, 1e308, float("nan"), float("inf"), True, "x", "",
+     "../x", None, (1, 2), (1.0, float("inf")), (200.0, 2000.0), "decoder", MAX_EPOCHS, MAX_EPOCHS + 1]
+)  # fmt: skip
+
+
+@given(
+    st.sampled_from(["cifar10", "ncf", "bert", "gpt-125m"]),
+    st.dictionaries(st.sampled_from(model_spec("ncf")._fields), model_edges, max_size=2),
+)
+def test_profile_models(name, changes):
+    try:
+        m = check_model(model_spec(name)._replace(**changes))
+    except ALLOWED as exc:
+        assert str(exc)
+        return
+    sizes = (m.parameters, m.flops_per_sample, m.activation_bytes, m.state_bytes_per_param, m.grad_bytes_per_param)
+    counts = (m.kernels, m.init_batch_size, m.max_batch_size, m.min_local_bsz, m.samples_per_epoch)
+    assert all(0 < v <= MAX_MODEL_VALUE for v in sizes) and all(1 <= v <= MAX_MODEL_INT for v in counts)
+    assert 1 <= m.max_epochs <= MAX_EPOCHS and all(0 < v <= MAX_MODEL_VALUE for v in m.noise_scale)
+    assert "/" not in m.name and not m.name.startswith(".")
+
+
+@_heavy
+@given(
+    st.sampled_from(["ncf", "cifar10", "zz", "gpt-125m"]),
+    st.lists(gpu_names, min_size=0, max_size=2).map(",".join),
+    st.sampled_from([[], ["--efficiency", "1e-320"], ["--efficiency", "nan"], ["--noise-scale", "1e-320,1"]]),
+)
+def test_profile_command(tmp_path_factory, model, gpus, extra):
+    from fastsched.cli import main
+
+    out = tmp_path_factory.mktemp("profile")
+    rc = main(["profile", model, "--gpu", gpus, "--output", str(out / "o"), "-q", *extra])
+    assert rc in (0, 2), "bad input is exit 2, never an internal error"
+    for path in out.rglob("*.csv"):
+        assert path.parent == out / "o" / model
+        for line in path.read_text().splitlines()[1:]:
+            assert all(0 <= float(v) < math.inf for v in line.split(",")[1:]), path.name

@@ -25,22 +25,38 @@ def base_dense(prob):
     return state
 
 
-def objectives(state, table, scale, base, penalty):
-    """AdaptDL Problem._evaluate on a dense state: (sum of scaled speedups, cluster size)."""
+def objectives(state, table, scale, base, penalty, mode=0, p=-1.0, eps=1e-3):
+    """The GA's two objectives of a dense state: (first objective, cluster size).
+
+    The one plain fitness reference of the tests. A job's value is its speedup table entry
+    (nodes used, replicas) times its scale; a job whose row differs from ``base`` keeps
+    ``1 - penalty`` of it (``penalty``: one float, or one per job). The first objective by
+    fairness mode, numbered as ``fastsched.policy._ga.fitness``: 0 the sum of values
+    (AdaptDL's ``Problem._evaluate``), 1 J x the power mean (exponent ``p``) of
+    ``max(value, eps)``, 2 J x their geometric mean, 3 J x the power mean of ``value + eps``
+    (the Pollux paper's simulator). The size is one past the highest node used.
+    """
+    njobs = state.shape[0]
+    pen = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (njobs,))
     kmax = table.shape[1] - 1
     nn = np.count_nonzero(state, axis=1)
     reps = state.sum(axis=1)
-    total = 0.0
-    for j in range(state.shape[0]):
+    values = np.zeros(njobs)
+    for j in range(njobs):
         if reps[j] == 0:
             continue
-        v = table[j, min(nn[j], kmax), reps[j]] * scale[j]
+        v = float(table[j, min(nn[j], kmax), reps[j]]) * float(scale[j])
         if np.any(state[j] != base[j]):
-            v *= 1.0 - penalty
-        total += v
+            v *= 1.0 - float(pen[j])
+        values[j] = v
     used = np.flatnonzero(state.any(axis=0))
     size = int(used.max()) + 1 if used.size else 0
-    return total, size
+    if mode == 0 or njobs == 0:
+        return float(values.sum()), size
+    if mode == 2:
+        return float(njobs * np.exp(np.mean(np.log(np.maximum(values, eps))))), size
+    shifted = values + eps if mode == 3 else np.maximum(values, eps)
+    return float(njobs * np.mean(shifted**p) ** (1.0 / p)), size
 
 
 def nondominated_rank(f1, f2):

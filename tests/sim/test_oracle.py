@@ -25,7 +25,7 @@ def test_oracle_application_answers_the_interface():
     assert app.iteration(400, 0) == np.ceil(1_281_167 / 400)
     with pytest.raises(ValueError, match="noise_scale"):
         OracleApplication("yolov3", "t4", noise_scale=(1, -2))
-    huge = model_spec("yolov3")._replace(activation_bytes=64e9)
+    huge = model_spec("yolov3")._replace(memory_bytes=64e9)
     with pytest.raises(ValueError, match="does not fit one t4"):
         OracleApplication(huge, "t4")
 
@@ -86,8 +86,8 @@ def test_calibrate_option_fits_measured_rows(tmp_path, capsys):
     argv = ["profile", "imagenet", "--gpu", "rtx", "--output", str(out), "--calibrate", str(measured / "cifar10")]
     assert main(argv) == 0
     assert "0.450 (fit)" in capsys.readouterr().out
-    assert TraceApplication(out / "imagenet", gpu_type="rtx").throughput((2,), 32) == pytest.approx(
-        OracleApplication("imagenet", "rtx", efficiency=0.45).throughput((2,), 32), rel=1e-3
+    assert TraceApplication(out / "imagenet", gpu_type="rtx").throughput((2,), 20) == pytest.approx(
+        OracleApplication("imagenet", "rtx", efficiency=0.45).throughput((2,), 20), rel=1e-3
     )
 
 
@@ -155,3 +155,56 @@ def _fits(k):
     except ValueError:
         return False
     return True
+
+
+def test_calibration_reads_only_the_calibration_application(tmp_path, monkeypatch):
+    import builtins
+
+    write_profile("cifar10", ["t4", "v100"], tmp_path, efficiencies={"aws": 0.3, "azure": 0.8})
+    write_profile("bert", ["t4"], tmp_path, efficiencies={"aws": 3.0})  # a held-out app beside it
+    opened = []
+    real_open = builtins.open
+
+    def spy(path, *a, **k):
+        opened.append(str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    effs = calibrate_from_traces(tmp_path / "cifar10", ["aws", "azure", "rtx"])
+    monkeypatch.undo()
+    assert effs == pytest.approx({"aws": 0.3, "azure": 0.8}, rel=1e-3)  # rtx: no file, not calibrated
+    assert opened and all(str(tmp_path / "cifar10") in p for p in opened)
+
+
+def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
+    measured_stack = oracle_applications(["bert"], ["v100"])["bert"]
+    ddp = oracle_applications(["bert"], ["v100"], overlap=1.0)["bert"]
+    (s0, y0), (s1, y1) = measured_stack.apps["v100"].throughput((8,), 8), ddp.apps["v100"].throughput((8,), 8)
+    assert y1 < y0 and s1 < s0
+    write_profile("bert", ["v100"], tmp_path, overlap=1.0)
+    trace = TraceApplication(tmp_path / "bert", gpu_type="azure")
+    b = trace.min_local_bsz
+    assert trace.throughput((8,), b) == pytest.approx(
+        OracleApplication("bert", "v100", overlap=1.0).throughput((8,), b)
+    )
+
+
+def test_profile_follows_the_output_policy(tmp_path):
+    # A second profile into the same folder refuses without --force and leaves the first whole;
+    # the calibration traces are an input and are never written over, even with --force.
+    from fastsched.cli import main
+
+    argv = ["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "-q"]
+    assert main(argv) == 0
+    first = (tmp_path / "ncf" / "placements-aws.csv").read_bytes()
+    with pytest.raises(ValueError, match="already exists; use --force"):
+        write_profile("ncf", ["t4"], tmp_path)
+    assert main(argv) == 2
+    assert (tmp_path / "ncf" / "placements-aws.csv").read_bytes() == first
+    assert main([*argv, "--force", "--efficiency", "0.5"]) == 0
+    assert (tmp_path / "ncf" / "placements-aws.csv").read_bytes() != first
+    calib = tmp_path / "ncf"
+    with pytest.raises(ValueError, match="input"):
+        write_profile("ncf", ["t4"], tmp_path, force=True, inputs=[calib])
+    assert main([*argv, "--force", "--calibrate", str(calib)]) == 2
+    assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == []

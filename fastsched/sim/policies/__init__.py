@@ -6,29 +6,41 @@ is :class:`~fastsched.sim.policies.base.SimPolicy`, whose module documents the j
 attributes a policy may rely on (:class:`~fastsched.sim.policies.base.JobView`).
 """
 
-from __future__ import annotations
+from fastsched._lazy import lazy_exports
 
-from fastsched.sim.policies.base import JobView, SimPolicy, free_gpus, pack
-from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
-from fastsched.sim.policies.gandiva import GandivaPolicy
-from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.gavel_objectives import (
-    LasPolicy,
-    MaxSumThroughputPolicy,
-    MinTotalDurationPolicy,
-    ThemisPolicy,
+# Public name -> defining module, imported on first use: importing this package (or a module
+# inside it, such as .names for the command line) loads no policy.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "JobView": "fastsched.sim.policies.base",
+        "SimPolicy": "fastsched.sim.policies.base",
+        "free_gpus": "fastsched.sim.policies.base",
+        "pack": "fastsched.sim.policies.base",
+        "OptimusPolicy": "fastsched.sim.policies.baselines",
+        "TiresiasPolicy": "fastsched.sim.policies.baselines",
+        "GandivaPolicy": "fastsched.sim.policies.gandiva",
+        "GavelPolicy": "fastsched.sim.policies.gavel",
+        "LasPolicy": "fastsched.sim.policies.gavel_objectives",
+        "MaxSumThroughputPolicy": "fastsched.sim.policies.gavel_objectives",
+        "MinTotalDurationPolicy": "fastsched.sim.policies.gavel_objectives",
+        "ThemisPolicy": "fastsched.sim.policies.themis",
+        "LinearSpeedup": "fastsched.sim.policies.pollux",
+        "PolluxSimPolicy": "fastsched.sim.policies.pollux",
+        "RebasedSpeedup": "fastsched.sim.policies.pollux",
+        "AlloxPolicy": "fastsched.sim.policies.queue",
+        "FifoPolicy": "fastsched.sim.policies.queue",
+        "SrtfPolicy": "fastsched.sim.policies.queue",
+        "ENTRY_POINT_GROUP": "fastsched.sim.policies.names",
+        "POLICY_NAMES": "fastsched.sim.policies.names",
+        "POLICY_OPTIONS": "fastsched.sim.policies.names",
+        "load_policy": "fastsched.sim.policies.registry",
+        "make_policy": "fastsched.sim.policies.registry",
+        "plugin_names": "fastsched.sim.policies.registry",
+        "SiaPolicy": "fastsched.sim.policies.sia",
+        "ShockwavePolicy": "fastsched.sim.policies.shockwave",
+    },
 )
-from fastsched.sim.policies.pollux import LinearSpeedup, PolluxSimPolicy, RebasedSpeedup
-from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
-from fastsched.sim.policies.registry import (
-    ENTRY_POINT_GROUP,
-    POLICY_NAMES,
-    POLICY_OPTIONS,
-    load_policy,
-    make_policy,
-    plugin_names,
-)
-from fastsched.sim.policies.sia import SiaPolicy
 
 __all__ = [
     "SimPolicy",
@@ -55,5 +67,6 @@ __all__ = [
     "MaxSumThroughputPolicy",
     "GandivaPolicy",
     "AlloxPolicy",
+    "ShockwavePolicy",
     "POLICY_OPTIONS",
 ]

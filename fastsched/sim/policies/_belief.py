@@ -15,9 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.goodput import GoodputFunction
-
-__all__ = ["GoodputSource", "bootstrap_nodes", "estimate_goodput", "goodput_source"]
+__all__ = ["GoodputSource", "bootstrap_nodes", "goodput_source"]
 
 
 def bootstrap_nodes(num_replicas, gpus_per_node):
@@ -31,53 +29,6 @@ def bootstrap_nodes(num_replicas, gpus_per_node):
     """
     reps = np.asarray(num_replicas, dtype=np.int64)
     return np.minimum(np.maximum(-(-reps // int(gpus_per_node)), 1), reps)
-
-
-def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
-    """Goodput of ``job`` on ``gpu_type`` for arrays of configurations, bootstrapped if unseen.
-
-    From the job's own fit on ``gpu_type`` when it has run there (the best goodput over batch
-    sizes up to the application's maximum, or its fixed batch size); otherwise from its fit on
-    another type it has run on (the first in the application's type order), at the same
-    replica count laid out on that type's nodes, times the ratio of the two types' one-GPU
-    throughputs. ``None`` if the job has never run.
-
-    Parameters
-    ----------
-    job : HeteroJob
-    gpu_type : str
-    num_nodes, num_replicas : numpy.ndarray of int
-        Configurations on ``gpu_type``.
-    gpus_per_node : dict of str -> int
-        GPUs per node of each type (to lay replicas out on the source type).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastsched.sim import hetero
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> app = builtin_applications()["cifar10"]
-    >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": app, "b": app}), 0)
-    >>> estimate_goodput(job, "b", np.array([1]), np.array([1]), {"a": 4, "b": 4}) is None
-    True
-    >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
-    >>> ga = estimate_goodput(job, "a", np.array([1]), np.array([1]), {"a": 4, "b": 4})
-    >>> gb = estimate_goodput(job, "b", np.array([1]), np.array([1]), {"a": 4, "b": 4})
-    >>> bool(np.allclose(ga, gb))  # same throughput on both types: ratio 1
-    True
-    """
-    src = goodput_source(job, gpu_type)
-    if src is None:
-        return None
-    nodes = np.asarray(num_nodes, dtype=np.int64)
-    reps = np.asarray(num_replicas, dtype=np.int64)
-    if src.gpu_type not in (None, gpu_type):
-        nodes = bootstrap_nodes(reps, gpus_per_node[src.gpu_type])
-    fn = GoodputFunction(src.perf, (src.grad_sqr, src.grad_var), src.init_batch_size)
-    goodput, _, _ = fn.optimize(
-        nodes, reps, max_batch_size=src.bounds[0], atomic_bsz_range=src.bounds[1:], accumulation=True
-    )
-    return np.asarray(goodput, dtype=np.float64) * src.ratio
 
 
 class GoodputSource(NamedTuple):

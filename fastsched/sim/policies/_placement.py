@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
+from fastsched.sim._rules import packed_placement
+
 __all__ = ["packed_placement", "place_type", "place_sequential", "keep_majority_type"]
-
-
-def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:
-    """GPUs per node of ``num_gpus`` packed on nodes of ``gpus_per_node``.
-
-    Examples
-    --------
-    >>> packed_placement(10, 4)
-    (4, 4, 2)
-    >>> packed_placement(3, 8)
-    (3,)
-    """
-    whole, rem = divmod(int(num_gpus), int(gpus_per_node))
-    return (gpus_per_node,) * whole + ((rem,) if rem else ())
 
 
 def _try_place(want, node_ids, gpn, keep, strict):

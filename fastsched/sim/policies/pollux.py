@@ -13,14 +13,13 @@
     no model yet), jobs ordered by attained service, and the multiplicative restart factor
     ``max(age - 30 * restarts, 0) / (age + 30)``. By default the factor is applied as one
     penalty for all jobs, the round's GPU-weighted mean over allocated jobs
-    (``restart_penalty="osdi21-global"``, see :meth:`PolluxSimPolicy.restart_penalty_for`),
-    a compensation from when our search landed well above the paper's JCT on the paper's
-    objective. ``restart_penalty="osdi21"`` applies each job's own factor to it when its
-    allocation changes (``JobInfo.restart_penalty = 1 - factor``), as the paper's simulator
-    does; with ``power_shift=True`` (mean of ``value + 1e-3``) and ``placeholders=False``
-    (fixed cluster) that is the paper's objective exactly, and the ``osdi21`` preset of
-    :mod:`fastsched.sim.api` uses it: the policy now reaches the per-round optimum and lands
-    close to the paper's JCTs (measured in ``benchmarks/results/sim.md``).
+    (``restart_penalty="osdi21-global"``, see :meth:`PolluxSimPolicy.restart_penalty_for`).
+    ``restart_penalty="osdi21"`` applies each job's own factor to it when its allocation
+    changes (``JobInfo.restart_penalty = 1 - factor``), as the paper's simulator does; with
+    ``power_shift=True`` (mean of ``value + 1e-3``) and ``placeholders=False`` (fixed
+    cluster) that is the paper's objective exactly, the one the ``osdi21`` preset
+    (:mod:`fastsched.sim.presets`) uses. How close it comes to the paper's JCTs is measured
+    in ``benchmarks/results/sim.md``.
 
 In both, ``max_replicas = min(max(2 * largest profiled replicas, 1), 64, max_batch //
 min_local_bsz)`` (a job at most doubles its largest observed scale per round), or the

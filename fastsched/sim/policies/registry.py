@@ -20,15 +20,13 @@ from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
 from fastsched.sim.policies.gandiva import GandivaPolicy
 from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.gavel_objectives import (
-    LasPolicy,
-    MaxSumThroughputPolicy,
-    MinTotalDurationPolicy,
-    ThemisPolicy,
-)
+from fastsched.sim.policies.gavel_objectives import LasPolicy, MaxSumThroughputPolicy, MinTotalDurationPolicy
+from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
 from fastsched.sim.policies.pollux import PolluxSimPolicy
 from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
+from fastsched.sim.policies.shockwave import ShockwavePolicy
 from fastsched.sim.policies.sia import SiaPolicy
+from fastsched.sim.policies.themis import ThemisPolicy
 
 __all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
 
@@ -46,22 +44,8 @@ _REGISTRY = {
     "max-sum-throughput": MaxSumThroughputPolicy,
     "gandiva": GandivaPolicy,
     "allox": AlloxPolicy,
+    "shockwave": ShockwavePolicy,
 }
-POLICY_NAMES = tuple(_REGISTRY)
-#: Policies whose constructor takes options (``policy_options`` / the presets' option blocks).
-POLICY_OPTIONS = (
-    "pollux",
-    "sia",
-    "gavel",
-    "fifo",
-    "themis",
-    "las",
-    "min-total-duration",
-    "max-sum-throughput",
-    "gandiva",
-)
-#: Entry-point group in which installed packages register policy names.
-ENTRY_POINT_GROUP = "fastsched.policies"
 
 
 def _entry_points() -> dict:
@@ -123,14 +107,15 @@ def load_policy(name) -> type:
         module_name, _, attr = name.partition(":")
         if not module_name or not attr:
             raise ValueError(f"policy {name!r}: expected 'package.module:Class'")
-        try:
+        try:  # a plugin module may fail in any way (a syntax error, its own code): say which policy
             obj = importlib.import_module(module_name)
-        except ImportError as exc:
+        except Exception as exc:  # noqa: BLE001
             raise ValueError(f"policy {name!r}: cannot import module {module_name!r} ({exc})") from None
         for part in attr.split("."):
-            if not hasattr(obj, part):
+            try:
+                obj = getattr(obj, part)
+            except Exception:  # noqa: BLE001 - AttributeError, or whatever a class's __getattr__ raises
                 raise ValueError(f"policy {name!r}: module {module_name!r} has no attribute {attr!r}") from None
-            obj = getattr(obj, part)
         return _check_class(obj, repr(name))
     ep = _entry_points().get(name)
     if ep is None:
@@ -176,6 +161,11 @@ def make_policy(name, **options) -> SimPolicy:
     if isinstance(name, SimPolicy):
         return name
     cls = load_policy(name)
-    if name in POLICY_OPTIONS or (name not in _REGISTRY and options):
+    if name in _REGISTRY:
+        return cls(**options) if name in POLICY_OPTIONS else cls()
+    try:  # a plugin's constructor is the user's code: its failure names the policy
         return cls(**options)
-    return cls()
+    except Exception as exc:  # noqa: BLE001
+        raise ValueError(
+            f"policy {name!r}: {cls.__name__}(**{options!r}) failed: {type(exc).__name__}: {exc}"
+        ) from None

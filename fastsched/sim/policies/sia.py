@@ -3,7 +3,7 @@
 Each round, for every GPU type, a set of configurations: 1, 2, 4, ... GPUs within one node,
 then 1, 2, ... whole nodes. For each job and configuration its goodput on that type (its own
 fit there, or Sia's bootstrap from another type, see
-:func:`~fastsched.sim.policies._belief.estimate_goodput`); a job that has never run is offered only
+:func:`~fastsched.sim.policies._belief.goodput_source`); a job that has never run is offered only
 single-GPU configurations, valued 1. Each job's row is divided by its smallest entry;
 configurations other than the job's current one are multiplied by its restart factor
 ``max(age - restarts * penalty, 0) / (age + penalty)`` (1 while ``age < penalty``); entries

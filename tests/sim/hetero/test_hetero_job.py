@@ -7,7 +7,7 @@ import pytest
 
 from fastsched.goodput import fit_perf_params
 from fastsched.sim.hetero import HeteroJob, load_hetero_applications
-from fastsched.sim.policies._belief import estimate_goodput
+from tests.sim.hetero.belief_reference import estimate_goodput
 
 GPN = {"slow": 2, "fast": 2}
 

@@ -45,7 +45,7 @@ def test_sia_offers_single_gpus_until_a_job_has_run(app):
 
 
 def test_sia_matrix_matches_estimate_goodput(app):
-    from fastsched.sim.policies._belief import estimate_goodput
+    from tests.sim.hetero.belief_reference import estimate_goodput
 
     pol = _sia()
     job = HeteroJob("j", app, 0)

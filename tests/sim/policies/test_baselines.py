@@ -14,14 +14,11 @@ from fastsched.sim.hetero import fixed_batch_throughput, load_hetero_application
 from fastsched.sim.job import Job
 from fastsched.sim.policies import POLICY_NAMES, make_policy
 from fastsched.sim.policies._oracle import remaining_steps, total_steps
-from fastsched.sim.policies.gavel_objectives import (
-    finish_time_fairness_allocation,
-    max_min_allocation,
-    min_total_duration_allocation,
-)
+from fastsched.sim.policies.gavel_objectives import max_min_allocation, min_total_duration_allocation
+from fastsched.sim.policies.themis import finish_time_fairness_allocation
 from tests.sim.hetero.conftest import write_two_type_traces
 
-NEW = ("fifo", "srtf", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "allox")
+NEW = ("fifo", "srtf", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "allox", "shockwave")
 
 
 def test_las_on_two_types_gives_each_job_its_best_type():

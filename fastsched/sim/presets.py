@@ -1,0 +1,72 @@
+"""Named simulator configurations (``simulate(preset=...)``, ``fastsched simulate --preset``).
+
+Plain data, importing nothing, so the command line can offer the names without loading the
+simulator.
+
+Examples
+--------
+>>> from fastsched.sim.presets import PRESETS
+>>> sorted(PRESETS)
+['default', 'osdi21', 'osdi21-exact', 'sia', 'sia-homogeneous']
+>>> PRESETS["osdi21"]["nodes"], PRESETS["osdi21"]["gpus"], PRESETS["sia"]["policy"]
+(16, 4, 'sia')
+"""
+
+from __future__ import annotations
+
+__all__ = ["PRESETS"]
+
+#: Named configurations. ``osdi21`` is the published simulator study of the Pollux paper
+#: (16 nodes x 4 GPUs, 60 s interval), with the research Pollux objective term for term
+#: (SIMULATOR.md 6.5): power mean p = -1 of ``S_j + 1e-3``, speedups re-based at the fair
+#: share, each job's own multiplicative restart factor ``max(age - 30 restarts, 0) / (age +
+#: 30)`` when its allocation changes, no autoscaling placeholders (the paper's cluster is
+#: fixed), interference avoidance, at most 16 nodes per job. ``restart_penalty="osdi21-global"``
+#: (an option, not a preset) applies one GPU-weighted mean restart factor to all jobs instead.
+#: ``osdi21-exact`` names the same configuration as ``osdi21``. How close the presets come
+#: to the paper's figures is measured, not promised here: ``benchmarks/results/sim.md``.
+PRESETS = {
+    "default": {"nodes": 16, "gpus": 4, "interval": 60, "interference": 0.0, "policy": "pollux", "pollux": {}},
+    "osdi21": {
+        "nodes": 16,
+        "gpus": 4,
+        "interval": 60,
+        "interference": 0.0,
+        "policy": "pollux",
+        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
+    },
+    "osdi21-exact": {
+        "nodes": 16,
+        "gpus": 4,
+        "interval": 60,
+        "interference": 0.0,
+        "policy": "pollux",
+        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
+    },
+    # The Sia study (SOSP'23): 6 aws (T4) + 3 rtx (2080 Ti) + 2 dgx-ext (A100) nodes, 60 s rounds,
+    # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
+    # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
+    # job_model "sia": the study's per-application restart delays and goodput slowdowns
+    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
+    "sia": {
+        "cluster": "6xaws,3xrtx,2xdgx-ext",
+        "interval": 60,
+        "interference": 0.0,
+        "policy": "sia",
+        "sia": {"p": -0.5, "lambda_n": 1.1},
+        "pollux": {"variant": "osdi21", "placeholders": False},
+        "job_model": "sia",
+        # The baselines as Gavel's artifact runs them: its sequential worker assignment, the
+        # allocation re-solved when jobs arrive or finish; FIFO without head-of-line blocking.
+        "fifo": {"strict": False},
+        "las": {"placement": "sequential", "reoptimize": "on-change"},
+        "themis": {"placement": "sequential", "reoptimize": "on-change", "rtol": 1e-3},
+        "min-total-duration": {"placement": "sequential", "reoptimize": "on-change"},
+        "max-sum-throughput": {"placement": "sequential"},
+        "gandiva": {"quantum": 600},
+        # Shockwave as the study ports it: a fair share of 1/N of the time whatever the GPU count.
+        "shockwave": {"window": 5, "k": 1e-3, "lam": 12.0, "rhomax": 1.0, "fair_share": "jobs", "node_limit": 50},
+    },
+}
+# The same study's settings on 16 T4 nodes (presets are read, never mutated).
+PRESETS["sia-homogeneous"] = {**PRESETS["sia"], "cluster": "16xaws"}

@@ -27,8 +27,6 @@ than :func:`scipy.optimize.linprog`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint
-from scipy.sparse import csr_array, hstack
 
 from fastsched.sim.policies._highs import quiet_milp
 from fastsched.sim.policies._oracle import remaining_steps
@@ -42,6 +40,9 @@ class _FairnessLP(_BoundedLP):
 
     def z_thr(self, need):
         """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs, and ``thr_j`` of the allocation reaching it."""
+        from scipy.optimize import Bounds, LinearConstraint  # where used (see _highs.quiet_milp)
+        from scipy.sparse import csr_array, hstack
+
         need = need[self.rows]
         column = csr_array(np.concatenate([np.zeros(self.a.shape[0]), need]).reshape(-1, 1))
         a = hstack([self.a2, column]).tocsr()

@@ -17,9 +17,8 @@ optimum gives a lower bound at ``t``, and where one job's bound binds ``t`` is t
 itself. The probes follow ``t`` (then secants on ``t(rho) - rho`` once both sides are known),
 a third of the tolerance past the estimate so the bracket closes, typically in two or three
 programs. It starts from the previous solve's ``rho``. The result is within ``rtol`` above the
-optimum, as the regula falsi it replaces
-(:func:`fastsched.sim.policies.gavel_objectives.finish_time_fairness_allocation`), but not the
-same point within that tolerance. Each program goes to HiGHS through
+optimum, as a regula falsi over ``rho`` (about 8 programs a solve; the tests keep one as the
+reference), but not the same point within that tolerance. Each program goes to HiGHS through
 :func:`scipy.optimize.milp` (no integer variables: HiGHS's simplex, with less set-up per call
 than :func:`scipy.optimize.linprog`).
 """

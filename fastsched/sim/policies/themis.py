@@ -180,6 +180,8 @@ class ThemisPolicy(_OnChange):
     """
 
     name = "themis"
+    # The search that solves each round's program (a subclass may give another, e.g. a reference).
+    _search = staticmethod(finish_time_fairness_allocation)
 
     def __init__(self, rtol=1e-3, placement="sequential", reoptimize="on-change"):
         super().__init__(placement=placement, reoptimize=reoptimize)
@@ -222,7 +224,7 @@ class ThemisPolicy(_OnChange):
         elapsed = np.array([max(self._now - j.submission_time, 0) for j in jobs], dtype=np.float64)
         isolated = iso + np.divide(steps, iso_tput, out=np.full(len(jobs), np.inf), where=iso_tput > 0)
         isolated = np.where(np.isfinite(isolated), isolated, 0.0)
-        x, self._rho = finish_time_fairness_allocation(
+        x, self._rho = self._search(
             throughput, scale, self.capacity, steps, elapsed, isolated, rtol=self.rtol, start=self._rho
         )
         return x

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.sim.policies._oracle import remaining_steps
-from fastsched.sim.policies.gavel_objectives import _BoundedLP, _OnChange
+from fastsched.sim.policies import themis
+from fastsched.sim.policies.gavel_objectives import _BoundedLP
 
 __all__ = ["ThemisPolicy", "finish_time_fairness_allocation"]
 
@@ -92,30 +92,8 @@ def finish_time_fairness_allocation(throughput, scale, capacity, steps, elapsed,
     return lp.allocate(need(hi), weight, 1.0), hi
 
 
-class ThemisPolicy(_OnChange):
-    """Themis's finish-time fairness in Gavel's formulation (OSDI'20, §4.1; Themis, NSDI'20, §3).
-
-    Each round, for job ``j`` with ``s_j`` true remaining steps (the oracle, times the job's
-    slowdown), waiting ``elapsed_j`` seconds since it arrived:
-
-    * isolated share: with ``N`` active jobs, ``1/N`` of the cluster, i.e. a time fraction
-      ``f_j = min(1, G / (N n_j))`` at the even-spread throughput ``T_eq[j]``;
-    * isolated time so far ``iso_j``: the seconds that share would have needed for the steps
-      made so far (accumulated round by round at that round's ``N``);
-    * ``rho_j(X) = (elapsed_j + s_j / thr_j(X)) / (iso_j + s_j / (f_j T_eq[j]))``;
-
-    the allocation minimises ``max_j rho_j`` (:func:`finish_time_fairness_allocation`), then
-    Gavel's round mechanism runs it.
-
-    Parameters
-    ----------
-    rtol : float
-        Relative tolerance of the search for the smallest ``max rho``.
-    placement : {"sequential", "packed"}
-        As :class:`~fastsched.sim.policies.gavel.GavelPolicy`.
-    reoptimize : {"on-change", "every-round"}
-        When the allocation is solved again (see :class:`_OnChange`); the isolated-time
-        accounting runs every round either way.
+class ThemisPolicy(themis.ThemisPolicy):
+    """:class:`fastsched.sim.policies.themis.ThemisPolicy` solving each round with the first search.
 
     Examples
     --------
@@ -123,50 +101,4 @@ class ThemisPolicy(_OnChange):
     'themis'
     """
 
-    name = "themis"
-
-    def __init__(self, rtol=1e-3, placement="sequential", reoptimize="on-change"):
-        super().__init__(placement=placement, reoptimize=reoptimize)
-        if not (isinstance(rtol, float) and 0 < rtol < 1):
-            raise ValueError(f"rtol must be a float in (0, 1), got {rtol!r}")
-        self.rtol = rtol
-        self._iso: dict = {}  # job name -> (isolated seconds so far, remaining steps then)
-        self._now = 0
-        self._rho = None  # last solve's max rho: the next search starts there
-        self._round = None
-
-    def optimize(self, now, jobs, nodes, allocations):
-        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
-        self._now = now
-        return super().optimize(now, jobs, nodes, allocations)
-
-    def allocation(self, jobs, throughput, scale):
-        """Account the isolated time of the last round, then the allocation (see :class:`_OnChange`)."""
-        capacity = self.capacity.astype(np.float64)
-        total = capacity.sum()
-        t_eq = throughput @ capacity / total
-        share = np.minimum(1.0, total / (len(jobs) * np.asarray(scale, dtype=np.float64)))
-        iso_tput = share * t_eq
-        steps = np.array([remaining_steps(j) * getattr(j, "slowdown", 1.0) for j in jobs])
-        iso = np.zeros(len(jobs))
-        alive = {j.name for j in jobs}
-        self._iso = {k: v for k, v in self._iso.items() if k in alive}
-        for i, job in enumerate(jobs):
-            past, before = self._iso.get(job.name, (0.0, steps[i]))
-            if iso_tput[i] > 0:
-                past += max(before - steps[i], 0.0) / iso_tput[i]
-            self._iso[job.name] = (past, steps[i])
-            iso[i] = past
-        self._round = (steps, iso, iso_tput)
-        return super().allocation(jobs, throughput, scale)
-
-    def solve(self, jobs, throughput, scale):
-        """Finish-time-fair allocation (see the class docstring)."""
-        steps, iso, iso_tput = self._round
-        elapsed = np.array([max(self._now - j.submission_time, 0) for j in jobs], dtype=np.float64)
-        isolated = iso + np.divide(steps, iso_tput, out=np.full(len(jobs), np.inf), where=iso_tput > 0)
-        isolated = np.where(np.isfinite(isolated), isolated, 0.0)
-        x, self._rho = finish_time_fairness_allocation(
-            throughput, scale, self.capacity, steps, elapsed, isolated, rtol=self.rtol, start=self._rho
-        )
-        return x
+    _search = staticmethod(finish_time_fairness_allocation)

@@ -249,6 +249,9 @@ BIG = str(10**12)
         ["sweep", "seeds.json", "--serial", "-q"],
         ["sweep", "nodes.json", "--serial", "-q"],
         ["sweep", "plain.json", "-q", "--workers", BIG],
+        ["plan", "gpt.json", "--gpus", BIG],
+        ["plan", "deep.json", "--gpus", "8"],
+        ["cost", "gpt.json", "--microbatches", BIG],
     ],
     ids=lambda argv: " ".join(a for a in argv if a != "-q"),
 )
@@ -259,6 +262,9 @@ def test_a_count_of_10_to_the_12_is_refused_before_the_engine_loads(tmp_path, ar
     (tmp_path / "c.toml").write_text(f'[[group]]\ntype = "aws"\ncount = {BIG}\n')
     for name, extra in (("seeds", {"seeds": 10**12}), ("nodes", {"nodes": 10**12}), ("plain", {})):
         (tmp_path / f"{name}.json").write_text(json.dumps({"workloads": "w.csv", "policy": "fifo", **extra}))
+    gpt = {"layers": 24, "hidden": 2048, "heads": 16, "seq": 1024, "vocab": 50257, "global_batch": 512}
+    (tmp_path / "gpt.json").write_text(json.dumps(gpt))
+    (tmp_path / "deep.json").write_text(json.dumps({**gpt, "layers": 10**9}))
     status, modules, heavy = _refused(argv, tmp_path)
     assert status == 2
     assert heavy == [] and len(modules) <= 35, (heavy, modules)
@@ -267,6 +273,8 @@ def test_a_count_of_10_to_the_12_is_refused_before_the_engine_loads(tmp_path, ar
         "fastsched.sim.policies.registry",
         "fastsched.sweep.runner",
         "fastsched.goodput.model",
+        "fastsched.costmodel.search",
+        "fastsched.costmodel.case",
     )
     assert not set(engines) & set(modules)
 

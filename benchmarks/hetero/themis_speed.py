@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 from fastsched.sim import simulate
 from fastsched.sim.policies import gavel_objectives, themis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the first search is kept in tests/ as the reference
+from tests.sim.policies import themis_reference  # noqa: E402
 
 SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
 
@@ -42,7 +46,7 @@ def main(argv=None):
     _counting(gavel_objectives._BoundedLP, "z", counts["before"])
     _counting(themis._FairnessLP, "z_thr", counts["after"])
     makers = {
-        "before": lambda: gavel_objectives.ThemisPolicy(placement="sequential", reoptimize="on-change", rtol=1e-3),
+        "before": lambda: themis_reference.ThemisPolicy(placement="sequential", reoptimize="on-change", rtol=1e-3),
         "after": lambda: themis.ThemisPolicy(placement="sequential", reoptimize="on-change", rtol=1e-3),
         "gavel": lambda: "gavel",
     }

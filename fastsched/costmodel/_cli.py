@@ -95,6 +95,14 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched cost`` for parsed ``args``; return the exit status."""
+    from fastsched.costmodel._bounds import MAX_WORK
+
+    # The stated bound first, before the cost model loads: no schedule simulates more microbatches.
+    if args.microbatches is not None and not 1 <= args.microbatches <= MAX_WORK:
+        raise ValueError(
+            f"--microbatches must be in [1, {MAX_WORK:,}] (the pipeline simulation limit), got {args.microbatches}"
+        )
+
     from fastsched.costmodel.case import load_case
     from fastsched.costmodel.cluster import Cluster, load_cluster
     from fastsched.costmodel.deviations import deviations

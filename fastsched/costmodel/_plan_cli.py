@@ -156,13 +156,18 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched plan`` for parsed ``args``; return the exit status."""
+    from fastsched.costmodel._bounds import check_plan_request
+
+    with open(args.model, encoding="utf-8") as fh:
+        data = json.load(fh)
+    # The stated bounds first: an out-of-range request is refused before the cost model loads.
+    check_plan_request(args.gpus, data if isinstance(data, dict) else None)
+
     from fastsched.costmodel.case import Case, load_case
     from fastsched.costmodel.cluster import Cluster
     from fastsched.costmodel.program_search import ProgramModel
     from fastsched.costmodel.search import Transformer, search
 
-    with open(args.model, encoding="utf-8") as fh:
-        data = json.load(fh)
     is_program = isinstance(data, dict) and ("ranks" in data or "ops" in data)
     if is_program:
         case = load_case(args.model) if "ranks" in data else Case("program", data)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from fastsched._validate import check_finite_scalar, check_int_scalar
+from fastsched.costmodel._bounds import MAX_GPUS
 
 __all__ = ["Cluster", "CommParams", "comm_params", "load_cluster"]
 
@@ -61,7 +62,8 @@ class Cluster:
 
     def __post_init__(self):
         for name in ("gpus", "gpus_per_node"):
-            object.__setattr__(self, name, check_int_scalar(f"cluster.{name}", getattr(self, name), low=1))
+            v = check_int_scalar(f"cluster.{name}", getattr(self, name), low=1, high=MAX_GPUS)
+            object.__setattr__(self, name, v)
         for name in ("memory_gib", "flops", "intra_bandwidth", "inter_bandwidth"):
             v = check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0, low_open=True)
             object.__setattr__(self, name, v)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastsched._validate import check_choice, check_finite_scalar, check_int_scalar
+from fastsched.costmodel._bounds import MAX_WORK
 from fastsched.costmodel._pipeline import GPIPE, INTERLEAVED, ONE_F_ONE_B, ZB_H1, simulate_ordered, simulate_seed
 
 __all__ = [
@@ -51,8 +52,6 @@ __all__ = [
 #: Schedule names understood by :func:`pipeline_time`.
 SCHEDULES = ("seed", "gpipe", "1f1b", "interleaved", "zb-h1")
 _KIND = {"gpipe": GPIPE, "1f1b": ONE_F_ONE_B, "interleaved": INTERLEAVED, "zb-h1": ZB_H1}
-#: Largest ``microbatches x stages x virtual_stages`` simulated (two completion-time tables of this size).
-MAX_WORK = 20_000_000
 #: Largest number of events :func:`pipeline_schedule` records (for plots).
 MAX_EVENTS = 5_000_000
 

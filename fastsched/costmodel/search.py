@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched._validate import check_int_scalar
+from fastsched.costmodel._bounds import MODEL_BOUNDS
 from fastsched.costmodel._program_search import program_search_kernel
 from fastsched.costmodel._search import INTERLEAVED, N_OUT, search_kernel
 from fastsched.costmodel.cluster import Cluster
@@ -95,7 +96,8 @@ class Transformer:
 
     def __post_init__(self):
         for f in fields(self):
-            object.__setattr__(self, f.name, check_int_scalar(f"model.{f.name}", getattr(self, f.name), low=1))
+            v = check_int_scalar(f"model.{f.name}", getattr(self, f.name), low=1, high=MODEL_BOUNDS[f.name])
+            object.__setattr__(self, f.name, v)
         if self.hidden % self.heads:
             raise ValueError(f"model.hidden={self.hidden} must be a multiple of model.heads={self.heads}")
 

@@ -39,14 +39,69 @@ def smoothed_objective_and_grad(p, nodes, replicas, atomic_bsz, log_accum_time, 
     otherwise meets as a kink it cannot follow.
     """
     terms = np.empty(2)
-    return _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, mu, grad, terms)
+    net = network_groups(nodes, replicas)
+    return _objective(p, net, atomic_bsz, log_accum_time, log_optim_time, mu, grad, terms)
 
 
 @jit
-def _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, mu, grad, terms):
-    """Smoothed objective and gradient; ``terms`` receives the two (smoothed) RMS terms."""
+def network_groups(nodes, replicas):
+    """Observations grouped by their network term, for :func:`_objective`.
+
+    The network time depends only on the kind of placement (one replica, several on one
+    node, several nodes) and the replica count, and far fewer observations differ in those
+    than in their batch size, so each evaluation takes the network term's logarithm once
+    per group. Returns ``(kind, m, group, group_kind, group_m, group_net, group_log)``: per
+    observation its kind (0, 1: multi-node, 2: multi-replica), ``m = max(replicas - 2,
+    1e-8)`` and group; per group (the first ``group.max() + 1`` entries) its kind and ``m``,
+    and scratch for its network time and that time's logarithm.
+    """
     n = nodes.shape[0]
+    kind = np.empty(n, dtype=np.int64)
+    m = np.empty(n)
+    group = np.empty(n, dtype=np.int64)
+    group_kind = np.empty(n, dtype=np.int64)
+    group_m = np.empty(n)
+    count = 0
+    for i in range(n):
+        m[i] = max(replicas[i] - 2.0, _TINY)
+        if nodes[i] > 1.0:
+            kind[i] = 1
+        elif replicas[i] > 1.0:
+            kind[i] = 2
+        else:
+            kind[i] = 0
+        g = -1
+        for j in range(count):
+            if group_kind[j] == kind[i] and group_m[j] == m[i]:
+                g = j
+                break
+        if g < 0:
+            g = count
+            group_kind[g] = kind[i]
+            group_m[g] = m[i]
+            count += 1
+        group[i] = g
+    return kind, m, group, group_kind[:count].copy(), group_m[:count].copy(), np.empty(count), np.empty(count)
+
+
+@jit
+def _objective(p, net, atomic_bsz, log_accum_time, log_optim_time, mu, grad, terms):
+    """Smoothed objective and gradient; ``terms`` receives the two (smoothed) RMS terms.
+
+    ``net`` is :func:`network_groups` of the observations' nodes and replicas.
+    """
+    kinds, ms, group, group_kind, group_m, group_net, group_log = net
+    n = kinds.shape[0]
     alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, g = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+    for j in range(group_kind.shape[0]):
+        if group_kind[j] == 1:
+            v = alpha_n + beta_n * group_m[j]
+        elif group_kind[j] == 2:
+            v = alpha_r + beta_r * group_m[j]
+        else:
+            v = _TINY + _TINY * group_m[j]
+        group_net[j] = v
+        group_log[j] = math.log(v)
     sse1 = 0.0
     sse2 = 0.0
     # Accumulators of sum(e_i * dx_i/dtheta) for each objective term.
@@ -61,18 +116,11 @@ def _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, m
     g2_g = 0.0
     for i in range(n):
         a = alpha_c + beta_c * atomic_bsz[i]
-        m = max(replicas[i] - 2.0, _TINY)
-        kind = 0
-        if nodes[i] > 1.0:
-            net = alpha_n + beta_n * m
-            kind = 1
-        elif replicas[i] > 1.0:
-            net = alpha_r + beta_r * m
-            kind = 2
-        else:
-            net = _TINY + _TINY * m
+        m = ms[i]
+        kind = kinds[i]
+        net_time = group_net[group[i]]
         log_a = math.log(a)
-        log_n = math.log(net)
+        log_n = group_log[group[i]]
         e1 = log_a - log_accum_time[i]
         sse1 += e1 * e1
         g1_ac += e1 / a
@@ -80,9 +128,12 @@ def _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, m
         ga = g * log_a
         gn = g * log_n
         # log-sum-exp: S = A**g + N**g without overflow; wa, wn = A**g / S, N**g / S.
+        # The larger term's exp(0) is exactly 1: skipped (not when hi is infinite or NaN,
+        # where the difference is NaN).
         hi = max(ga, gn)
-        ea = math.exp(ga - hi)
-        en = math.exp(gn - hi)
+        finite = math.isfinite(hi)
+        ea = 1.0 if finite and ga == hi else math.exp(ga - hi)
+        en = 1.0 if finite and gn == hi else math.exp(gn - hi)
         total = ea + en
         log_s = hi + math.log(total)
         L = log_s / g
@@ -91,7 +142,7 @@ def _objective(p, nodes, replicas, atomic_bsz, log_accum_time, log_optim_time, m
         wa = ea / total
         wn = en / total
         dl_da = wa / a
-        dl_dn = wn / net
+        dl_dn = wn / net_time
         dl_dg = -log_s / (g * g) + (wa * log_a + wn * log_n) / g
         g2_ac += e2 * dl_da
         g2_bc += e2 * dl_da * atomic_bsz[i]
@@ -190,7 +241,7 @@ def _reset_hessian(h, x, g, free):
 
 
 @jit
-def _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, mu, max_iter):
+def _projected_bfgs(x, lower, upper, net, atomic_bsz, log_accum, log_optim, mu, max_iter):
     """Minimise the objective from ``x`` (feasible, updated in place); return the final value.
 
     Projected quasi-Newton (Bertsekas's two-metric projection, BFGS metric): variables held
@@ -211,7 +262,7 @@ def _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log
     glo = np.empty(_N)
     terms = np.empty(2)
     h = np.empty((_N, _N))
-    f = _objective(x, nodes, replicas, atomic_bsz, log_accum, log_optim, mu, g, terms)
+    f = _objective(x, net, atomic_bsz, log_accum, log_optim, mu, g, terms)
     evals = 1
     _free_set(x, g, lower, upper, free)
     _reset_hessian(h, x, g, free)
@@ -264,7 +315,7 @@ def _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log
             for i in range(_N):
                 xt[i] = _clip(x[i] + t * d[i], lower[i], upper[i])
                 slope += g[i] * (xt[i] - x[i])
-            ft = _objective(xt, nodes, replicas, atomic_bsz, log_accum, log_optim, mu, gt, terms)
+            ft = _objective(xt, net, atomic_bsz, log_accum, log_optim, mu, gt, terms)
             evals += 1
             if not (ft <= f + _ARMIJO * slope and math.isfinite(ft)):
                 t_hi = t
@@ -347,15 +398,15 @@ def _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log
 
 
 @jit
-def _descend(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim):
+def _descend(x, lower, upper, net, atomic_bsz, log_accum, log_optim):
     """Search on the exact objective from ``x``, restarted from its own answer while it gains.
 
     A fresh curvature estimate lets the search continue where a stale one stalled in a
     flat valley. Returns the objective at ``x`` and the number of evaluations.
     """
-    f, evals = _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, 0.0, _MAX_ITER)
+    f, evals = _projected_bfgs(x, lower, upper, net, atomic_bsz, log_accum, log_optim, 0.0, _MAX_ITER)
     for _r in range(_MAX_RESTARTS):
-        f2, e = _projected_bfgs(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, 0.0, _MAX_ITER)
+        f2, e = _projected_bfgs(x, lower, upper, net, atomic_bsz, log_accum, log_optim, 0.0, _MAX_ITER)
         evals += e
         improved = f2 < f * (1.0 - 1e-13)
         f = min(f, f2)
@@ -382,21 +433,20 @@ def fit_search(starts, lower, upper, nodes, replicas, atomic_bsz, log_accum, log
     xs = np.empty(_N)
     grad = np.empty(_N)
     terms = np.empty(2)
+    net = network_groups(nodes, replicas)
     for k in range(starts.shape[0]):
         for i in range(_N):
             x[i] = _clip(starts[k, i], lower[i], upper[i])
-        f, e = _descend(x, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim)
+        f, e = _descend(x, lower, upper, net, atomic_bsz, log_accum, log_optim)
         evals += e
-        _objective(x, nodes, replicas, atomic_bsz, log_accum, log_optim, 0.0, grad, terms)
+        _objective(x, net, atomic_bsz, log_accum, log_optim, 0.0, grad, terms)
         if min(terms[0], terms[1]) < _KINK:
             for i in range(_N):
                 xs[i] = x[i]
             for mu in _SMOOTHING:
-                _, e = _projected_bfgs(
-                    xs, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, mu, _MAX_ITER
-                )
+                _, e = _projected_bfgs(xs, lower, upper, net, atomic_bsz, log_accum, log_optim, mu, _MAX_ITER)
                 evals += e
-            fs, e = _descend(xs, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim)
+            fs, e = _descend(xs, lower, upper, net, atomic_bsz, log_accum, log_optim)
             evals += e
             if fs < f:
                 f = fs

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastsched.cli import main
+from fastsched.costmodel._bounds import MODEL_BOUNDS
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.search import Transformer, _divisors, enumerate_configs
 from fastsched.sim import api
@@ -67,9 +68,10 @@ def test_divisors_match_trial_division(n, upto):
     assert _divisors(n, upto) == [k for k in range(1, n + 1) if n % k == 0 and (upto is None or k <= upto)]
 
 
-@pytest.mark.parametrize(("layers", "batch"), [(24, 10**15), (10**9, 512)])
+@pytest.mark.parametrize(("layers", "batch"), [(24, 10**15), (MODEL_BOUNDS["layers"], 512)])
 def test_plan_of_huge_models_enumerates_promptly(layers, batch):
-    # trial division up to 10**15 (or a walk over 10**9 virtual-stage candidates) hung before
+    # trial division up to 10**15 (or a walk over every virtual-stage candidate of the deepest
+    # model accepted) hung before
     m = Transformer(layers=layers, hidden=2304, heads=24, seq=2048, vocab=51200, global_batch=batch)
     table = enumerate_configs(m, Cluster(gpus=64, gpus_per_node=8))
     small = Transformer(layers=24, hidden=2304, heads=24, seq=2048, vocab=51200, global_batch=512)
@@ -81,3 +83,18 @@ def test_sweep_workers_beyond_the_limit_refused(tmp_path, capsys):
     spec.write_text(json.dumps({"workloads": "builtin", "policy": "tiresias"}))
     assert main(["sweep", str(spec), "-q", "--workers", "1000000000000", "--output", str(tmp_path / "o")]) == 2
     assert "--workers" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("layers", MODEL_BOUNDS["layers"] + 1), ("hidden", 2**40), ("seq", 2**30), ("vocab", 2**30)],
+)
+def test_transformer_fields_over_their_stated_bound_are_refused(field, value):
+    base = {"layers": 4, "hidden": 64, "heads": 4, "seq": 16, "vocab": 100, "global_batch": 8}
+    with pytest.raises(ValueError, match=f"model.{field} must be <= {MODEL_BOUNDS[field]}"):
+        Transformer(**{**base, field: value})
+
+
+def test_cluster_over_the_stated_gpu_bound_is_refused():
+    with pytest.raises(ValueError, match="cluster.gpus must be <= "):
+        Cluster(gpus=10**12)

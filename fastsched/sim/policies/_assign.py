@@ -15,8 +15,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_array
 
 from fastsched.sim.policies._assign_kernels import assign_dp
 
@@ -140,6 +138,12 @@ def _solve_dp(problem, cap, num_states):
 
 
 def _solve_milp(problem):
+    # scipy is loaded only when a round is too large for the dynamic program.
+    from scipy.optimize import Bounds, LinearConstraint
+    from scipy.sparse import csr_array
+
+    from fastsched.sim.policies._highs import quiet_milp as milp  # HiGHS prints a line of its own in some solves
+
     k = problem.cost.shape[0]
     num_types = problem.capacity.shape[0]
     cols = np.arange(k)

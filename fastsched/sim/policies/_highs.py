@@ -15,8 +15,6 @@ import ctypes
 import os
 import sys
 
-from scipy.optimize import milp
-
 __all__ = ["quiet_milp", "quiet_stdout"]
 
 _LIBC = None
@@ -72,5 +70,7 @@ def quiet_milp(*args, **kwargs):
     >>> quiet_milp(np.array([-1.0]), integrality=np.ones(1), bounds=(0, 3)).x.tolist()
     [3.0]
     """
+    from scipy.optimize import milp  # where used: a run that solves no program does not load scipy's solvers
+
     with quiet_stdout():
         return milp(*args, **kwargs)

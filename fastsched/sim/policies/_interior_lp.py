@@ -21,8 +21,6 @@ either way (its thread pool stalls on a loaded host).
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse.linalg import splu
 
 __all__ = ["interior_point_lp", "job_type_lp"]
 
@@ -118,6 +116,10 @@ def interior_point_lp(c, a, b, *, tol=1e-10, max_iter=200):
     >>> np.round(x, 6).tolist()
     [0.666667, 0.666667, 0.666667]
     """
+    # scipy is imported where it is used: a run whose policy needs no LP does not load it.
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
+
     c = np.asarray(c, dtype=np.float64)
     a = sparse.csr_array(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)

@@ -31,8 +31,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint
-from scipy.sparse import coo_array
 
 from fastsched.sim.policies._highs import quiet_milp
 
@@ -148,6 +146,9 @@ def solve_market(
     >>> solve_market(m, 1, 60.0, 2).sum(axis=1).tolist()
     [1, 1]
     """
+    from scipy.optimize import Bounds, LinearConstraint  # where used (see _highs.quiet_milp)
+    from scipy.sparse import coo_array
+
     num = jobs.gpus.shape[0]
     if ftf is not None and not _ftf_may_fit(jobs, capacity, round_seconds, window, *ftf):
         if stats is not None:

@@ -21,8 +21,6 @@ Jobs keep the GPU count and batch size of the workload. Each round (360 s in the
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_array
 
 from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._interior_lp import job_type_lp
@@ -51,6 +49,9 @@ def allocation_constraints(jobs, types, scale, capacity, num_jobs):
     >>> a.toarray().tolist(), b.tolist()
     ([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 2.0]], [1.0, 1.0, 4.0, 8.0])
     """
+    # scipy is imported where it is used: a run whose policy needs no LP does not load it.
+    from scipy.sparse import csr_array
+
     n = len(jobs)
     num_types = len(capacity)
     a = csr_array(
@@ -117,6 +118,8 @@ def max_sum_throughput(throughput, scale, capacity, method="interior") -> np.nda
     if method == "interior":
         x = job_type_lp(tp, jobs, types, scale[jobs], num_jobs, capacity).round(5)
     else:
+        from scipy.optimize import linprog
+
         a, b = allocation_constraints(jobs, types, scale, capacity, num_jobs)
         res = linprog(-tp, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
         if res.x is None:  # pragma: no cover - x = 0 is always feasible

@@ -1,4 +1,6 @@
-"""Gavel's other objectives (OSDI'20, §4.1): LAS, finish-time fairness, min total duration, max-sum-throughput.
+"""Gavel's other objectives (OSDI'20, §4.1): LAS, min total duration, max-sum-throughput.
+
+Finish-time fairness (Themis) is :mod:`fastsched.sim.policies.themis`.
 
 Each is Gavel's heterogeneity-aware formulation over the same allocation ``X[j, t]`` (fraction
 of time job ``j`` runs on type ``t``; ``sum_t X <= 1``, ``sum_j n_j X <= GPUs of t``:
@@ -19,8 +21,6 @@ isolated share of finish-time fairness.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_array, hstack, vstack
 
 from fastsched.sim.policies._oracle import remaining_steps
 from fastsched.sim.policies.gavel import GavelPolicy, allocation_constraints
@@ -28,11 +28,9 @@ from fastsched.sim.policies.gavel import GavelPolicy, allocation_constraints
 __all__ = [
     "MaxSumThroughputPolicy",
     "LasPolicy",
-    "ThemisPolicy",
     "MinTotalDurationPolicy",
     "max_min_allocation",
     "min_total_duration_allocation",
-    "finish_time_fairness_allocation",
 ]
 
 #: Relative slack on the optimal value when the second LP re-optimises within the optimal set.
@@ -45,6 +43,8 @@ def _pairs(throughput):
 
 
 def _solve(c, a, b):
+    from scipy.optimize import linprog  # loaded by the policies that solve LPs only
+
     res = linprog(c, A_ub=a, b_ub=b, bounds=(0, None), method="highs")
     if res.status != 0:
         return None
@@ -58,6 +58,8 @@ class _BoundedLP:
     """
 
     def __init__(self, throughput, scale, capacity):
+        from scipy.sparse import csr_array, vstack
+
         self.shape = throughput.shape
         num_jobs = throughput.shape[0]
         self.jobs, self.types, self.tp = _pairs(throughput)
@@ -74,6 +76,8 @@ class _BoundedLP:
 
     def z(self, need) -> float:
         """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs (``inf`` if no bound binds)."""
+        from scipy.sparse import csr_array, hstack
+
         need = need[self.rows]
         if self.jobs.size == 0 or not np.any(need > 0):
             return np.inf
@@ -153,85 +157,6 @@ def min_total_duration_allocation(throughput, scale, capacity, steps) -> np.ndar
     steps = np.asarray(steps, dtype=np.float64)
     weight = np.divide(1.0, steps, out=np.zeros_like(steps), where=steps > 0)
     return _lower_bounded(throughput, scale, capacity, steps, weight)[0]
-
-
-def finish_time_fairness_allocation(throughput, scale, capacity, steps, elapsed, isolated, *, rtol=1e-3, start=None):
-    """Gavel's finish-time fairness (Themis): ``min_X max_j (elapsed_j + steps_j / thr_j(X)) / isolated_j``.
-
-    ``rho_j`` is the job's finish time with ``X`` over its finish time alone on its fair share
-    (``isolated_j``). For a fixed bound ``rho`` the constraint is linear,
-    ``thr_j(X) >= steps_j / (rho isolated_j - elapsed_j)``; the smallest feasible ``rho`` is
-    found by regula falsi (to ``rtol``; ``start``: a guess, e.g. the previous round's), then the
-    allocation of largest total normalised throughput meeting it.
-
-    Returns
-    -------
-    tuple
-        ``(X, rho)``.
-
-    Examples
-    --------
-    Two equal 1-GPU jobs sharing one GPU, isolated finish 2 (half a GPU each, 1 step each);
-    the second has waited 1 s already: it gets more of the GPU so both end equally late.
-
-    >>> import numpy as np
-    >>> x, rho = finish_time_fairness_allocation(np.ones((2, 1)), np.ones(2), np.array([1]),
-    ...                                          np.ones(2), np.array([0.0, 1.0]), np.full(2, 2.0))
-    >>> np.round(x.ravel(), 2).tolist(), round(rho, 2)
-    ([0.38, 0.62], 1.31)
-    """
-    throughput = np.asarray(throughput, dtype=np.float64)
-    scale = np.asarray(scale, dtype=np.float64)
-    capacity = np.asarray(capacity, dtype=np.float64)
-    steps = np.asarray(steps, dtype=np.float64)
-    elapsed = np.asarray(elapsed, dtype=np.float64)
-    isolated = np.asarray(isolated, dtype=np.float64)
-    num_jobs = throughput.shape[0]
-    live = (throughput.max(axis=1, initial=0.0) > 0) & (steps > 0) & (isolated > 0)
-    if not live.any():
-        return np.zeros_like(throughput), 0.0
-    t_eq = throughput @ capacity / capacity.sum()
-    weight = np.divide(scale, t_eq, out=np.zeros_like(t_eq), where=t_eq > 0)
-
-    def need(rho):
-        slack = rho * isolated - elapsed
-        out = np.zeros(num_jobs)
-        if np.any(live & (slack <= 0)):
-            return None
-        out[live] = steps[live] / slack[live]
-        return out
-
-    lp = _BoundedLP(throughput, scale, capacity)
-
-    def excess(rho):  # z(rho) - 1: >= 0 where rho is reachable
-        nd = need(rho)
-        return -1.0 if nd is None else min(lp.z(nd), 2.0) - 1.0
-
-    lo = float(np.max(elapsed[live] / isolated[live]))
-    f_lo = -1.0
-    hi = max(2.0 * lo, 1.0) if start is None else max(start, lo * (1 + rtol))
-    f_hi = excess(hi)
-    while f_hi < 0:
-        lo, f_lo, hi = hi, f_hi, 2.0 * hi
-        f_hi = excess(hi)
-    # Regula falsi, Illinois variant: z(rho) is increasing and smooth, a few LPs suffice.
-    side = 0
-    while hi - lo > rtol * hi:
-        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-        if not lo < mid < hi:
-            mid = 0.5 * (lo + hi)
-        f_mid = excess(mid)
-        if f_mid >= 0:
-            hi, f_hi = mid, f_mid
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
-        else:
-            lo, f_lo = mid, f_mid
-            if side == -1:
-                f_hi *= 0.5
-            side = -1
-    return lp.allocate(need(hi), weight, 1.0), hi
 
 
 class _OnChange(GavelPolicy):
@@ -324,83 +249,3 @@ class MinTotalDurationPolicy(_OnChange):
         """Makespan-minimising allocation (see the class docstring)."""
         steps = np.array([remaining_steps(j) * getattr(j, "slowdown", 1.0) for j in jobs])
         return min_total_duration_allocation(throughput, scale, self.capacity, steps)
-
-
-class ThemisPolicy(_OnChange):
-    """Themis's finish-time fairness in Gavel's formulation (OSDI'20, §4.1; Themis, NSDI'20, §3).
-
-    Each round, for job ``j`` with ``s_j`` true remaining steps (the oracle, times the job's
-    slowdown), waiting ``elapsed_j`` seconds since it arrived:
-
-    * isolated share: with ``N`` active jobs, ``1/N`` of the cluster, i.e. a time fraction
-      ``f_j = min(1, G / (N n_j))`` at the even-spread throughput ``T_eq[j]``;
-    * isolated time so far ``iso_j``: the seconds that share would have needed for the steps
-      made so far (accumulated round by round at that round's ``N``);
-    * ``rho_j(X) = (elapsed_j + s_j / thr_j(X)) / (iso_j + s_j / (f_j T_eq[j]))``;
-
-    the allocation minimises ``max_j rho_j`` (:func:`finish_time_fairness_allocation`), then
-    Gavel's round mechanism runs it.
-
-    Parameters
-    ----------
-    rtol : float
-        Relative tolerance of the search for the smallest ``max rho``.
-    placement : {"sequential", "packed"}
-        As :class:`~fastsched.sim.policies.gavel.GavelPolicy`.
-    reoptimize : {"on-change", "every-round"}
-        When the allocation is solved again (see :class:`_OnChange`); the isolated-time
-        accounting runs every round either way.
-
-    Examples
-    --------
-    >>> ThemisPolicy().name
-    'themis'
-    """
-
-    name = "themis"
-
-    def __init__(self, rtol=1e-3, placement="sequential", reoptimize="on-change"):
-        super().__init__(placement=placement, reoptimize=reoptimize)
-        if not (isinstance(rtol, float) and 0 < rtol < 1):
-            raise ValueError(f"rtol must be a float in (0, 1), got {rtol!r}")
-        self.rtol = rtol
-        self._iso: dict = {}  # job name -> (isolated seconds so far, remaining steps then)
-        self._now = 0
-        self._rho = None  # last solve's max rho: the next search starts there
-        self._round = None
-
-    def optimize(self, now, jobs, nodes, allocations):
-        """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
-        self._now = now
-        return super().optimize(now, jobs, nodes, allocations)
-
-    def allocation(self, jobs, throughput, scale):
-        """Account the isolated time of the last round, then the allocation (see :class:`_OnChange`)."""
-        capacity = self.capacity.astype(np.float64)
-        total = capacity.sum()
-        t_eq = throughput @ capacity / total
-        share = np.minimum(1.0, total / (len(jobs) * np.asarray(scale, dtype=np.float64)))
-        iso_tput = share * t_eq
-        steps = np.array([remaining_steps(j) * getattr(j, "slowdown", 1.0) for j in jobs])
-        iso = np.zeros(len(jobs))
-        alive = {j.name for j in jobs}
-        self._iso = {k: v for k, v in self._iso.items() if k in alive}
-        for i, job in enumerate(jobs):
-            past, before = self._iso.get(job.name, (0.0, steps[i]))
-            if iso_tput[i] > 0:
-                past += max(before - steps[i], 0.0) / iso_tput[i]
-            self._iso[job.name] = (past, steps[i])
-            iso[i] = past
-        self._round = (steps, iso, iso_tput)
-        return super().allocation(jobs, throughput, scale)
-
-    def solve(self, jobs, throughput, scale):
-        """Finish-time-fair allocation (see the class docstring)."""
-        steps, iso, iso_tput = self._round
-        elapsed = np.array([max(self._now - j.submission_time, 0) for j in jobs], dtype=np.float64)
-        isolated = iso + np.divide(steps, iso_tput, out=np.full(len(jobs), np.inf), where=iso_tput > 0)
-        isolated = np.where(np.isfinite(isolated), isolated, 0.0)
-        x, self._rho = finish_time_fairness_allocation(
-            throughput, scale, self.capacity, steps, elapsed, isolated, rtol=self.rtol, start=self._rho
-        )
-        return x

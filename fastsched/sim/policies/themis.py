@@ -17,9 +17,8 @@ optimum gives a lower bound at ``t``, and where one job's bound binds ``t`` is t
 itself. The probes follow ``t`` (then secants on ``t(rho) - rho`` once both sides are known),
 a third of the tolerance past the estimate so the bracket closes, typically in two or three
 programs. It starts from the previous solve's ``rho``. The result is within ``rtol`` above the
-optimum, as the regula falsi it replaces
-(:func:`fastsched.sim.policies.gavel_objectives.finish_time_fairness_allocation`), but not the
-same point within that tolerance. Each program goes to HiGHS through
+optimum, as a regula falsi over ``rho`` (about 8 programs a solve; the tests keep one as the
+reference), but not the same point within that tolerance. Each program goes to HiGHS through
 :func:`scipy.optimize.milp` (no integer variables: HiGHS's simplex, with less set-up per call
 than :func:`scipy.optimize.linprog`).
 """
@@ -27,8 +26,6 @@ than :func:`scipy.optimize.linprog`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint
-from scipy.sparse import csr_array, hstack
 
 from fastsched.sim.policies._highs import quiet_milp
 from fastsched.sim.policies._oracle import remaining_steps
@@ -42,6 +39,9 @@ class _FairnessLP(_BoundedLP):
 
     def z_thr(self, need):
         """Largest ``z`` with ``thr_j(X) >= need_j z`` for all jobs, and ``thr_j`` of the allocation reaching it."""
+        from scipy.optimize import Bounds, LinearConstraint  # where used (see _highs.quiet_milp)
+        from scipy.sparse import csr_array, hstack
+
         need = need[self.rows]
         column = csr_array(np.concatenate([np.zeros(self.a.shape[0]), need]).reshape(-1, 1))
         a = hstack([self.a2, column]).tocsr()
@@ -180,6 +180,8 @@ class ThemisPolicy(_OnChange):
     """
 
     name = "themis"
+    # The search that solves each round's program (a subclass may give another, e.g. a reference).
+    _search = staticmethod(finish_time_fairness_allocation)
 
     def __init__(self, rtol=1e-3, placement="sequential", reoptimize="on-change"):
         super().__init__(placement=placement, reoptimize=reoptimize)
@@ -222,7 +224,7 @@ class ThemisPolicy(_OnChange):
         elapsed = np.array([max(self._now - j.submission_time, 0) for j in jobs], dtype=np.float64)
         isolated = iso + np.divide(steps, iso_tput, out=np.full(len(jobs), np.inf), where=iso_tput > 0)
         isolated = np.where(np.isfinite(isolated), isolated, 0.0)
-        x, self._rho = finish_time_fairness_allocation(
+        x, self._rho = self._search(
             throughput, scale, self.capacity, steps, elapsed, isolated, rtol=self.rtol, start=self._rho
         )
         return x

@@ -1,4 +1,4 @@
-"""Themis's faster search (issue 24.3) against the regula falsi it replaces, on random problems."""
+"""Themis's search against the first search (tests/sim/policies/themis_reference.py), on random problems."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.sim.policies import gavel_objectives as reference
+from fastsched.sim.policies import gavel_objectives
 from fastsched.sim.policies.themis import ThemisPolicy, finish_time_fairness_allocation
+from tests.sim.policies import themis_reference as reference
 
 
 @st.composite
@@ -57,7 +58,7 @@ def test_search_agrees_with_the_regula_falsi_and_is_near_optimal(p):
     if np.all(slack[live] > 0):
         need = np.zeros(len(steps))
         need[live] = steps[live] / slack[live]
-        assert reference._BoundedLP(tput, scale, capacity).z(need) < 1.0
+        assert gavel_objectives._BoundedLP(tput, scale, capacity).z(need) < 1.0
 
 
 def test_the_allocation_is_gavels_constraints():

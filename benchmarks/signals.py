@@ -150,7 +150,11 @@ def _outcome(rc, sig, stderr="") -> str | None:
     return None
 
 
-def _tries(name, tries, rng):
+def _stopped(counts, sig) -> int:
+    return sum(n for (s, o), n in counts.items() if s == sig.name and o.startswith(("stopped", "interpreter")))
+
+
+def _tries(name, tries, rng, until_stopped=False):
     make, check, resume = COMMANDS[name]
     root = Path(tempfile.mkdtemp(prefix="signals-"))
     try:
@@ -165,7 +169,10 @@ def _tries(name, tries, rng):
         duration = min(durations)
         counts, failures = Counter(), []
         for sig in SIGNALS:
-            for i in range(tries):
+            i = -1
+            # With until_stopped, a try whose run finished before its signal does not count: more
+            # tries are drawn (at most 4x) until ``tries`` of them were stopped by the signal.
+            while (i := i + 1) < tries or (until_stopped and _stopped(counts, sig) < tries and i < 4 * tries):
                 folder = root / f"{sig.name}-{i}"
                 folder.mkdir()
                 args = make(folder)
@@ -203,6 +210,11 @@ def main(argv=None) -> int:
     ap.add_argument("--tries", type=int, default=20, help="tries per signal and command")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=sorted(COMMANDS), action="append", help="run only these commands")
+    ap.add_argument(
+        "--until-stopped",
+        action="store_true",
+        help="draw more tries (at most 4x) until --tries of them were stopped by the signal, not finished first",
+    )
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     bad = 0
@@ -210,8 +222,9 @@ def main(argv=None) -> int:
         if args.only and name not in args.only:
             continue
         t0 = time.perf_counter()
-        duration, counts, failures = _tries(name, args.tries, rng)
-        print(f"## {name}: {args.tries} tries per signal, each at a uniform moment of a {duration:.1f} s run")
+        duration, counts, failures = _tries(name, args.tries, rng, args.until_stopped)
+        what = f"until {args.tries} stopped" if args.until_stopped else str(args.tries)
+        print(f"## {name}: {what} tries per signal, each at a uniform moment of a {duration:.1f} s run")
         print(f"({time.perf_counter() - t0:.0f} s in all)")
         print("| signal | finished first | stopped | stopped in interpreter start-up | resumed | failures |")
         print("|---|---:|---:|---:|---:|---:|")

@@ -252,6 +252,7 @@ BIG = str(10**12)
         ["plan", "gpt.json", "--gpus", BIG],
         ["plan", "deep.json", "--gpus", "8"],
         ["cost", "gpt.json", "--microbatches", BIG],
+        ["profile", "deep.json", "--gpu", "h100", "--output", "o", "-q"],
     ],
     ids=lambda argv: " ".join(a for a in argv if a != "-q"),
 )
@@ -275,6 +276,7 @@ def test_a_count_of_10_to_the_12_is_refused_before_the_engine_loads(tmp_path, ar
         "fastsched.goodput.model",
         "fastsched.costmodel.search",
         "fastsched.costmodel.case",
+        "fastsched.sim.oracle",
     )
     assert not set(engines) & set(modules)
 

@@ -45,7 +45,20 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched profile`` for parsed ``args``; return the exit status."""
+    import json
     import os
+
+    from fastsched.costmodel._bounds import check_plan_request
+
+    if args.model.endswith(".json") and os.path.isfile(args.model):
+        # A transformer file's stated bounds first, before the oracle and numpy load.
+        with open(args.model, encoding="utf-8") as fh:
+            try:
+                data = json.load(fh)
+            except ValueError:
+                data = None  # the model reader names the file and the error
+        if isinstance(data, dict):
+            check_plan_request(1, data)
 
     from fastsched.catalog import gpus as gcat
     from fastsched.catalog.models import check_model, load_model_spec, model_spec

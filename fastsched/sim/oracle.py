@@ -306,13 +306,12 @@ def write_profile(
     planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
     planned += [f"validation-{b}.csv" for b in _validation_batches(m)]
     folder.mkdir(parents=True, exist_ok=True)
-    for name in planned:
-        check_output(folder / name, inputs=inputs, force=force, what="--output")
+    for file_name in planned:
+        check_output(folder / file_name, inputs=inputs, force=force, what="--output")
     written = []
     first = None
-    for t in gpu_types:
+    for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
-        name = gcat.trace_name(t, catalog)
         app = OracleApplication(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap)
         first = first or app
         hybrid = m.transformer is not None and max_local_bsz(m, g) < 1

@@ -256,7 +256,7 @@ class SiaPolicy(SimPolicy):
         out = {}
         single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
         self._plans_seen = {job.name for job in jobs}
-        todo = []  # (job index, job name, plan, gradient key)
+        todo = []  # (job index, job name, plan, gradient key, grad_sqr, grad_var)
         for j, job in enumerate(jobs):
             plan = self._job_plan(job)
             if plan is None:
@@ -268,9 +268,9 @@ class SiaPolicy(SimPolicy):
                 if hit[2] is not None:
                     out[j] = hit[2]
                 continue
-            todo.append((j, job.name, plan, key))
-        rows = self.normalised_rows([(plan, float.fromhex(key[0]), float.fromhex(key[1])) for _, _, plan, key in todo])
-        for (j, name, plan, key), row in zip(todo, rows, strict=True):
+            todo.append((j, job.name, plan, key, float(sq), float(va)))
+        rows = self.normalised_rows([(plan, sq, va) for _, _, plan, _, sq, va in todo])
+        for (j, name, plan, key, _, _), row in zip(todo, rows, strict=True):
             self._rows[name] = (plan, key, row)
             if row is not None:
                 out[j] = row

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from fastsched.goodput._formulas import EPS, grid_candidate
@@ -69,7 +70,13 @@ def id_placement(pid) -> tuple:
     >>> id_placement(22), sum(id_placement(1111))
     ((2, 2), 4)
     """
-    return tuple(int(c) for c in str(int(pid)))
+    return _id_placement(int(pid))
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_placement(pid):
+    # Memoised: the trace loaders ask it once per row, of a few dozen distinct ids.
+    return tuple(int(c) for c in str(pid))
 
 
 def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:

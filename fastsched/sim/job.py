@@ -422,7 +422,7 @@ class Job:
                 if self.epoch > app.completion_epoch(batch_size):
                     self.completion_time = self.current_time + delta
                 self.progress = next_progress
-                self.best_metric = app.best_metric(batch_size, self.epoch)
+                self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
                 self.current_time += delta
                 self.attained_service += delta * gpus
                 if modelled:

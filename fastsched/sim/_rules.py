@@ -31,7 +31,15 @@ def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
     Returns
     -------
     tuple of int
-        ``(atomic_bsz, accum_steps)``.
+        ``(atomic_bsz, accum_steps)``, the per-GPU batch at least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``num_replicas`` GPUs taking ``accum_steps + 1`` passes of even one sample each
+        exceed the application's ``max_batch_size``: no per-GPU batch runs the job there (the
+        cap would make it 0), so the placement is refused rather than run with no samples.
+        Choosing another configuration instead would change the batch size the job asked for.
 
     Examples
     --------
@@ -39,13 +47,23 @@ def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
     >>> app = builtin_applications()["cifar10"]
     >>> fixed_batch_config(app, 2, 1024, 256), fixed_batch_config(app, 1, 256, 1024)
     ((256, 1), (128, 1))
+    >>> fixed_batch_config(app, 8192, 8192, 256)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_replicas: 8192 GPUs x 1 passes of at least one sample exceed max_batch_size 4096 of cifar10
     """
     local_bsz = math.ceil(batch_size / num_replicas - EPS)
     atomic, accum = grid_candidate(
         float(local_bsz), int(num_replicas), float(app.init_batch_size), float(max_local_bsz), True
     )
     atomic, accum = int(atomic), int(accum)
-    return min(atomic, int(app.max_batch_size / (num_replicas * (accum + 1)))), accum
+    cap = int(app.max_batch_size / (num_replicas * (accum + 1)))
+    if cap < 1:
+        raise ValueError(
+            f"num_replicas: {num_replicas} GPUs x {accum + 1} passes of at least one sample exceed "
+            f"max_batch_size {app.max_batch_size} of {getattr(app, 'name', 'the application')}"
+        )
+    return min(atomic, cap), accum
 
 
 def placement_id(placement):

@@ -345,9 +345,16 @@ class Job:
                 choice = self._batch_cache[key] = model.best_config(app, num_nodes, num_replicas)
             self.atomic_bsz, self.accum_steps = choice
         else:
-            self.atomic_bsz, self.accum_steps = fixed_batch_config(app, num_replicas, batch_size, app.max_local_bsz)
+            self.atomic_bsz, self.accum_steps = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
         count = num_replicas * (self.accum_steps + 1)
         self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
+
+    def _fixed_config(self, app, num_replicas, batch_size, max_local_bsz):
+        """:func:`~fastsched.sim._rules.fixed_batch_config`, its refusal naming the job."""
+        try:
+            return fixed_batch_config(app, num_replicas, batch_size, max_local_bsz)
+        except ValueError as exc:
+            raise ValueError(f"job {self.name}: {exc}") from None
 
     @property
     def batch_size(self) -> int:

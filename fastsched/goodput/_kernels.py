@@ -350,7 +350,9 @@ def check_pairs(nodes, replicas):
 # a loaded host), more than a small input's work: below these sizes the same kernels run
 # serially, compiled from the same source (``prange`` is ``range`` without ``parallel``).
 SERIAL_MAX_ELEMENTS = 1024  # elementwise model / efficiency evaluations
-SERIAL_MAX_KEYS = 8  # grid searches (about 4 us each)
+# Grid searches (3-4 us each): a speedup table of 64 replicas is 130 of them, about 0.4 ms, which
+# two worker threads on a shared host do not finish sooner and cost more CPU time.
+SERIAL_MAX_KEYS = 256
 
 
 def _serial_twin(dispatcher):

@@ -24,12 +24,25 @@ import numpy as np
 from fastsched._atomic import atomic_open, check_output
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
-from fastsched.catalog.oracle import DEFAULT_EFFICIENCY, calibrate, max_local_bsz, step_time
+from fastsched.catalog.oracle import (
+    DEFAULT_EFFICIENCY,
+    Calibration,
+    calibrate,
+    calibrate_floors,
+    max_local_bsz,
+    step_time,
+)
 from fastsched.goodput import GradParams
 from fastsched.sim.hetero import HeteroApplication
 from fastsched.sim.traces import Application, normalize_placement
 
-__all__ = ["OracleApplication", "oracle_applications", "write_profile", "calibrate_from_traces"]
+__all__ = [
+    "OracleApplication",
+    "oracle_applications",
+    "write_profile",
+    "calibrate_from_traces",
+    "calibrate_floors_from_traces",
+]
 
 
 class OracleApplication(Application):
@@ -53,6 +66,9 @@ class OracleApplication(Application):
         Share of the backward pass that hides the all-reduce (default
         :data:`fastsched.catalog.oracle.OVERLAP`, 0 as in the measured 2021 stack; 1 for
         PyTorch DDP's bucketed overlap).
+    floor : float, optional
+        The machine's fixed host seconds per step (``floor_s`` of
+        :func:`fastsched.catalog.step_time`; default 0).
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -69,7 +85,7 @@ class OracleApplication(Application):
     """
 
     def __init__(self, model, gpu, *, efficiency=None, noise_scale=None, max_epochs=None, fixed_batch=None,
-                 overlap=None, catalog=None):  # fmt: skip
+                 overlap=None, floor=None, catalog=None):  # fmt: skip
         m = model if isinstance(model, ModelSpec) else model_spec(model)
         if noise_scale is not None:
             m = m._replace(noise_scale=tuple(noise_scale))
@@ -81,6 +97,7 @@ class OracleApplication(Application):
         self.gpu = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
         self.efficiency = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
         self.overlap = overlap
+        self.floor = floor
         self.name = m.name
         self.gpu_type = self.gpu.trace_name
         self.init_batch_size = m.init_batch_size
@@ -97,7 +114,7 @@ class OracleApplication(Application):
         self._memo: dict = {}
         # Step time must not fail for a model priced by the search: check once here.
         step_time(m, self.gpu, (1,) if m.transformer is None else (self.gpu.gpus_per_node,), self.min_local_bsz,
-                  efficiency=self.efficiency)  # fmt: skip
+                  efficiency=self.efficiency, floor_s=floor)  # fmt: skip
 
     def throughput(self, placement, local_bsz):
         """Return ``(step_time, sync_time)`` seconds of ``placement`` at ``local_bsz`` per GPU."""
@@ -113,7 +130,7 @@ class OracleApplication(Application):
     def _priced(self, p, local_bsz):
         try:
             return tuple(step_time(self.model, self.gpu, p, local_bsz, efficiency=self.efficiency,
-                                   overlap=self.overlap))  # fmt: skip
+                                   overlap=self.overlap, floor_s=self.floor))  # fmt: skip
         except ValueError:
             if self.model.transformer is None:
                 raise
@@ -124,7 +141,8 @@ class OracleApplication(Application):
         for k in (2, 4, 8, 16, 32, 64):
             try:
                 step, sync = step_time(self.model, self.gpu, tuple(c * k for c in p), local_bsz / k,
-                                       efficiency=self.efficiency, overlap=self.overlap)  # fmt: skip
+                                       efficiency=self.efficiency, overlap=self.overlap,
+                                       floor_s=self.floor)  # fmt: skip
             except ValueError:
                 continue
             return step * k, sync * k
@@ -169,7 +187,7 @@ class OracleApplication(Application):
         return math.ceil((epoch + 1) * self.model.samples_per_epoch / batch_size)
 
 
-def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, catalog=None) -> dict:
+def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, floors=None, catalog=None) -> dict:
     """Per-GPU-type oracle applications for a typed cluster: ``{name: HeteroApplication}``.
 
     Parameters
@@ -181,6 +199,8 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, c
         ``{type: efficiency}`` (e.g. from :func:`calibrate_from_traces`).
     overlap : float, optional
         As :class:`OracleApplication`'s.
+    floors : dict, optional
+        ``{type: floor seconds}`` (e.g. from :func:`calibrate_floors_from_traces`).
 
     Examples
     --------
@@ -189,15 +209,17 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, c
     >>> h.types, h.throughput_ratio("h100", "aws") > 1
     (('aws', 'h100'), True)
     """
-    efficiencies = efficiencies or {}
+    efficiencies, floors = efficiencies or {}, floors or {}
     out = {}
     for model in models:
         m = model if isinstance(model, ModelSpec) else model_spec(model)
         apps = {}
         for t in gpu_types:
             g = gcat.gpu_type(t, catalog)
-            eff = efficiencies.get(t, efficiencies.get(g.name))
-            apps[t] = OracleApplication(m, g, efficiency=eff, overlap=overlap)
+            keys = (t, g.trace_name, g.name)  # as given, then as a calibration or a catalogue names it
+            eff = next((efficiencies[k] for k in keys if k in efficiencies), None)
+            floor = next((floors[k] for k in keys if k in floors), None)
+            apps[t] = OracleApplication(m, g, efficiency=eff, overlap=overlap, floor=floor)
         out[m.name] = HeteroApplication(apps)
     return out
 
@@ -253,6 +275,39 @@ def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> di
     return out
 
 
+def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=None, catalog=None) -> Calibration:
+    """Fit one per-step floor per GPU type and one shared efficiency from measured ``placements-<type>.csv``.
+
+    The other per-type number: :func:`fastsched.catalog.calibrate_floors` on the measured rows
+    of each type (a type without a file is left out), keyed by trace name.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "cifar10"
+    >>> _ = write_profile("cifar10", ["t4", "v100"], d.parent, efficiencies={"aws": 0.5, "azure": 0.5},
+    ...                   floors={"azure": 0.08})
+    >>> c = calibrate_floors_from_traces(d, ["t4", "v100"])
+    >>> round(c.efficiencies["aws"], 2), round(c.floors["aws"], 3), round(c.floors["azure"], 3)
+    (0.5, 0.0, 0.08)
+    """
+    app_dir = Path(app_dir)
+    if not app_dir.is_dir():
+        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
+    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    rows, types = {}, {}
+    for t in gpu_types:
+        name = gcat.trace_name(t, catalog)
+        path = app_dir / f"placements-{name}.csv"
+        if path.is_file():
+            rows[name] = [(p, b, st) for p, b, st, _ in _read_rows(path)]
+            types[name] = gcat.gpu_type(t, catalog)
+    if not rows:
+        raise ValueError(f"{app_dir}: no placements-<type>.csv of {list(gpu_types)}")
+    c = calibrate_floors(m, {types[n]: r for n, r in rows.items()}, efficiency=efficiency)
+    return Calibration({n: c.efficiencies[types[n]] for n in rows}, {n: c.floors[types[n]] for n in rows})
+
+
 def _batch_grid(lo, hi, n=10):
     return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)} | {lo, hi})
 
@@ -273,6 +328,7 @@ def write_profile(
     *,
     efficiencies=None,
     overlap=None,
+    floors=None,
     catalog=None,
     max_nodes=16,
     force=False,
@@ -284,7 +340,7 @@ def write_profile(
     to the type's GPUs per node) over a geometric grid of per-GPU batches;
     ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
     ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
-    ``efficiencies`` and ``overlap`` are as :func:`oracle_applications`'s.
+    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
 
     Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
     checked for all of them before the first is written: an existing file is replaced only with
@@ -300,7 +356,7 @@ def write_profile(
     ['placements-aws.csv', 'placements-h100.csv', 'scalability-aws.csv', 'scalability-h100.csv']
     """
     m = model if isinstance(model, ModelSpec) else model_spec(model)
-    efficiencies = efficiencies or {}
+    efficiencies, floors = efficiencies or {}, floors or {}
     folder = Path(output) / m.name
     names = [gcat.trace_name(t, catalog) for t in gpu_types]
     planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
@@ -312,7 +368,13 @@ def write_profile(
     first = None
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
-        app = OracleApplication(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap)
+        app = OracleApplication(
+            m,
+            g,
+            efficiency=efficiencies.get(name, efficiencies.get(g.name)),
+            overlap=overlap,
+            floor=floors.get(name, floors.get(g.name)),
+        )
         first = first or app
         hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
         if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
@@ -322,11 +384,13 @@ def write_profile(
 
         def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
             if not hybrid:
-                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap), strict=True)
+                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
+                                            floor_s=app.floor), strict=True)  # fmt: skip
             out = []
             for b in grid:
                 try:
-                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap)))
+                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
+                                              floor_s=app.floor)))  # fmt: skip
                 except ValueError:  # no plan of these GPUs fits the model, or divides its batch
                     pass
             return out

@@ -230,3 +230,20 @@ def test_profile_follows_the_output_policy(tmp_path):
         write_profile("ncf", ["t4"], tmp_path, force=True, inputs=[calib])
     assert main([*argv, "--force", "--calibrate", str(calib)]) == 2
     assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == []
+
+
+def test_the_profile_command_loads_neither_numba_nor_the_simulator(tmp_path):
+    # Issue 23's speed floor (12 types <= 2 s): the command's work is numpy; a process that
+    # imported numba and the simulator spent most of its time on that.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from fastsched.cli import main; "
+        "main(['profile', 'cifar10', '--gpu', 't4,h100', '--output', sys.argv[1], '-q']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'scipy') "
+        "or m.startswith(('fastsched.sim.oracle', 'fastsched.sim.hetero', 'fastsched.goodput.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert (tmp_path / "cifar10" / "placements-h100.csv").is_file()

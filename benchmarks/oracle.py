@@ -287,11 +287,12 @@ def speed(traces: Path, repeats: int = 5) -> dict:
 
 
 def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False,
-               sources=("traces", "oracle"), log=None) -> dict:  # fmt: skip
+               sources=("traces", "oracle"), log=None, fit="efficiency") -> dict:  # fmt: skip
     """Sia's philly study on measured traces and on oracle profiles calibrated on cifar10 only.
 
     ``measured_stats``: the oracle's throughput with the measured validation files (separates
-    the throughput's share of a JCT gap from the gradient-noise model's). ``log``: a JSON-lines
+    the throughput's share of a JCT gap from the gradient-noise model's); ``fit``: the per-type
+    number fitted on cifar10 (as :func:`calibration`, on the study's three types). ``log``: a JSON-lines
     file of finished runs; runs already in it are not repeated (a long study resumes), and the
     summary covers every run in it for the requested policies and workloads.
     """
@@ -300,15 +301,18 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     import time
 
     from fastsched.sim import simulate
-    from fastsched.sim.oracle import calibrate_from_traces, write_profile
+    from fastsched.sim.oracle import calibrate_floors_from_traces, calibrate_from_traces, write_profile
 
     types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
     oracle_dir = None
     if "oracle" in sources:
-        effs = calibrate_from_traces(traces / "cifar10", types)
+        if fit == "efficiency":
+            effs, floors = calibrate_from_traces(traces / "cifar10", types), {}
+        else:
+            effs, floors = calibrate_floors_from_traces(traces / "cifar10", types)
         oracle_dir = Path(tempfile.mkdtemp())
         for app in APPS:
-            write_profile(app, types, oracle_dir, efficiencies=effs)
+            write_profile(app, types, oracle_dir, efficiencies=effs, floors=floors)
             if measured_stats:
                 for old in (oracle_dir / app).glob("validation-*.csv"):
                     old.unlink()
@@ -318,7 +322,7 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
     if workloads:
         files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
-    tag = "oracle-measured-stats" if measured_stats else "oracle"
+    tag = ("oracle" if fit == "efficiency" else f"oracle-{fit}") + ("-measured-stats" if measured_stats else "")
     done = {}
     if log is not None and Path(log).is_file():
         for line in Path(log).read_text().splitlines():
@@ -400,7 +404,8 @@ def main(argv=None) -> int:
     if args.e2e:
         wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
         e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats,
-                                             tuple(args.sources.split(",")), args.e2e_log)  # fmt: skip
+                                             tuple(args.sources.split(",")), args.e2e_log,
+                                             "floor" if args.fit == "both" else args.fit)  # fmt: skip
         text += "\n| policy | workloads | avg JCT, traces (h) | avg JCT, oracle (h) | oracle / traces |\n|---|---|---|---|---|\n"
         for pol, d in e2e.items():
             text += (

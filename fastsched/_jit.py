@@ -11,6 +11,8 @@ Every kernel in fastsched is compiled through :func:`jit` (serial) or :func:`pji
 * no ``fastmath``: results must agree with the plain references to 1e-12 and NaN handling
   must stay IEEE.
 * ``nogil=True``: kernels release the GIL so a controller thread keeps running.
+* cache stamps: a kernel's cache goes stale when any fastsched file it compiles in changes,
+  not only its own (:mod:`fastsched._cache_stamp`).
 
 Thread safety
 -------------
@@ -42,8 +44,23 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
 
+_STAMPED = []
+
+
+def _stamp_caches() -> None:
+    # A kernel's cache must go stale when a file it compiles in changes, not only its own
+    # (see fastsched._cache_stamp). Installed before the first kernel is decorated; imported
+    # here, not at module level, so this base module imports nothing above it.
+    if not _STAMPED:
+        from fastsched._cache_stamp import kernel_stamp
+        from fastsched._numba_private import stamp_caches
+
+        _STAMPED.append(stamp_caches(kernel_stamp))
+
+
 def jit(*args, **kwargs):
     """``numba.njit`` with fastsched's options (serial kernel)."""
+    _stamp_caches()
     opts = dict(_COMMON)
     opts.update(kwargs)
     return numba.njit(*args, **opts)
@@ -54,6 +71,7 @@ def pjit(*args, **kwargs):
 
     Call kernels made with this decorator inside :func:`parallel_region`.
     """
+    _stamp_caches()
     opts = dict(_COMMON)
     opts["parallel"] = True
     opts.update(kwargs)

@@ -1,38 +1,33 @@
 """Every private part of numba that fastsched uses, in one module, checked at import.
 
-fastsched's kernels are ordinary ``@jit`` functions. A few speed-ups reach into numba's
-internals (written against numba 0.68); they all live here, so that a numba release that
-changes them breaks one file, at import, with a fallback, and not a kernel at its first
-compile:
+fastsched's kernels are ordinary ``@jit`` functions. The speed-ups and the cache stamps below
+reach into numba's internals (written against numba 0.68); they all live here, so a numba
+release that changes them breaks one file, at import, with a fallback:
 
 * **link-only helpers** (:func:`link_only_options`, :func:`link_only_dispatcher`): a helper
-  that only other kernels call is lowered into a code library that is never optimised nor
-  emitted on its own; its callers' ``-O3`` pass optimises it together with them. numba
-  otherwise optimises and emits every helper once per level of the call tree above it (over
-  half of the genetic search's first-round compile time).
-* **entry kernels** (:func:`entry_options`): numba's pipeline with the final module's ``-O3``
-  pass run without LLVM's loop and SLP vectorisers (short loops only grew the code).
-* **no reference counting** (:data:`NO_NRT`): helpers that never allocate compiled without
-  numba's runtime, so an array argument costs no reference-count pair per call.
+  only other kernels call is lowered into a library that is never optimised or emitted on its
+  own; its callers' ``-O3`` pass optimises it with them (numba otherwise does it once per
+  level of the call tree above it: over half of the genetic search's first compile).
+* **entry kernels** (:func:`entry_options`): the final ``-O3`` pass without LLVM's loop and
+  SLP vectorisers (short loops only grew the code).
+* **no reference counting** (:data:`NO_NRT`) for helpers that never allocate.
 * **borrowed views** (:func:`borrow`): an array view without a memory record.
-* **compiled entry points** (:func:`compiled_for`): a kernel's machine-code entry for known
-  argument types, skipping the dispatcher.
-* **the dispatcher class** (:data:`Dispatcher`), to recognise numba CPU kernels.
-
-:func:`copy_function` (one source compiled as several kernels) needs no private part of
-numba but belongs with the tricks above.
+* **compiled entry points** (:func:`compiled_for`): skip the dispatcher for known types.
+* **cache stamps** (:func:`stamp_caches`): a kernel's cache is stale when a file it compiles
+  in changes, not only its own.
+* **the dispatcher class** (:data:`Dispatcher`); :func:`copy_function` (one source compiled
+  as several kernels) needs no private part but belongs with the tricks above.
 
 What is checked
 ---------------
 :func:`link_only_support` checks every module, class, method, function, instance attribute
-and keyword argument that the link-only and entry pipelines and :data:`NO_NRT` use: its kind
-(a method, a staticmethod, a class, ...), the methods' signatures, and, for instance
-attributes and ``**kwargs`` options, that numba's source still sets or reads them. When any
-check fails, or when ``FASTSCHED_LINK_ONLY=0`` is set before fastsched is imported,
-:data:`LINK_ONLY` is ``False``: the decorators of :mod:`fastsched.policy._ga.linkonly` make
-ordinary cached ``@jit`` kernels and :data:`NO_NRT` is empty, so nothing private reaches
-numba (same results, a slower first compile). :func:`borrow` falls back to the array itself
-and :func:`compiled_for` to the dispatcher when their parts are missing.
+and keyword argument that the link-only and entry pipelines and :data:`NO_NRT` use (kind,
+signature, and that numba's source still sets or reads the attributes and ``**kwargs``
+options). When a check fails, or ``FASTSCHED_LINK_ONLY=0`` is set before import,
+:data:`LINK_ONLY` is ``False``: :mod:`fastsched.policy._ga.linkonly` makes ordinary cached
+kernels and :data:`NO_NRT` is empty, so nothing private reaches numba (same results, a slower
+first compile). :func:`borrow`, :func:`compiled_for` and :func:`stamp_caches` fall back to
+the array, the dispatcher and numba's own stamps when their parts are missing.
 
 Examples
 --------
@@ -50,6 +45,10 @@ import os
 import types as pytypes
 
 import numba
+
+from fastsched._numba_probe import check_parts, check_uses
+from fastsched._numba_probe import lookup as _lookup
+from fastsched._numba_probe import source as _source
 
 __all__ = [
     "LINK_ONLY",
@@ -98,128 +97,6 @@ _M = pytypes.SimpleNamespace(**{k.rsplit(".", 1)[1]: v for k, v in _MODULES.item
 #: The prefix numba's mangler gives the global holding a function's environment pointer.
 _ENV_PREFIX = "_ZN08NumbaEnv"
 
-# (owner, attribute, kind) for every private part the link-only and entry pipelines rely on.
-# owner: a module name, or a class found earlier in the table. kind: "class", "method" (a plain
-# function in the class's namespace, looked up along the MRO), "static" (a staticmethod),
-# "function" (callable), "object" (present).
-_REQUIRED = (
-    ("numba.core.codegen", "CodeLibrary", "class"),
-    ("numba.core.codegen", "JITCodeLibrary", "class"),
-    ("numba.core.codegen", "CPUCodegen", "class"),
-    ("numba.core.codegen", "JITCPUCodegen", "class"),
-    ("JITCodeLibrary", "_optimize_final_module", "method"),
-    ("JITCodeLibrary", "_finalize_final_module", "method"),
-    ("JITCodeLibrary", "_finalize_dynamic_globals", "method"),
-    ("JITCodeLibrary", "_verify_declare_only_symbols", "method"),
-    ("JITCodeLibrary", "enable_object_caching", "method"),
-    ("JITCPUCodegen", "_module_pass_manager", "method"),
-    ("JITCPUCodegen", "_pass_builder", "method"),
-    ("JITCPUCodegen", "_create_empty_module", "method"),
-    ("JITCPUCodegen", "_add_module", "method"),
-    ("JITCPUCodegen", "_init", "method"),
-    ("CodeLibrary", "__init__", "method"),
-    ("numba.misc.llvm_pass_timings", "PassTimingsCollection", "class"),
-    ("PassTimingsCollection", "record", "method"),
-    ("numba.core.runtime.nrtopt", "remove_redundant_nrt_refct", "function"),
-    ("numba.core.config", "LLVM_REFPRUNE_PASS", "object"),
-    ("numba.core.typed_passes", "NativeLowering", "class"),
-    ("NativeLowering", "run_pass", "method"),
-    ("numba.core.compiler", "CompilerBase", "class"),
-    ("numba.core.compiler", "DefaultPassBuilder", "class"),
-    ("DefaultPassBuilder", "define_nopython_pipeline", "static"),
-    ("numba.core.compiler_machinery", "register_pass", "function"),
-    ("numba.core.registry", "CPUDispatcher", "class"),
-    ("numba.core.cpu", "CPUTargetOptions", "class"),
-    ("numba.core.funcdesc", "default_mangler", "function"),
-    ("numba.core.cgutils", "voidptr_t", "object"),
-    ("numba.core.cgutils", "get_null_value", "function"),
-    ("llvmlite.binding", "parse_assembly", "function"),
-    ("llvmlite.ir", "GlobalVariable", "class"),
-)
-
-# Instance attributes the pipelines read, and the method whose source must still set them.
-_ATTRIBUTES = (
-    ("JITCPUCodegen", "_init", ("self._loopvect", "self._opt_level")),
-    ("CodeLibrary", "__init__", ("self._recorded_timings",)),
-)
-# Keyword arguments passed to ``_module_pass_manager`` (it takes ``**kwargs`` and hands all but
-# ``cost`` on to ``_pass_builder``), and the method whose source must still read each.
-_KEYWORDS = (
-    ("JITCPUCodegen", "_module_pass_manager", ("cost",)),
-    ("JITCPUCodegen", "_pass_builder", ("opt", "loop_vectorize", "slp_vectorize")),
-)
-# Private options passed to ``numba.njit`` (attributes of the CPU target's option class).
-_OPTIONS = ("_nrt",)
-
-
-def _lookup(cls, name):
-    for klass in inspect.getmro(cls):
-        if name in vars(klass):
-            return vars(klass)[name]
-    return None
-
-
-def _source(cls, name):
-    try:
-        return inspect.getsource(_lookup(cls, name))
-    except (OSError, TypeError):
-        return None
-
-
-def _check_parts(classes):
-    """Return the first part of ``_REQUIRED`` that is missing or of another kind, in words (else None)."""
-    for owner, name, kind in _REQUIRED:
-        if owner in classes:
-            value = _lookup(classes[owner], name)
-        elif owner in _MODULES:
-            if _MODULES[owner] is None:
-                return f"module {owner} is missing"
-            value = getattr(_MODULES[owner], name, None)
-        else:
-            return f"{owner} is missing"
-        where = f"{owner}.{name}"
-        if kind == "class":
-            if not isinstance(value, type):
-                return f"{where} is not a class"
-            classes[name] = value
-        elif kind == "method":
-            if not inspect.isfunction(value):
-                return f"{where} is not a method"
-        elif kind == "static":
-            if not isinstance(value, staticmethod):
-                return f"{where} is not a staticmethod"
-        elif kind == "function":
-            if not callable(value):
-                return f"{where} is not callable"
-        elif value is None:
-            return f"{where} is missing"
-    return None
-
-
-def _check_uses(classes):
-    """Return the first instance attribute, keyword argument or option numba no longer has (else None)."""
-    for owner, method, names in _ATTRIBUTES:
-        text = _source(classes[owner], method)
-        if text is None:
-            return f"the source of {owner}.{method} cannot be read"
-        for name in names:
-            if name + " =" not in text:
-                return f"{owner}.{method} no longer sets {name}"
-    for owner, method, names in _KEYWORDS:
-        fn = _lookup(classes[owner], method)
-        params = inspect.signature(fn).parameters
-        text = _source(classes[owner], method) or ""
-        for name in names:
-            if name in params:
-                continue
-            takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-            if not (takes_kwargs and (f"'{name}'" in text or f'"{name}"' in text)):
-                return f"{owner}.{method} no longer takes the keyword argument {name}"
-    for name in _OPTIONS:
-        if not hasattr(classes["CPUTargetOptions"], name):
-            return f"numba.njit no longer has the option {name}"
-    return None
-
 
 def link_only_support() -> str | None:
     """Why numba's private parts cannot be used here, or ``None`` when they can.
@@ -238,7 +115,7 @@ def link_only_support() -> str | None:
     True
     """
     classes: dict = {}
-    why = _check_parts(classes) or _check_uses(classes)
+    why = check_parts(_MODULES, classes) or check_uses(classes)
     if why is not None:
         return why
     # The overrides take no arguments besides self; NativeLowering must still create the
@@ -488,6 +365,63 @@ def compiled_for(kernel, *args):
         return kernel.overloads[tuple(map(numba.typeof, args))].entry_point
     except (AttributeError, KeyError, TypeError):  # another numba's internals: dispatch
         return kernel
+
+
+# --------------------------------------------------------------------------------------
+# Cache stamps
+# --------------------------------------------------------------------------------------
+def stamp_caches(extra_stamp) -> bool:
+    """Keep ``extra_stamp(py_func)`` beside numba's own source stamp in each cache index.
+
+    A kernel compiling in code from other files needs their stamps too (see
+    :mod:`fastsched._cache_stamp`). A locator put first in numba's list wraps the one numba
+    would choose (same cache files), adding ``extra_stamp``'s value, or steps aside where
+    that is ``None``. Installed once per process.
+
+    Returns
+    -------
+    bool
+        Whether the stamps are in use; ``False`` (numba's own stamps) when numba's cache
+        classes are not as expected.
+
+    Examples
+    --------
+    >>> from fastsched._cache_stamp import kernel_stamp
+    >>> stamp_caches(kernel_stamp) in (True, False)
+    True
+    """
+    caching = _module("numba.core.caching")
+    classes = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if not isinstance(classes, list):
+        return False
+    if not any(getattr(cls, "_fastsched_stamp", None) is not None for cls in classes):
+        classes.insert(0, _stamped_locator(extra_stamp, list(classes)))
+    return True
+
+
+def _stamped_locator(extra_stamp, numba_classes):
+    class _StampedLocator:
+        _fastsched_stamp = staticmethod(extra_stamp)
+
+        def __init__(self, inner, extra):
+            self._inner, self._extra = inner, extra
+
+        def __getattr__(self, name):  # the cache folder, file names, ...: numba's locator's
+            return getattr(self._inner, name)
+
+        def get_source_stamp(self):
+            return (self._inner.get_source_stamp(), self._extra)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            extra = extra_stamp(py_func)
+            for other in numba_classes if extra is not None else ():
+                inner = other.from_function(py_func, py_file)
+                if inner is not None:
+                    return cls(inner, extra)
+            return None
+
+    return _StampedLocator
 
 
 # --------------------------------------------------------------------------------------

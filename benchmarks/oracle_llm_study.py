@@ -9,7 +9,8 @@ Workload: :func:`fastsched.sim.llm_workload.llm_workload` (seed 0); truth: oracl
 (:func:`fastsched.sim.oracle.oracle_applications`, default efficiencies) with the all-reduce
 overlapped with the backward pass (``overlap=1``, PyTorch DDP's bucketed overlap: the stacks
 LLM jobs train on); cluster 16 x 8 H100 + 16 x 8 A100-80GB. One line per policy: average and
-p99 JCT, completed jobs, GPU-hours per type, CPU and wall seconds of the simulation. ``--log``
+p99 JCT (over the completed jobs; and the average over all jobs with the unfinished ones at the
+cut-off, a lower bound), completed jobs, GPU-hours per type, CPU and wall seconds of the simulation. ``--log``
 keeps finished policies (JSON lines) so the policies can run one process at a time.
 """
 
@@ -32,15 +33,18 @@ def run_policy(pol, jobs, apps, max_days):
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     s = r.summary()
     by_type: dict = {}
-    jcts = []
+    jcts, bounded = [], []
     for j in r.jobs:
         for t, sec in (j.gpu_seconds_by_type or {}).items():
             by_type[t] = by_type.get(t, 0.0) + sec / 3600.0
         if j.completion_time is not None:
             jcts.append(j.completion_time - j.submission_time)
+        # an unfinished job counts as finishing at the cut-off: a lower bound of its JCT
+        bounded.append((j.completion_time if j.completion_time is not None else max_days * 86400) - j.submission_time)
     return {"policy": pol, "avg_jct": s["avg_jct"], "p99_jct": s["p99_jct"], "makespan": s["makespan"],
             "completed": s["completed"], "jobs": s["jobs"], "restarts": s["restarts"], "gpu_hours": by_type,
-            "jct_s": sorted(jcts), "cpu_s": cpu, "wall_s": wall}  # fmt: skip
+            "avg_jct_bound": sum(bounded) / len(bounded), "jct_s": sorted(jcts), "cpu_s": cpu,
+            "wall_s": wall}  # fmt: skip
 
 
 def plot(recs, n_jobs, path):
@@ -103,11 +107,13 @@ def main(argv=None) -> int:
         print(f"{pol}: avg JCT {rec['avg_jct'] / 3600:.2f} h, {rec['completed']}/{rec['jobs']} done, GPU-h {gh}, "
               f"{rec['cpu_s']:.0f} CPU s, {rec['wall_s']:.0f} s wall", flush=True)  # fmt: skip
     if args.markdown:
-        lines = ["| policy | avg JCT (h) | p99 JCT (h) | makespan (h) | completed | restarts | GPU-h h100 / a100-80gb "
-                 "| CPU s | wall s |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines = ["| policy | avg JCT (h) | all jobs, unfinished at the cut-off (h) | p99 JCT (h) | makespan (h) "
+                 "| completed | restarts | GPU-h h100 / a100-80gb | CPU s | wall s |",
+                 "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in recs:
             gh = r["gpu_hours"]
-            lines.append(f"| {r['policy']} | {r['avg_jct'] / 3600:.2f} | {r['p99_jct'] / 3600:.2f} | "
+            lines.append(f"| {r['policy']} | {r['avg_jct'] / 3600:.2f} | {r['avg_jct_bound'] / 3600:.2f} | "
+                         f"{r['p99_jct'] / 3600:.2f} | "
                          f"{r['makespan'] / 3600:.1f} | {r['completed']}/{r['jobs']} | {r['restarts']} | "
                          f"{gh.get('h100', 0):.0f} / {gh.get('a100-80gb', 0):.0f} | {r['cpu_s']:.0f} | "
                          f"{r['wall_s']:.0f} |")  # fmt: skip

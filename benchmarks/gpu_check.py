@@ -57,7 +57,7 @@ import numba  # noqa: E402
 import fastsched.cuda as fc  # noqa: E402
 from fastsched._jit import parallel_region  # noqa: E402
 from fastsched.cuda._probe import cuda_api  # noqa: E402
-from fastsched.goodput import GoodputFunction, ModelBatch  # noqa: E402
+from fastsched.goodput import GoodputFunction, GoodputParams, ModelBatch  # noqa: E402
 from fastsched.goodput import _kernels as K  # noqa: E402
 from fastsched.policy import _ga as G  # noqa: E402
 
@@ -141,20 +141,25 @@ def population(rng, rows):
 # --------------------------------------------------------------------------------------
 # Runners (CPU kernels and CUDA entry points on identical inputs)
 # --------------------------------------------------------------------------------------
+def params(m):
+    """Return the model ``m`` as the kernels take it (accumulation allowed)."""
+    perf = np.array(m[0], dtype=np.float64)
+    perf.flags.writeable = False
+    return GoodputParams(perf, *(float(x) for x in m[1:7]), True)
+
+
 def cpu_goodput(m, cols):
-    perf, sqr, var, init = m[:4]
     out = np.empty(cols[0].shape[0])
     with parallel_region():
-        assert K.elementwise(perf, sqr, var, init, *cols, True, out) == K.OK
+        assert K.elementwise(params(m), *cols, True, out) == K.OK
     return out
 
 
 def cpu_grid(m, multi, reps):
-    perf, sqr, var, init, max_bsz, lo, hi = m
     n = reps.shape[0]
     g, a, s = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     with parallel_region():
-        K.optimize_keys_kernel(perf, sqr, var, init, multi, reps, max_bsz, lo, hi, True, g, a, s)
+        K.optimize_keys_kernel(params(m), multi, reps, g, a, s)
     return g, a, s
 
 
@@ -167,13 +172,11 @@ def cpu_fitness(pop, consts):
 
 
 def gpu_goodput(m, d_cols, d_out=None):
-    perf, sqr, var, init = m[:4]
-    return fc.elementwise(perf, sqr, var, init, *d_cols, True, d_out, keep_on_device=d_out is not None)
+    return fc.elementwise(params(m), *d_cols, True, d_out, keep_on_device=d_out is not None)
 
 
 def gpu_grid(m, d_multi, d_reps, outs=(None, None, None)):
-    perf, sqr, var, init, max_bsz, lo, hi = m
-    return fc.optimize_keys(perf, sqr, var, init, d_multi, d_reps, max_bsz, lo, hi, True, *outs)
+    return fc.optimize_keys(params(m), d_multi, d_reps, *outs)
 
 
 def gpu_fitness(d_pop, d_consts, rows=None, outs=(None, None)):
@@ -198,7 +201,7 @@ def check(sizes, seed, pop_rows) -> bool:
         rng = np.random.default_rng([seed, n])
         m = model(rng)
         cols = configs(rng, n, m[3])
-        err = rel_err(fc.elementwise(*m[:4], *cols, True), cpu_goodput(m, cols))
+        err = rel_err(fc.elementwise(params(m), *cols, True), cpu_goodput(m, cols))
         good = err <= 1e-12
         ok &= good
         print(f"{'goodput':<10}{n:>12,}{err:>14.2e}{'-':>13}  {'ok' if good else 'FAIL'}")

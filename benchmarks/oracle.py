@@ -5,8 +5,10 @@ Usage::
     python benchmarks/oracle.py [--traces ../shared/sia-traces/traces] [--markdown out.md] [--json out.json]
     python benchmarks/oracle.py --e2e all --policies sia,pollux,gavel --e2e-log runs.jsonl  # resumable
 
-1. **Calibrated prediction**: one efficiency per GPU type fitted on cifar10's measured rows
-   (``placements-<type>.csv``), then every measured row (``placements-<type>.csv`` and
+1. **Calibrated prediction**: one number per GPU type fitted on cifar10's measured rows
+   (``placements-<type>.csv``): its efficiency (``--fit efficiency``), or its per-step floor at
+   one efficiency shared by the five types (``--fit floor``; ``--fit both`` reports the two side
+   by side); then every measured row (``placements-<type>.csv`` and
    ``scalability-<type>.csv``; a scalability row's replicas spread evenly over its nodes) of the
    other five applications on aws, azure, rtx, dgx-ext and quad is predicted; the relative
    step-time error ``|predicted - measured| / measured`` per (application, type): median, p90,
@@ -65,7 +67,7 @@ def _line(b, t):
     return float(c[0]), float(c[1])
 
 
-def _split(app, g, eff, rows) -> dict:
+def _split(app, g, eff, rows, floor=0.0) -> dict:
     """Where a cell's error comes from: one-GPU compute against multi-GPU sync.
 
     ``compute``: median log(predicted / measured) of the one-GPU step (no sync);
@@ -78,7 +80,7 @@ def _split(app, g, eff, rows) -> dict:
     one = [(b, st - sy) for p, b, st, sy in rows if p == (1,)]
     b = np.array([x[0] for x in one])
     meas = np.array([x[1] for x in one])
-    pred = np.array([step_time(app, g, (1,), x, efficiency=eff).step for x in b])
+    pred = np.array([step_time(app, g, (1,), x, efficiency=eff, floor_s=floor).step for x in b])
     syn = [
         np.log(step_time(app, g, p, bb, efficiency=eff).sync / sy) for p, bb, st, sy in rows if sum(p) > 1 and sy > 1e-3
     ]
@@ -91,11 +93,20 @@ def _split(app, g, eff, rows) -> dict:
     }
 
 
-def run(traces: Path) -> dict:
-    from fastsched.catalog import gpu_type, step_time
-    from fastsched.sim.oracle import calibrate_from_traces
+def calibration(traces: Path, fit: str) -> tuple:
+    """``(efficiencies, floors)`` per type from cifar10's measured rows (see the module docstring)."""
+    from fastsched.sim.oracle import calibrate_floors_from_traces, calibrate_from_traces
 
-    effs = calibrate_from_traces(traces / "cifar10", TYPES)
+    if fit == "efficiency":
+        return calibrate_from_traces(traces / "cifar10", TYPES), dict.fromkeys(TYPES, 0.0)
+    c = calibrate_floors_from_traces(traces / "cifar10", TYPES)
+    return c.efficiencies, c.floors
+
+
+def run(traces: Path, fit: str = "floor") -> dict:
+    from fastsched.catalog import gpu_type, step_time
+
+    effs, floors = calibration(traces, fit)
     cells, all_err, worst = [], [], []
     by_shape: dict = {"one GPU": [], "one node, several GPUs": [], "several nodes": []}
     for app in APPS:
@@ -104,7 +115,7 @@ def run(traces: Path) -> dict:
             g = gpu_type(t)
             errs = []
             for p, b, st, _ in rows:
-                pred = step_time(app, g, p, b, efficiency=effs[t]).step
+                pred = step_time(app, g, p, b, efficiency=effs[t], floor_s=floors[t]).step
                 e = abs(pred - st) / st
                 errs.append(e)
                 if app != "cifar10":
@@ -112,7 +123,7 @@ def run(traces: Path) -> dict:
                     shape = "one GPU" if sum(p) == 1 else ("one node, several GPUs" if len(p) == 1 else "several nodes")
                     by_shape[shape].append(e)
             errs = np.array(errs)
-            split = _split(app, g, effs[t], rows)
+            split = _split(app, g, effs[t], rows, floors[t])
             cells.append(
                 {
                     "app": app,
@@ -124,7 +135,10 @@ def run(traces: Path) -> dict:
                     **split,
                     "bias": float(
                         np.median(
-                            [np.log(step_time(app, g, p, b, efficiency=effs[t]).step / st) for p, b, st, _ in rows]
+                            [
+                                np.log(step_time(app, g, p, b, efficiency=effs[t], floor_s=floors[t]).step / st)
+                                for p, b, st, _ in rows
+                            ]
                         )
                     ),
                 }
@@ -152,7 +166,9 @@ def run(traces: Path) -> dict:
             "disagree": [f"{a}/{b}" for a, b in pairs if (meas[a] > meas[b]) != (pred[a] > pred[b])],
         }
     return {
+        "fit": fit,
         "efficiency": effs,
+        "floors": floors,
         "cells": cells,
         "overall": {
             "rows": int(flat.size),
@@ -211,7 +227,26 @@ def markdown(res: dict) -> str:
             f"{', '.join(r['disagree']) or '-'} |"
         )
     effs = ", ".join(f"{t} {e:.3f}" for t, e in res["efficiency"].items())
-    out += ["", f"Efficiencies fitted on cifar10: {effs}."]
+    floors = ", ".join(f"{t} {f * 1e3:.1f} ms" for t, f in res["floors"].items())
+    out += ["", f"Fitted on cifar10 (`--fit {res['fit']}`): efficiencies {effs}; per-step floors {floors}."]
+    return "\n".join(out) + "\n"
+
+
+def compare(a: dict, b: dict) -> str:
+    """Per-(application, type) median and p90 of two calibrations, side by side."""
+    out = [
+        f"| application | type | rows | median: {a['fit']} -> {b['fit']} | p90: {a['fit']} -> {b['fit']} |",
+        "|---|---|---|---|---|",
+    ]
+    for ca, cb in zip(a["cells"], b["cells"], strict=True):
+        tag = " (calibration)" if ca["app"] == "cifar10" else ""
+        out.append(
+            f"| {ca['app']}{tag} | {ca['type']} | {ca['rows']} | {ca['median']:.0%} -> {cb['median']:.0%} | "
+            f"{ca['p90']:.0%} -> {cb['p90']:.0%} |"
+        )
+    oa, ob = a["overall"], b["overall"]
+    out += ["", f"Held out, {oa['rows']} rows: median {oa['median']:.1%} -> {ob['median']:.1%}, "
+            f"p90 {oa['p90']:.1%} -> {ob['p90']:.1%}."]  # fmt: skip
     return "\n".join(out) + "\n"
 
 
@@ -252,11 +287,12 @@ def speed(traces: Path, repeats: int = 5) -> dict:
 
 
 def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), measured_stats=False,
-               sources=("traces", "oracle"), log=None) -> dict:  # fmt: skip
+               sources=("traces", "oracle"), log=None, fit="efficiency") -> dict:  # fmt: skip
     """Sia's philly study on measured traces and on oracle profiles calibrated on cifar10 only.
 
     ``measured_stats``: the oracle's throughput with the measured validation files (separates
-    the throughput's share of a JCT gap from the gradient-noise model's). ``log``: a JSON-lines
+    the throughput's share of a JCT gap from the gradient-noise model's); ``fit``: the per-type
+    number fitted on cifar10 (as :func:`calibration`, on the study's three types). ``log``: a JSON-lines
     file of finished runs; runs already in it are not repeated (a long study resumes), and the
     summary covers every run in it for the requested policies and workloads.
     """
@@ -265,15 +301,18 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     import time
 
     from fastsched.sim import simulate
-    from fastsched.sim.oracle import calibrate_from_traces, write_profile
+    from fastsched.sim.oracle import calibrate_floors_from_traces, calibrate_from_traces, write_profile
 
     types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
     oracle_dir = None
     if "oracle" in sources:
-        effs = calibrate_from_traces(traces / "cifar10", types)
+        if fit == "efficiency":
+            effs, floors = calibrate_from_traces(traces / "cifar10", types), {}
+        else:
+            effs, floors = calibrate_floors_from_traces(traces / "cifar10", types)
         oracle_dir = Path(tempfile.mkdtemp())
         for app in APPS:
-            write_profile(app, types, oracle_dir, efficiencies=effs)
+            write_profile(app, types, oracle_dir, efficiencies=effs, floors=floors)
             if measured_stats:
                 for old in (oracle_dir / app).glob("validation-*.csv"):
                     old.unlink()
@@ -283,7 +322,7 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
     if workloads:
         files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
-    tag = "oracle-measured-stats" if measured_stats else "oracle"
+    tag = ("oracle" if fit == "efficiency" else f"oracle-{fit}") + ("-measured-stats" if measured_stats else "")
     done = {}
     if log is not None and Path(log).is_file():
         for line in Path(log).read_text().splitlines():
@@ -332,6 +371,12 @@ def main(argv=None) -> int:
     ap.add_argument("--traces", type=Path, default=TRACES)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--fit",
+        choices=("efficiency", "floor", "both"),
+        default="both",
+        help="the per-type number fitted on cifar10 (both: the floor's table, and the two compared)",
+    )
     ap.add_argument("--speed", action="store_true", help="also time fastsched profile (12 types)")
     ap.add_argument("--e2e", default=None, help="also run the philly study: comma-separated workload numbers or 'all'")
     ap.add_argument("--policies", default="sia,pollux,gavel", help="policies of --e2e")
@@ -342,8 +387,11 @@ def main(argv=None) -> int:
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
         return 2
-    res = run(args.traces)
+    res = run(args.traces, "floor" if args.fit == "both" else args.fit)
     text = markdown(res)
+    if args.fit == "both":
+        res["efficiency_fit"] = run(args.traces, "efficiency")
+        text += "\n" + compare(res["efficiency_fit"], res)
     if args.speed:
         sp = res["speed"] = speed(args.traces)
         text += (
@@ -356,7 +404,8 @@ def main(argv=None) -> int:
     if args.e2e:
         wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
         e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats,
-                                             tuple(args.sources.split(",")), args.e2e_log)  # fmt: skip
+                                             tuple(args.sources.split(",")), args.e2e_log,
+                                             "floor" if args.fit == "both" else args.fit)  # fmt: skip
         text += "\n| policy | workloads | avg JCT, traces (h) | avg JCT, oracle (h) | oracle / traces |\n|---|---|---|---|---|\n"
         for pol, d in e2e.items():
             text += (

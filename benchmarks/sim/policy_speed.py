@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/sim/policy_speed.py --trees /path/to/main . [--repeats 3] [--cases default osdi21_w6 ...]
+        [--parallel true|false]
 
 Each case runs in a fresh process per tree, the trees alternating within each repeat (so both
 see the same machine load). Prints one JSON line per run (wall and CPU seconds of the whole
@@ -34,6 +35,14 @@ CASES = {
         "preset": "sia",
     },
 }
+# Pollux on the Sia study's heterogeneous cluster with the philly workloads (Table 4's setting).
+for _k in range(1, 9):
+    CASES[f"philly{_k}_pollux"] = {
+        "workload": str(S / "workloads" / "philly" / f"workload-{_k}.csv"),
+        "traces": str(S / "traces"),
+        "preset": "sia",
+        "policy": "pollux",
+    }
 for _k in range(1, 11):
     for _pol in ("sia", "pollux", "gavel", "tiresias"):
         CASES[f"saturn{_k}_{_pol}"] = {
@@ -73,7 +82,18 @@ def main(argv=None):
     ap.add_argument("--cases", nargs="+", default=["default", "osdi21_w6", "sia_x1"], choices=list(CASES))
     ap.add_argument("--warmup", action="store_true", help="one untimed run per tree first (fills numba's cache)")
     ap.add_argument("--after-only", action="store_true", help="time the AFTER tree alone (a floor check, no ratio)")
+    ap.add_argument(
+        "--parallel",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="Pollux's threading path (policy_options parallel=...; auto: the policy's own choice)",
+    )
     args = ap.parse_args(argv)
+    if args.parallel != "auto":
+        for kw in CASES.values():
+            preset_policy = "sia" if kw.get("preset", "").startswith("sia") else "pollux"
+            if kw.get("policy", preset_policy) == "pollux":
+                kw["policy_options"] = {"parallel": args.parallel == "true"}
     if args.after_only:
         args.trees = args.trees[1:]
     for i, case in enumerate(args.cases):

@@ -12,8 +12,11 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   pass; and one more read by the normalisation layers' two-pass statistics. A recurrent
   network adds ``serial_kernels x`` :data:`GPU_KERNEL_S` (4 µs): its time steps' kernels wait
   for each other whatever the batch;
-* host and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
-  ``sqrt(host^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
+* **floor**: a machine's fixed host work per step whatever the model (the data loader's
+  hand-off, the framework's per-step bookkeeping), ``floor_s`` (default 0), as the per-type
+  number :func:`calibrate_floors` fits;
+* host, floor and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
+  ``sqrt(host^2 + floor^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
   ``fixed + 2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one
   node, else the slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
@@ -53,6 +56,8 @@ __all__ = [
     "step_time",
     "max_local_bsz",
     "calibrate",
+    "calibrate_floors",
+    "Calibration",
     "fits_data_parallel",
 ]
 
@@ -78,6 +83,8 @@ WINOGRAD_GAIN = 2.25
 ACTIVATION_PASSES = 6.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
 RESERVED_GIB = 1.5
+#: Largest per-step floor, seconds (an hour: any measured floor is far below).
+MAX_FLOOR_S = 3600.0
 
 
 class StepTime(NamedTuple):
@@ -110,6 +117,12 @@ def _check_eff(name, e, high=1.0):
     if isinstance(e, bool) or not isinstance(e, (int, float)) or not (0.0 < e <= high):
         raise ValueError(f"{name} must be in (0, {high:g}], got {e!r}")
     return float(e)
+
+
+def _check_floor(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_FLOOR_S):
+        raise ValueError(f"floor_s must be in [0, {MAX_FLOOR_S:g}] seconds, got {v!r}")
+    return float(v)
 
 
 def _check_overlap(v):
@@ -150,21 +163,21 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 
 
-def _combine(host, gpu, bwd, ar, last_frac, overlap=None):
+def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0):
     """Step and exposed sync from the parts (see the module docstring)."""
     ov = OVERLAP if overlap is None else overlap
     sync = np.maximum(ar * last_frac, ar - ov * bwd)
     # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
     # (max); the 2-norm sits between the two. The exposed sync adds to it: the optimizer step
     # waits for the reduced gradients, and the next step's kernels for the optimizer.
-    return np.hypot(host, gpu) + sync, sync
+    return np.hypot(np.hypot(host, floor), gpu) + sync, sync
 
 
-def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None):
+def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0):
     host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s)
     grad = m.grad_bytes_per_param * m.parameters
     ar = allreduce_seconds(grad, g, p, link_eff)
-    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap)
+    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap, floor)
 
 
 def fits_data_parallel(model, gpu, catalog=None) -> bool:
@@ -197,7 +210,7 @@ def max_local_bsz(model, gpu, catalog=None) -> int:
 
 
 def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=None,
-              host_s_per_kernel=None, overlap=None, catalog=None) -> StepTime:  # fmt: skip
+              host_s_per_kernel=None, overlap=None, floor_s=None, catalog=None) -> StepTime:  # fmt: skip
     """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
 
     Parameters
@@ -217,6 +230,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     overlap : float, optional
         Share of the backward pass that hides the all-reduce, in [0, 1] (default
         :data:`OVERLAP`).
+    floor_s : float, optional
+        The machine's fixed host seconds per step (default 0; see :func:`calibrate_floors`).
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -231,6 +246,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     >>> eight = step_time("cifar10", "v100", (8,), 128)
     >>> one.sync, eight.step > one.step, eight.sync > 0
     (0.0, True, True)
+    >>> step_time("ncf", "v100", (1,), 32, floor_s=0.09).step > 0.09  # a slow machine's floor
+    True
     """
     m, g = _resolve(model, gpu, catalog)
     p = _placement(placement)
@@ -242,9 +259,12 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     if m.transformer is not None and _max_dp_batch(m, g) < 1:
         out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
+        if floor_s:
+            step = np.hypot(step - sync, _check_floor(floor_s)) + sync
     else:
         ov = None if overlap is None else _check_overlap(overlap)
-        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel, ov)
+        floor = 0.0 if floor_s is None else _check_floor(floor_s)
+        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel, ov, floor)
     if b.ndim == 0:
         return StepTime(float(step), float(sync))
     return StepTime(np.asarray(step, dtype=np.float64), np.asarray(sync, dtype=np.float64))
@@ -276,6 +296,51 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
     return out
 
 
+def _fit_rows(m: ModelSpec, g: GpuType, rows, link_efficiency):
+    """``(b, allreduce, log step)`` arrays of measured ``rows`` (validated)."""
+    rows = list(rows)
+    if not rows:
+        raise ValueError("calibrate: no measured rows")
+    grad = m.grad_bytes_per_param * m.parameters
+    ar_memo: dict = {}
+    b = np.empty(len(rows))
+    ar = np.empty(len(rows))
+    t = np.empty(len(rows))
+    for i, (placement, bsz, st) in enumerate(rows):
+        if not (st > 0 and math.isfinite(st)):
+            raise ValueError(f"calibrate: step times must be positive, got {st!r}")
+        p = _placement(placement)
+        if p not in ar_memo:
+            ar_memo[p] = allreduce_seconds(grad, g, p, link_efficiency)
+        b[i], ar[i], t[i] = bsz, ar_memo[p], st
+    return b, ar, np.log(t)
+
+
+def _losses(m: ModelSpec, g: GpuType, data, effs, floors, host_s):
+    """Squared log errors of the step over ``data``, for each (efficiency, floor) pair of the grids."""
+    b, ar, log_t = data
+    grad = m.grad_bytes_per_param * m.parameters
+    e = np.atleast_1d(np.asarray(effs, dtype=np.float64))[:, None]
+    host, gpu, bwd = _dp_parts(m, g, b[None, :], e, host_s)
+    f = np.atleast_1d(np.asarray(floors, dtype=np.float64))[:, None]
+    step, _ = _combine(host, gpu, bwd, ar[None, :], min(1.0, BUCKET_BYTES / grad), None, f)
+    return np.sum((np.log(step) - log_t) ** 2, axis=1)
+
+
+def _argmin_geom(loss, lo, hi, zero=False):
+    """Minimiser of ``loss(grid)`` over ``[lo, hi]`` (geometric grid, refined twice; ``zero``: 0 too)."""
+    grid = np.geomspace(lo, hi, 121)
+    if zero:
+        grid = np.concatenate([[0.0], grid])
+    best = grid[int(np.argmin(loss(grid)))]
+    if best == 0.0:
+        return 0.0
+    for width in (1.06, 1.003):  # two refinements: 0.01 % resolution
+        fine = np.geomspace(best / width, best * width, 41)
+        best = fine[int(np.argmin(loss(fine)))]
+    return float(best)
+
+
 def calibrate(model, gpu, rows, *, link_efficiency=None, host_s_per_kernel=None, catalog=None) -> float:
     """Fit the one efficiency of ``gpu`` that best predicts measured ``rows`` of ``model``.
 
@@ -296,33 +361,77 @@ def calibrate(model, gpu, rows, *, link_efficiency=None, host_s_per_kernel=None,
     0.3
     """
     m, g = _resolve(model, gpu, catalog)
-    rows = list(rows)
-    if not rows:
-        raise ValueError("calibrate: no measured rows")
     host_s = HOST_S_PER_KERNEL if host_s_per_kernel is None else host_s_per_kernel
-    grad = m.grad_bytes_per_param * m.parameters
-    ar_memo: dict = {}
-    b = np.empty(len(rows))
-    ar = np.empty(len(rows))
-    t = np.empty(len(rows))
-    for i, (placement, bsz, st) in enumerate(rows):
-        if not (st > 0 and math.isfinite(st)):
-            raise ValueError(f"calibrate: step times must be positive, got {st!r}")
-        p = _placement(placement)
-        if p not in ar_memo:
-            ar_memo[p] = allreduce_seconds(grad, g, p, link_efficiency)
-        b[i], ar[i], t[i] = bsz, ar_memo[p], st
-    log_t = np.log(t)
+    data = _fit_rows(m, g, rows, link_efficiency)
+    return _argmin_geom(lambda effs: _losses(m, g, data, effs, 0.0, host_s), 1e-2, 4.0)
 
-    def loss(effs):
-        e = effs[:, None]
-        host, gpu, bwd = _dp_parts(m, g, b[None, :], e, host_s)
-        step, _ = _combine(host, gpu, bwd, ar[None, :], min(1.0, BUCKET_BYTES / grad))
-        return np.sum((np.log(step) - log_t) ** 2, axis=1)
 
-    grid = np.geomspace(1e-2, 4.0, 121)
-    best = grid[int(np.argmin(loss(grid)))]
-    for width in (1.06, 1.003):  # two refinements: 0.01 % resolution
-        fine = np.geomspace(best / width, best * width, 41)
-        best = fine[int(np.argmin(loss(fine)))]
-    return float(best)
+class Calibration(NamedTuple):
+    """What :func:`calibrate_floors` fits: one efficiency shared by the types, one floor per type.
+
+    Both fields are dicts keyed like the input (``efficiencies`` holds the shared value for
+    every type), so ``**calibration._asdict()`` passes them to
+    :func:`fastsched.sim.oracle.write_profile` or :func:`~fastsched.sim.oracle.oracle_applications`.
+
+    Examples
+    --------
+    >>> Calibration({"aws": 0.6}, {"aws": 0.0}).floors
+    {'aws': 0.0}
+    """
+
+    efficiencies: dict
+    floors: dict
+
+
+def calibrate_floors(model, rows_by_type, *, efficiency=None, link_efficiency=None, host_s_per_kernel=None,
+                     catalog=None) -> Calibration:  # fmt: skip
+    """Fit one per-step floor per GPU type, at one efficiency shared by all of them.
+
+    The per-type number is the machine's fixed host seconds per step (``floor_s`` of
+    :func:`step_time`), what a small model's step shows on a machine whatever its GPU; the
+    efficiency is one number for all the types (``efficiency``, or fitted jointly with the
+    floors when ``None``). Same loss and grids as :func:`calibrate`; floors over ``{0} u [1e-4,
+    10]`` s.
+
+    Parameters
+    ----------
+    rows_by_type : dict
+        ``{gpu type: rows}``, each as :func:`calibrate`'s ``rows``.
+
+    Examples
+    --------
+    >>> def rows(gpu, floor):
+    ...     return [((1,), b, step_time("cifar10", gpu, (1,), b, efficiency=0.5, floor_s=floor).step)
+    ...             for b in (32, 128, 512, 2048)]
+    >>> c = calibrate_floors("cifar10", {"t4": rows("t4", 0.0), "v100": rows("v100", 0.09)})
+    >>> round(c.efficiencies["v100"], 3), round(c.floors["t4"], 3), round(c.floors["v100"], 3)
+    (0.5, 0.0, 0.09)
+    """
+    if not isinstance(rows_by_type, dict) or not rows_by_type:
+        raise ValueError("calibrate_floors: rows_by_type must map GPU types to measured rows")
+    host_s = HOST_S_PER_KERNEL if host_s_per_kernel is None else host_s_per_kernel
+    fits = []
+    for t, rows in rows_by_type.items():
+        m, g = _resolve(model, t, catalog)
+        fits.append((t, m, g, _fit_rows(m, g, rows, link_efficiency)))
+
+    def floors_at(e):
+        return {t: _argmin_geom(lambda f, m=m, g=g, d=d: _losses(m, g, d, e, f, host_s), 1e-4, 10.0, zero=True)
+                for t, m, g, d in fits}  # fmt: skip
+
+    def total(effs):
+        out = []
+        for e in effs:
+            fl = floors_at(e)
+            out.append(sum(float(_losses(m, g, d, e, fl[t], host_s)[0]) for t, m, g, d in fits))
+        return np.array(out)
+
+    if efficiency is None:
+        grid = np.geomspace(1e-2, 4.0, 25)  # coarse, then narrowed: each point fits every floor
+        for _ in range(3):
+            i = int(np.argmin(total(grid)))
+            grid = np.geomspace(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)], 17)
+        e = float(grid[int(np.argmin(total(grid)))])
+    else:
+        e = _check_eff("efficiency", efficiency, 4.0)
+    return Calibration(dict.fromkeys(rows_by_type, e), floors_at(e))

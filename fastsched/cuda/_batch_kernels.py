@@ -16,8 +16,9 @@ point_value = device(F.point_value)
 
 
 @cuda.jit
-def optimize_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, model, multi, reps, out_g, out_a, out_s):
+def optimize_kernel(params, model, multi, reps, out_g, out_a, out_s):
     """Grid search of configuration ``i`` under model ``model[i]``."""
+    perf, sqr, var, init, max_bsz, lo, hi, acc = params
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, reps.shape[0], stride):
         j = model[i]
@@ -28,8 +29,9 @@ def optimize_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, model, multi, re
 
 
 @cuda.jit
-def matrix_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, multi, reps, out_g, out_a, out_s):
+def matrix_kernel(params, multi, reps, out_g, out_a, out_s):
     """Grid search of every (model, configuration) pair into ``out[j, i]``."""
+    perf, sqr, var, init, max_bsz, lo, hi, acc = params
     n = reps.shape[0]
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for t in range(start, out_g.shape[0] * n, stride):
@@ -42,8 +44,9 @@ def matrix_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, multi, reps, out_g
 
 
 @cuda.jit
-def tables_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, base, out):
+def tables_kernel(params, base, out):
     """Speedup tables ``out[j, m, r]``; ``out[:, :, 0] = 0``."""
+    perf, sqr, var, init, max_bsz, lo, hi, acc = params
     width = out.shape[2]
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for t in range(start, out.shape[0] * 2 * width, stride):
@@ -59,8 +62,9 @@ def tables_kernel(perf, sqr, var, init, max_bsz, lo, hi, acc, base, out):
 
 
 @cuda.jit
-def elementwise_kernel(perf, sqr, var, init, model, nodes, reps, atomic, accum, with_eff, out):
+def elementwise_kernel(params, model, nodes, reps, atomic, accum, with_eff, out):
     """Throughput (goodput when ``with_eff``) of configuration ``i`` under model ``model[i]``."""
+    perf, sqr, var, init = params.perf, params.grad_sqr, params.grad_var, params.init_bsz
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.shape[0], stride):
         j = model[i]

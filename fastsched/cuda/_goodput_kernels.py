@@ -67,8 +67,9 @@ def _count_checks(x, check_large, base, status, i):
 # Elementwise goodput / throughput
 # --------------------------------------------------------------------------------------
 @cuda.jit
-def elementwise_kernel(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
+def elementwise_kernel(params, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
     """Throughput (goodput when ``with_eff``) per configuration; inputs already validated."""
+    perf, grad_sqr, grad_var, init_bsz = params.perf, params.grad_sqr, params.grad_var, params.init_bsz
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.shape[0], stride):
         out[i] = point_value(
@@ -85,15 +86,14 @@ def elementwise_kernel(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atom
 
 
 @cuda.jit
-def checked_elementwise_kernel(
-    perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out, status, offset
-):
+def checked_elementwise_kernel(params, nodes, replicas, atomic_bsz, accum_steps, with_eff, out, status, offset):
     """Validate and compute in one pass (device arrays in, device array out).
 
     ``status[0]``: packed ``index * 8 + code`` of the first invalid element (``F.config_status``'s
     code); ``status[1]``: first index whose result is not finite (overflow).
     Indices are reported plus ``offset`` (the chunk's start when streaming).
     """
+    perf, grad_sqr, grad_var, init_bsz = params.perf, params.grad_sqr, params.grad_var, params.init_bsz
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.shape[0], stride):
         r = float(replicas[i])
@@ -115,22 +115,9 @@ def checked_elementwise_kernel(
 # Batch-size grid search
 # --------------------------------------------------------------------------------------
 @cuda.jit
-def optimize_keys_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    multi_node,
-    num_replicas,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
-    out_goodput,
-    out_atomic,
-    out_accum,
-):
+def optimize_keys_kernel(params, multi_node, num_replicas, out_goodput, out_atomic, out_accum):
     """Grid search per (multi_node, num_replicas) key (twin of the CPU kernel of that name)."""
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for k in range(start, num_replicas.shape[0], stride):
         g, a, s = best_config(
@@ -152,16 +139,9 @@ def optimize_keys_kernel(
 
 @cuda.jit
 def checked_optimize_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
+    params,
     nodes,
     replicas,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
     check_large_nodes,
     check_large_replicas,
     out_goodput,
@@ -174,6 +154,7 @@ def checked_optimize_kernel(
     ``status`` has :data:`COUNT_SLOTS` slots: ``C_*`` for num_nodes, ``4 + C_*`` for
     num_replicas, ``C_ORDER`` for num_nodes > num_replicas.
     """
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out_goodput.shape[0], stride):
         nd = float(nodes[i])
@@ -207,25 +188,12 @@ def checked_optimize_kernel(
 # Speedup tables
 # --------------------------------------------------------------------------------------
 @cuda.jit
-def fill_table_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
-    base_goodput,
-    table,
-    filled,
-    want_multi,
-    want_rep,
-):
+def fill_table_kernel(params, base_goodput, table, filled, want_multi, want_rep):
     """``table[m, r] = speedup`` for wanted keys not yet filled (twin of the CPU kernel).
 
     Duplicate wanted keys write the same value, so the race between them is benign.
     """
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for k in range(start, want_rep.shape[0], stride):
         m = 1 if want_multi[k] else 0

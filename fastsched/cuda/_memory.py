@@ -14,6 +14,7 @@ import numpy as np
 
 from fastsched._backend import is_device_array
 from fastsched.cuda._probe import cuda_api
+from fastsched.goodput._types import GoodputParams
 
 __all__ = [
     "DeviceCache",
@@ -155,6 +156,31 @@ def dev(x, cache_key=None, version=None):
     if cache_key is not None:
         return device_cache.get(cache_key, x, version)
     return to_device(x)
+
+
+def device_params(params):
+    """``params`` (a :class:`~fastsched.goodput.GoodputParams`) with its arrays on the device.
+
+    One model: ``perf`` as a device float64[7], the other fields as Python floats and a bool (the
+    types every launch passes, so each kernel compiles once). ``J`` models: every field a device
+    array.
+
+    Examples
+    --------
+    >>> from fastsched.goodput import GoodputFunction
+    >>> p = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32).kernel_params
+    >>> device_params(p).perf.shape  # doctest: +SKIP
+    (7,)
+    """
+
+    def on_device(a, dtype=None):
+        return a if is_device_array(a) else to_device(np.ascontiguousarray(a, dtype=dtype))
+
+    if not is_device_array(params.grad_sqr) and np.ndim(params.grad_sqr) == 0:
+        return GoodputParams(
+            on_device(params.perf, np.float64), *(float(v) for v in params[1:7]), bool(params.accumulation)
+        )
+    return GoodputParams(*(on_device(a) for a in params))
 
 
 def out_pair(host_or_dev, shape, dtype):

@@ -1,6 +1,6 @@
 """Launchers of the many-models kernels (:mod:`fastsched.cuda._batch_kernels`).
 
-Inputs are the validated arrays of :class:`fastsched.goodput.batch.BatchParams` (host or device)
+Inputs are the validated model arrays of a :class:`fastsched.goodput.GoodputParams` (host or device)
 plus flat configuration arrays; outputs are host arrays, or device arrays with
 ``keep_on_device=True``. Same signatures and results as the CPU kernels of
 :mod:`fastsched.goodput._batch_kernels`.
@@ -18,10 +18,6 @@ __all__ = ["batch_elementwise", "batch_matrix", "batch_optimize", "batch_tables"
 
 def _k():
     return load("_batch_kernels")
-
-
-def _params(params):
-    return [M.dev(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a) for a in params]
 
 
 def _finish(outs, keep_on_device):
@@ -47,7 +43,7 @@ def batch_optimize(params, model, multi, reps, *, keep_on_device=False, threads_
     outs = [M.device_empty(n, np.float64), M.device_empty(n, np.int64), M.device_empty(n, np.int64)]
     blocks, tpb = M.launch_shape(n, threads_per_block)
     if n:
-        _k().optimize_kernel[blocks, tpb](*_params(params), M.dev(model), M.dev(multi), M.dev(reps), *outs)
+        _k().optimize_kernel[blocks, tpb](M.device_params(params), M.dev(model), M.dev(multi), M.dev(reps), *outs)
     return _finish(outs, keep_on_device)
 
 
@@ -66,7 +62,7 @@ def batch_matrix(params, multi, reps, *, keep_on_device=False, threads_per_block
     outs = [M.device_empty(shape, np.float64), M.device_empty(shape, np.int64), M.device_empty(shape, np.int64)]
     blocks, tpb = M.launch_shape(shape[0] * shape[1], threads_per_block)
     if shape[0] * shape[1]:
-        _k().matrix_kernel[blocks, tpb](*_params(params), M.dev(multi), M.dev(reps), *outs)
+        _k().matrix_kernel[blocks, tpb](M.device_params(params), M.dev(multi), M.dev(reps), *outs)
     return _finish(outs, keep_on_device)
 
 
@@ -85,7 +81,9 @@ def batch_tables(params, base, max_replicas, *, keep_on_device=False, threads_pe
     out = M.device_empty(shape, np.float64)
     blocks, tpb = M.launch_shape(shape[0] * shape[1] * shape[2], threads_per_block)
     if shape[0]:
-        _k().tables_kernel[blocks, tpb](*_params(params), M.dev(np.ascontiguousarray(base, dtype=np.float64)), out)
+        _k().tables_kernel[blocks, tpb](
+            M.device_params(params), M.dev(np.ascontiguousarray(base, dtype=np.float64)), out
+        )
     return out if keep_on_device else M.to_host(out)
 
 
@@ -107,5 +105,5 @@ def batch_elementwise(
     blocks, tpb = M.launch_shape(n, threads_per_block)
     if n:
         cols = [M.dev(c) for c in (model, nodes, reps, atomic, accum)]
-        _k().elementwise_kernel[blocks, tpb](*_params(params[:4]), *cols, bool(with_eff), out)
+        _k().elementwise_kernel[blocks, tpb](M.device_params(params), *cols, bool(with_eff), out)
     return out if keep_on_device else M.to_host(out)

@@ -35,17 +35,13 @@ def _kernels():
     return load("_goodput_kernels")
 
 
-def _dev_f64(x):
-    return x if interop.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
-
-
 def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     """Goodput/throughput of device-array configurations, validated on the device.
 
     Parameters
     ----------
-    params : KernelParams
-        ``GoodputFunction.kernel_params``.
+    params : GoodputParams
+        ``GoodputFunction.kernel_params`` (its grid-search fields are not read).
     values : sequence of 4 device arrays
         num_nodes, num_replicas, atomic_bsz, accum_steps (equal shapes, any real dtype).
     with_efficiency : bool
@@ -82,10 +78,7 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     d_status = new_status(2)
     blocks, tpb = M.launch_shape(n, threads_per_block)
     K.checked_elementwise_kernel[blocks, tpb](
-        _dev_f64(params.perf),
-        params.grad_sqr,
-        params.grad_var,
-        params.init_bsz,
+        M.device_params(params),
         *cols,
         bool(with_efficiency),
         d_out,
@@ -98,17 +91,13 @@ def evaluate_device(params, values, with_efficiency, *, threads_per_block=None):
     return interop.like_caller(d_out, caller, shape), F.OK
 
 
-def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_per_block=None):
+def optimize_device(params, nodes, replicas, *, threads_per_block=None):
     """Grid search of every device-array configuration (no host de-duplication of keys).
 
     Parameters
     ----------
-    params : KernelParams
-        ``GoodputFunction.kernel_params``.
-    bounds : GridBounds
-        ``GoodputFunction.grid_bounds(max_batch_size, atomic_bsz_range)``.
-    accumulation : bool
-        Whether gradient accumulation may be used.
+    params : GoodputParams
+        ``GoodputFunction.kernel_params_for(max_batch_size, atomic_bsz_range, accumulation)``.
     nodes, replicas : device arrays of equal shape
         Integral values of any real dtype.
 
@@ -138,15 +127,8 @@ def optimize_device(params, bounds, accumulation, nodes, replicas, *, threads_pe
     d_status = new_status(K.COUNT_SLOTS)
     blocks, tpb = M.launch_shape(n, threads_per_block)
     K.checked_optimize_kernel[blocks, tpb](
-        _dev_f64(params.perf),
-        params.grad_sqr,
-        params.grad_var,
-        params.init_bsz,
+        M.device_params(params),
         *cols,
-        float(bounds.max_bsz),
-        float(bounds.min_atomic),
-        float(bounds.max_atomic),
-        bool(accumulation),
         large_check(cols[0]),
         large_check(cols[1]),
         *outs,

@@ -5,8 +5,9 @@ take the CPU kernels' arguments (already validated flat arrays, host or device) 
 what they return. The device-array faces used by the CPU faces when given
 ``__cuda_array_interface__`` arrays are in :mod:`fastsched.cuda.device`.
 
-Model parameters come from the public accessors ``GoodputFunction.kernel_params`` and
-``SpeedupFunction.grid`` (never from private attributes).
+Each takes the model as one :class:`~fastsched.goodput.GoodputParams` (from the public accessors
+``GoodputFunction.kernel_params``/``kernel_params_for`` and ``SpeedupFunction.kernel_params``,
+never from private attributes), as the CPU kernels do.
 """
 
 from __future__ import annotations
@@ -25,15 +26,8 @@ def _kernels():
     return load("_goodput_kernels")
 
 
-def _dev_f64(x):
-    return x if interop.any_device([x]) else M.to_device(np.ascontiguousarray(x, dtype=np.float64))
-
-
 def elementwise(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
+    params,
     nodes,
     replicas,
     atomic_bsz,
@@ -48,10 +42,8 @@ def elementwise(
 
     Parameters
     ----------
-    perf : float64[7]
-        ``GoodputFunction.kernel_params.perf``.
-    grad_sqr, grad_var, init_bsz : float
-        Gradient statistics and initial batch size.
+    params : GoodputParams
+        ``GoodputFunction.kernel_params`` (its grid-search fields are not read).
     nodes, replicas, atomic_bsz, accum_steps : 1-D arrays of equal length
         Host or device; validate them first -- this kernel does no checks.
     with_efficiency : bool
@@ -73,13 +65,13 @@ def elementwise(
     >>> import numpy as np
     >>> from fastsched import GoodputFunction
     >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
-    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> kp = fn.kernel_params
     >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
     >>> atomic, accum = np.array([128, 64, 32]), np.array([0, 0, 0])
     >>> cpu = fn.evaluate(nodes, replicas, atomic, accum)  # the CPU path, for comparison
     >>> cpu.round(2)
     array([150.94, 299.15, 428.05])
-    >>> gpu = elementwise(*kp, nodes, replicas, atomic, accum)  # doctest: +SKIP
+    >>> gpu = elementwise(kp, nodes, replicas, atomic, accum)  # doctest: +SKIP
     >>> bool(np.allclose(gpu, cpu))  # doctest: +SKIP
     True
     """
@@ -88,19 +80,14 @@ def elementwise(
     args = [M.dev(a) for a in (nodes, replicas, atomic_bsz, accum_steps)]
     d_out, host_out = M.out_pair(out, (n,), np.float64)
     blocks, tpb = M.launch_shape(n, threads_per_block)
-    K.elementwise_kernel[blocks, tpb](
-        _dev_f64(perf), float(grad_sqr), float(grad_var), float(init_bsz), *args, bool(with_efficiency), d_out
-    )
+    K.elementwise_kernel[blocks, tpb](M.device_params(params), *args, bool(with_efficiency), d_out)
     if keep_on_device or host_out is None and interop.any_device([out]):
         return d_out
     return M.to_host(d_out, host_out)
 
 
 def checked_elementwise(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
+    params,
     nodes,
     replicas,
     atomic_bsz,
@@ -127,7 +114,7 @@ def checked_elementwise(
     >>> import numpy as np
     >>> from fastsched import GoodputFunction
     >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
-    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
+    >>> kp = fn.kernel_params
     >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
     >>> atomic, accum = np.array([128, 64, 32]), np.array([0, 0, 0])
     >>> cpu = fn.evaluate(nodes, replicas, atomic, accum)  # the CPU path, for comparison
@@ -135,23 +122,20 @@ def checked_elementwise(
     array([150.94, 299.15, 428.05])
     >>> from fastsched.goodput import _kernels as CPU
     >>> out = np.empty(3)
-    >>> checked_elementwise(*kp, nodes, replicas, atomic, accum, True, out) == CPU.OK  # doctest: +SKIP
+    >>> checked_elementwise(kp, nodes, replicas, atomic, accum, True, out) == CPU.OK  # doctest: +SKIP
     True
     >>> bool(np.allclose(out, cpu))  # doctest: +SKIP
     True
     """
     K = _kernels()
     cols = (nodes, replicas, atomic_bsz, accum_steps)
-    d_perf = _dev_f64(perf)
+    d_params = M.device_params(params)
     d_status = new_status(2)
     n = int(out.shape[0])
-    scalars = (float(grad_sqr), float(grad_var), float(init_bsz))
 
     def launch(stream, d_in, d_out, offset):
         blocks, tpb = M.launch_shape(int(d_out[0].shape[0]), threads_per_block)
-        K.checked_elementwise_kernel[blocks, tpb, stream](
-            d_perf, *scalars, *d_in, bool(with_eff), d_out[0], d_status, offset
-        )
+        K.checked_elementwise_kernel[blocks, tpb, stream](d_params, *d_in, bool(with_eff), d_out[0], d_status, offset)
 
     if n >= M.STREAM_MIN or chunk is not None:
         M.stream_chunks(cols, (out,), launch, chunk)
@@ -163,16 +147,9 @@ def checked_elementwise(
 
 
 def optimize_keys(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
+    params,
     multi_node,
     num_replicas,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
     out_goodput=None,
     out_atomic=None,
     out_accum=None,
@@ -200,12 +177,11 @@ def optimize_keys(
     >>> import numpy as np
     >>> from fastsched import GoodputFunction
     >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
-    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
     >>> nodes, replicas = np.array([1, 1, 2]), np.array([1, 4, 8])
     >>> goodput, atomic, accum = fn.optimize(nodes, replicas, 1280, (64, 256))  # the CPU path
     >>> goodput.round(2), atomic, accum
     (array([150.94, 299.15, 305.72]), array([128,  64,  64]), array([0, 0, 0]))
-    >>> gpu = optimize_keys(*kp, nodes > 1, replicas, 1280, 64, 256, False)  # doctest: +SKIP
+    >>> gpu = optimize_keys(fn.kernel_params_for(1280, (64, 256)), nodes > 1, replicas)  # doctest: +SKIP
     >>> bool(np.allclose(gpu[0], goodput)), bool(np.array_equal(gpu[1], atomic))  # doctest: +SKIP
     (True, True)
     """
@@ -220,13 +196,11 @@ def optimize_keys(
             np.empty(n, np.int64) if out_atomic is None else out_atomic,
             np.empty(n, np.int64) if out_accum is None else out_accum,
         )
-        d_perf = _dev_f64(perf)
-        scalars = (float(grad_sqr), float(grad_var), float(init_bsz))
-        bounds = (float(max_bsz), float(min_atomic), float(max_atomic), bool(accumulation))
+        d_params = M.device_params(params)
 
         def launch(stream, d_in, d_out, offset):
             blocks, tpb = M.launch_shape(int(d_in[0].shape[0]), threads_per_block)
-            K.optimize_keys_kernel[blocks, tpb, stream](d_perf, *scalars, *d_in, *bounds, *d_out)
+            K.optimize_keys_kernel[blocks, tpb, stream](d_params, *d_in, *d_out)
 
         M.stream_chunks((np.ascontiguousarray(multi_node), np.ascontiguousarray(num_replicas)), outs, launch, chunk)
         return outs
@@ -234,21 +208,7 @@ def optimize_keys(
     da, ha = M.out_pair(out_atomic, (n,), np.int64)
     ds, hs = M.out_pair(out_accum, (n,), np.int64)
     blocks, tpb = M.launch_shape(n, threads_per_block)
-    K.optimize_keys_kernel[blocks, tpb](
-        _dev_f64(perf),
-        float(grad_sqr),
-        float(grad_var),
-        float(init_bsz),
-        M.dev(multi_node),
-        M.dev(num_replicas),
-        float(max_bsz),
-        float(min_atomic),
-        float(max_atomic),
-        bool(accumulation),
-        dg,
-        da,
-        ds,
-    )
+    K.optimize_keys_kernel[blocks, tpb](M.device_params(params), M.dev(multi_node), M.dev(num_replicas), dg, da, ds)
     if keep_on_device:
         return dg, da, ds
     return tuple(
@@ -258,14 +218,7 @@ def optimize_keys(
 
 
 def fill_table(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
+    params,
     base_goodput,
     table,
     filled,
@@ -286,7 +239,6 @@ def fill_table(
     >>> import numpy as np
     >>> from fastsched import GoodputFunction
     >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
-    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
     >>> from fastsched import SpeedupFunction
     >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
     >>> want = speedup.table(8)  # the CPU path: [single node, several nodes] x replicas 0..8
@@ -294,7 +246,7 @@ def fill_table(
     ((2, 9), array([0.   , 1.   , 1.728, 1.892, 1.982]))
     >>> table, filled = np.zeros((2, 9)), np.zeros((2, 9), dtype=bool)
     >>> multi, reps = np.meshgrid([0, 1], np.arange(1, 9), indexing="ij")
-    >>> fill_table(*kp, 1280, 64, 256, False, speedup.base_goodput, table, filled,
+    >>> fill_table(speedup.kernel_params, speedup.base_goodput, table, filled,
     ...            multi.ravel(), reps.ravel())  # doctest: +SKIP
     >>> bool(np.allclose(table, want)), bool(filled[:, 1:].all())  # doctest: +SKIP
     (True, True)
@@ -304,14 +256,7 @@ def fill_table(
     d_table, d_filled = M.dev(table), M.dev(filled)
     blocks, tpb = M.launch_shape(n, threads_per_block)
     K.fill_table_kernel[blocks, tpb](
-        _dev_f64(perf),
-        float(grad_sqr),
-        float(grad_var),
-        float(init_bsz),
-        float(max_bsz),
-        float(min_atomic),
-        float(max_atomic),
-        bool(accumulation),
+        M.device_params(params),
         float(base_goodput),
         d_table,
         d_filled,

@@ -1,7 +1,8 @@
 """Goodput model of Pollux/AdaptDL: throughput x statistical efficiency, fitted and optimised.
 
 Public: :class:`PerfParams`, :class:`GradParams`, :class:`GoodputFunction`,
-:func:`fit_perf_params`, :class:`SpeedupFunction`.
+:func:`fit_perf_params`, :class:`SpeedupFunction`, :class:`ModelBatch`, :class:`GoodputParams`
+(a model and its grid search as the kernels take it).
 """
 
 from fastsched._lazy import lazy_exports
@@ -16,16 +17,13 @@ __getattr__, __dir__ = lazy_exports(
         "_predict_log_optim_time": "fastsched.goodput._compat",
         "_predict_network_time": "fastsched.goodput._compat",
         "_rmse": "fastsched.goodput._compat",
-        "BatchParams": "fastsched.goodput.batch",
         "ModelBatch": "fastsched.goodput.batch",
         "fit_perf_params": "fastsched.goodput.fit",
         "GoodputFunction": "fastsched.goodput.model",
+        "GoodputParams": "fastsched.goodput._types",
         "GradParams": "fastsched.goodput.model",
-        "GridBounds": "fastsched.goodput.model",
-        "KernelParams": "fastsched.goodput.model",
         "PerfParams": "fastsched.goodput.model",
         "SpeedupFunction": "fastsched.goodput.speedup",
-        "SpeedupGrid": "fastsched.goodput.speedup",
         "speedup_tables": "fastsched.goodput.speedup",
     },
 )
@@ -36,10 +34,7 @@ __all__ = [
     "GoodputFunction",
     "fit_perf_params",
     "SpeedupFunction",
-    "KernelParams",
-    "GridBounds",
-    "SpeedupGrid",
+    "GoodputParams",
     "ModelBatch",
-    "BatchParams",
     "speedup_tables",
 ]

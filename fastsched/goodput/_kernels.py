@@ -1,7 +1,9 @@
 """numba kernels of the Pollux throughput and statistical-efficiency model.
 
-Parameters travel as one float64 vector ``perf = (alpha_c, beta_c, alpha_n, beta_n, alpha_r,
-beta_r, gamma)`` plus scalars, so every kernel compiles once per signature.
+A model travels as one :class:`~fastsched.goodput._types.GoodputParams` bundle (the float64
+vector ``perf = (alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma)``, the gradient
+statistics, the initial batch size and the grid-search settings, each of one fixed type), so
+every kernel compiles once per signature.
 
 A fact the fast paths rely on: the modelled network time depends on ``num_nodes`` only through
 ``num_nodes > 1`` (inter-node vs intra-node bottleneck). Everything the batch-size grid search
@@ -29,29 +31,18 @@ best_config = F.best_config
 
 
 @pjit
-def efficiency_kernel(grad_sqr, grad_var, init_bsz, batch_size, out):
+def efficiency_kernel(params, batch_size, out):
     """Elementwise statistical efficiency."""
+    # Fields as locals: the parallel loop's body is compiled as a function of plain values.
+    grad_sqr, grad_var, init_bsz = params.grad_sqr, params.grad_var, params.init_bsz
     for i in prange(out.shape[0]):
         out[i] = efficiency(grad_sqr, grad_var, init_bsz, batch_size[i])
 
 
 @pjit
-def optimize_keys_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    multi_node,
-    num_replicas,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
-    out_goodput,
-    out_atomic,
-    out_accum,
-):
+def optimize_keys_kernel(params, multi_node, num_replicas, out_goodput, out_atomic, out_accum):
     """Grid search for each (multi_node, num_replicas) key, in parallel."""
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
     for k in prange(num_replicas.shape[0]):
         g, a, s = F.best_config(
             perf,
@@ -105,26 +96,13 @@ def gather_kernel(key_of, key_goodput, key_atomic, key_accum, out_goodput, out_a
 
 
 @pjit
-def fill_table_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    max_bsz,
-    min_atomic,
-    max_atomic,
-    accumulation,
-    base_goodput,
-    table,
-    filled,
-    want_multi,
-    want_rep,
-):
+def fill_table_kernel(params, base_goodput, table, filled, want_multi, want_rep):
     """Fill ``table[m, r]`` = speedup for the wanted keys not yet filled.
 
     ``table`` has shape (2, R); row 0 is single-node, row 1 multi-node. Rows are written
     by distinct keys, so the parallel loop has no write conflicts.
     """
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
     for k in prange(want_rep.shape[0]):
         m = 1 if want_multi[k] else 0
         r = want_rep[k]
@@ -212,21 +190,9 @@ def _scan_inputs(nodes, replicas, atomic_bsz, accum_steps, init_bsz, check_batch
 
 @pjit
 def _elementwise_kernel(
-    perf,
-    grad_sqr,
-    grad_var,
-    init_bsz,
-    nodes,
-    replicas,
-    atomic_bsz,
-    accum_steps,
-    with_eff,
-    use_tables,
-    max_rep,
-    a_min,
-    a_max,
-    out,
+    params, nodes, replicas, atomic_bsz, accum_steps, with_eff, use_tables, max_rep, a_min, a_max, out
 ):
+    perf, grad_sqr, grad_var, init_bsz = params.perf, params.grad_sqr, params.grad_var, params.init_bsz
     gamma = perf[6]
     inv_gamma = 1.0 / gamma
     # x**gamma is the costly part; on integer inputs it is tabulated once per distinct value
@@ -274,15 +240,15 @@ def _elementwise_kernel(
     return nonfinite
 
 
-def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
-    """Validate and compute throughput (or goodput, ``with_eff``) elementwise.
+def elementwise(params, nodes, replicas, atomic_bsz, accum_steps, with_eff, out):
+    """Validate and compute throughput (or goodput, ``with_eff``) of model ``params`` elementwise.
 
     The four inputs are flat arrays, either all int64 or all float64 (two compiled
     specialisations). Returns a status code; ``out`` is valid only when it is ``OK``.
     """
     n = out.shape[0]
     scan = sized(_scan_inputs, n, SERIAL_MAX_ELEMENTS)
-    status, max_rep, a_min, a_max, integral = scan(nodes, replicas, atomic_bsz, accum_steps, init_bsz, with_eff)
+    status, max_rep, a_min, a_max, integral = scan(nodes, replicas, atomic_bsz, accum_steps, params.init_bsz, with_eff)
     if status != OK:
         return status
     limit = min(_TABLE_LIMIT, 4 * n)
@@ -290,10 +256,7 @@ def elementwise(perf, grad_sqr, grad_var, init_bsz, nodes, replicas, atomic_bsz,
     # and 2**63 would overflow, so huge batch sizes take the direct path.
     use_tables = integral and max_rep <= limit and (a_max - a_min) <= limit and a_max < 2.0**52
     nonfinite = sized(_elementwise_kernel, n, SERIAL_MAX_ELEMENTS)(
-        perf,
-        grad_sqr,
-        grad_var,
-        init_bsz,
+        params,
         nodes,
         replicas,
         atomic_bsz,
@@ -350,7 +313,9 @@ def check_pairs(nodes, replicas):
 # a loaded host), more than a small input's work: below these sizes the same kernels run
 # serially, compiled from the same source (``prange`` is ``range`` without ``parallel``).
 SERIAL_MAX_ELEMENTS = 1024  # elementwise model / efficiency evaluations
-SERIAL_MAX_KEYS = 8  # grid searches (about 4 us each)
+# Grid searches (3-4 us each): a speedup table of 64 replicas is 130 of them, about 0.4 ms, which
+# two worker threads on a shared host do not finish sooner and cost more CPU time.
+SERIAL_MAX_KEYS = 256
 
 
 def _serial_twin(dispatcher):

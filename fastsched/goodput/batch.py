@@ -19,8 +19,6 @@ Each model's numbers are bit-identical on the CPU to the same model in a
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from fastsched import _backend as B
@@ -29,25 +27,10 @@ from fastsched._jit import parallel_region
 from fastsched.goodput import _batch_kernels as bk
 from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import SERIAL_MAX_ELEMENTS, SERIAL_MAX_KEYS, sized
+from fastsched.goodput._types import GoodputParams
 from fastsched.goodput.model import PerfParams
 
-__all__ = ["BatchParams", "ModelBatch"]
-
-BatchParams = collections.namedtuple(
-    "BatchParams", ["perf", "grad_sqr", "grad_var", "init_bsz", "max_bsz", "min_atomic", "max_atomic", "accumulation"]
-)
-BatchParams.__doc__ = """J goodput models as the kernels take them (``ModelBatch.kernel_params``).
-
-perf : float64[J, 7]; grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic : float64[J];
-accumulation : bool[J]. All validated, read-only.
-
-Examples
---------
->>> from fastsched.goodput.batch import ModelBatch
->>> b = ModelBatch([[0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0]], [[0.5, 4.0]], [32])
->>> b.kernel_params.perf.shape, b.kernel_params.max_bsz
-((1, 7), array([32.]))
-"""
+__all__ = ["ModelBatch"]
 
 
 def _column(name, value, count, *, low=None, low_open=False, default=None):
@@ -150,7 +133,7 @@ class ModelBatch:
         if acc.dtype != np.bool_:
             raise TypeError(f"accumulation must be a bool or an array of bools, got dtype {acc.dtype}")
         acc = np.array(np.broadcast_to(acc, (count,)))
-        self._params = BatchParams(
+        self._params = GoodputParams(
             *_frozen(
                 np.ascontiguousarray(perf, dtype=np.float64),
                 grad[:, 0].copy(),
@@ -177,28 +160,39 @@ class ModelBatch:
         """
         rows = []
         for j, fn in enumerate(speedup_fns):
-            grid = getattr(fn, "grid", None)
-            if grid is None:
+            p = getattr(fn, "kernel_params", None)
+            if not isinstance(p, GoodputParams):
                 raise TypeError(f"speedup_fns[{j}] is not backed by a fastsched GoodputFunction")
-            p = fn.goodput_fn.kernel_params
-            rows.append((p, grid))
+            rows.append(p)
         if not rows:
             raise ValueError("speedup_fns must not be empty")
         return cls(
-            [p.perf for p, _ in rows],
-            [(p.grad_sqr, p.grad_var) for p, _ in rows],
-            [p.init_bsz for p, _ in rows],
-            [g.max_bsz for _, g in rows],
-            [(g.min_atomic, g.max_atomic) for _, g in rows],
-            np.array([g.accumulation for _, g in rows], dtype=np.bool_),
+            [p.perf for p in rows],
+            [(p.grad_sqr, p.grad_var) for p in rows],
+            [p.init_bsz for p in rows],
+            [p.max_bsz for p in rows],
+            [(p.min_atomic, p.max_atomic) for p in rows],
+            np.array([p.accumulation for p in rows], dtype=np.bool_),
         )
 
     def __len__(self) -> int:
         return int(self._params.perf.shape[0])
 
     @property
-    def kernel_params(self) -> BatchParams:
-        """The validated model arrays (read-only), for launchers on other targets."""
+    def kernel_params(self) -> GoodputParams:
+        """The validated model arrays (read-only), for launchers on other targets.
+
+        A :class:`~fastsched.goodput.GoodputParams` of J models: ``perf`` float64[J, 7];
+        ``grad_sqr``, ``grad_var``, ``init_bsz``, ``max_bsz``, ``min_atomic``, ``max_atomic``
+        float64[J]; ``accumulation`` bool[J].
+
+        Examples
+        --------
+        >>> from fastsched.goodput.batch import ModelBatch
+        >>> b = ModelBatch([[0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0]], [[0.5, 4.0]], [32])
+        >>> b.kernel_params.perf.shape, b.kernel_params.max_bsz
+        ((1, 7), array([32.]))
+        """
         return self._params
 
     def _backend(self, backend, size):
@@ -216,7 +210,7 @@ class ModelBatch:
         """
         out = np.empty(len(self))
         with parallel_region():
-            sized(bk.base_kernel, len(self), SERIAL_MAX_KEYS)(*self._params, out)
+            sized(bk.base_kernel, len(self), SERIAL_MAX_KEYS)(self._params, out)
         return out
 
     def speedup_tables(self, max_replicas: int, backend="auto", base=None) -> np.ndarray:
@@ -254,7 +248,7 @@ class ModelBatch:
             return gpu.batch_tables(self._params, base, rmax)
         out = np.empty((len(self), 2, rmax + 1))
         with parallel_region():
-            sized(bk.tables_kernel, out.size, SERIAL_MAX_KEYS)(*self._params, base, out)
+            sized(bk.tables_kernel, out.size, SERIAL_MAX_KEYS)(self._params, base, out)
         return out
 
     def _model_index(self, model, shape):
@@ -307,7 +301,7 @@ class ModelBatch:
         else:
             g, a, s = np.empty(reps.shape[0]), np.empty(reps.shape[0], np.int64), np.empty(reps.shape[0], np.int64)
             with parallel_region():
-                sized(bk.optimize_kernel, reps.shape[0], SERIAL_MAX_KEYS)(*self._params, idx, multi, reps, g, a, s)
+                sized(bk.optimize_kernel, reps.shape[0], SERIAL_MAX_KEYS)(self._params, idx, multi, reps, g, a, s)
         return g.reshape(shape), a.reshape(shape), s.reshape(shape)
 
     def optimize_matrix(self, num_nodes, num_replicas, backend="auto"):
@@ -336,7 +330,7 @@ class ModelBatch:
         shape = (len(self), reps.shape[0])
         g, a, s = np.empty(shape), np.empty(shape, np.int64), np.empty(shape, np.int64)
         with parallel_region():
-            sized(bk.matrix_kernel, g.size, SERIAL_MAX_KEYS)(*self._params, multi, reps, g, a, s)
+            sized(bk.matrix_kernel, g.size, SERIAL_MAX_KEYS)(self._params, multi, reps, g, a, s)
         return g, a, s
 
     def _elementwise(self, model, num_nodes, num_replicas, atomic_bsz, accum_steps, with_eff, backend):
@@ -376,7 +370,7 @@ class ModelBatch:
             out = np.empty(reps.shape[0])
             with parallel_region():
                 kernel = sized(bk.elementwise_kernel, out.shape[0], SERIAL_MAX_ELEMENTS)
-                kernel(*self._params[:4], idx, nodes, reps, atomic, accum, with_eff, out)
+                kernel(self._params, idx, nodes, reps, atomic, accum, with_eff, out)
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 "inputs are too large: the throughput model overflows float64 (check atomic_bsz and the parameters)"

@@ -30,8 +30,9 @@ from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as gk
 from fastsched.goodput._formulas import MAX_BATCH
+from fastsched.goodput._types import GoodputParams
 
-__all__ = ["PerfParams", "GradParams", "GoodputFunction", "KernelParams", "GridBounds"]
+__all__ = ["PerfParams", "GradParams", "GoodputFunction"]
 
 PerfParams = collections.namedtuple(
     "PerfParams", ["alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma"]
@@ -59,38 +60,6 @@ Examples
 >>> from fastsched import GradParams
 >>> GradParams(sqr=0.00136, var=0.000502)
 GradParams(sqr=0.00136, var=0.000502)
-"""
-
-KernelParams = collections.namedtuple("KernelParams", ["perf", "grad_sqr", "grad_var", "init_bsz"])
-KernelParams.__doc__ = """A goodput model as the kernels take it (``GoodputFunction.kernel_params``).
-
-perf : numpy.ndarray
-    float64[7], the PerfParams in order (read-only).
-grad_sqr, grad_var, init_bsz : float
-    Gradient statistics and the initial batch size, validated.
-
-Examples
---------
->>> from fastsched.goodput import GoodputFunction
->>> p = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32).kernel_params
->>> p.perf.shape, p.init_bsz
-((7,), 32.0)
-"""
-
-GridBounds = collections.namedtuple("GridBounds", ["max_bsz", "min_atomic", "max_atomic"])
-GridBounds.__doc__ = """Validated bounds of the batch-size grid search (``GoodputFunction.grid_bounds``).
-
-max_bsz : float
-    Largest total batch size.
-min_atomic, max_atomic : float
-    Bounds on the per-replica micro-batch size.
-
-Examples
---------
->>> from fastsched.goodput import GoodputFunction
->>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
->>> g.grid_bounds(512, (None, 64))
-GridBounds(max_bsz=512.0, min_atomic=1.0, max_atomic=64.0)
 """
 
 # Entries kept by each per-instance memo before it is cleared (bounded state).
@@ -190,7 +159,10 @@ class GoodputFunction:
         self._grad_params = GradParams(self._sqr, self._var)
         self._init_batch_size = init_batch_size
         self._perf.flags.writeable = False
-        self._kernel_params = KernelParams(self._perf, self._sqr, self._var, self._init)
+        # The default grid search (what _grid_bounds(None, None) gives), no accumulation.
+        self._kernel_params = GoodputParams(
+            self._perf, self._sqr, self._var, self._init, self._init, 1.0, self._init, False
+        )
         # Small bounded memos for the scalar path of optimize(): a scheduler's decision loop
         # asks the same few questions every round. Keys hold only validated arguments.
         self._bounds_cache = {}
@@ -213,34 +185,45 @@ class GoodputFunction:
         return self._init_batch_size
 
     @property
-    def kernel_params(self) -> KernelParams:
-        """The model as the kernels take it (read-only float64[7] ``perf`` plus floats).
+    def kernel_params(self) -> GoodputParams:
+        """The model as the kernels take it, with the default grid search (see :meth:`kernel_params_for`).
 
-        For launchers on other targets (e.g. :mod:`fastsched.cuda`); see :class:`KernelParams`.
+        For launchers on other targets (e.g. :mod:`fastsched.cuda`); see
+        :class:`~fastsched.goodput.GoodputParams`.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction
+        >>> p = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32).kernel_params
+        >>> p.perf.shape, p.init_bsz, p.max_bsz, p.accumulation
+        ((7,), 32.0, 32.0, False)
         """
         return self._kernel_params
 
-    def grid_bounds(self, max_batch_size=None, atomic_bsz_range=None) -> GridBounds:
-        """Return the validated bounds of :meth:`optimize`'s grid search for these arguments.
+    def kernel_params_for(self, max_batch_size=None, atomic_bsz_range=None, accumulation=False) -> GoodputParams:
+        """Return the model with the validated grid search of :meth:`optimize` for these arguments.
 
         Parameters
         ----------
-        max_batch_size, atomic_bsz_range
+        max_batch_size, atomic_bsz_range, accumulation
             As for :meth:`optimize`.
 
         Returns
         -------
-        GridBounds
-            ``(max_bsz, min_atomic, max_atomic)`` as floats.
+        GoodputParams
+            The model's fields, the bounds ``(max_bsz, min_atomic, max_atomic)`` as floats and
+            ``accumulation`` as a bool.
 
         Examples
         --------
         >>> from fastsched.goodput import GoodputFunction
         >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
-        >>> g.grid_bounds()
-        GridBounds(max_bsz=32.0, min_atomic=1.0, max_atomic=32.0)
+        >>> g.kernel_params_for(512, (None, 64))[4:]
+        (512.0, 1.0, 64.0, False)
         """
-        return GridBounds(*self._grid_bounds(max_batch_size, atomic_bsz_range))
+        return GoodputParams(
+            *self._kernel_params[:4], *self._grid_bounds(max_batch_size, atomic_bsz_range), bool(accumulation)
+        )
 
     def __repr__(self) -> str:
         return f"GoodputFunction({self._perf_params!r}, {self._grad_params!r}, {self._init_batch_size!r})"
@@ -284,7 +267,7 @@ class GoodputFunction:
         on_gpu = B.resolve_backend(backend, out.shape[0], "evaluate") == "cuda"
         kernel = B.cuda_launchers().checked_elementwise if on_gpu else gk.elementwise
         with parallel_region():
-            status = kernel(self._perf, self._sqr, self._var, self._init, *flat, with_efficiency, out)
+            status = kernel(self._kernel_params, *flat, with_efficiency, out)
         if status != gk.OK:
             raise ValueError(_ELEMENTWISE_ERRORS[status].format(init=self._init_batch_size))
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)
@@ -378,7 +361,7 @@ class GoodputFunction:
             shape = arr.shape
             with parallel_region():
                 kernel = gk.sized(gk.efficiency_kernel, out.shape[0], gk.SERIAL_MAX_ELEMENTS)
-                kernel(self._sqr, self._var, self._init, np.ascontiguousarray(arr).reshape(-1), out)
+                kernel(self._kernel_params, np.ascontiguousarray(arr).reshape(-1), out)
         if not np.isfinite(out).all():
             raise ValueError("batch_size is too small: efficiency overflows float64")
         return float(out[0]) if not shape else out.reshape(shape)
@@ -513,10 +496,8 @@ class GoodputFunction:
             B.resolve_backend("cuda" if backend == "auto" else backend, 0, "optimize")
             if backend == "cpu":
                 raise TypeError("backend='cpu' cannot take device arrays; copy them to the host first")
-            bounds = GridBounds(max_bsz, min_atomic, max_atomic)
-            result = B.cuda_launchers().optimize_device(
-                self._kernel_params, bounds, accumulation, num_nodes, num_replicas
-            )
+            params = GoodputParams(*self._kernel_params[:4], max_bsz, min_atomic, max_atomic, accumulation)
+            result = B.cuda_launchers().optimize_device(params, num_nodes, num_replicas)
             if isinstance(result, str):
                 raise ValueError(result)
             return result
@@ -532,18 +513,16 @@ class GoodputFunction:
         replicas = np.ascontiguousarray(np.broadcast_to(replicas, shape)).reshape(-1)
         if np.any(nodes > replicas):
             raise ValueError("num_nodes must be <= num_replicas")
-        goodput, atomic, accum = self._optimize_flat(
-            nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation, backend
-        )
+        params = GoodputParams(*self._kernel_params[:4], max_bsz, min_atomic, max_atomic, accumulation)
+        goodput, atomic, accum = self._optimize_flat(nodes, replicas, params, backend)
         if len(shape) == 0:
             return float(goodput[0]), int(atomic[0]), int(accum[0])
         return goodput.reshape(shape), atomic.reshape(shape), accum.reshape(shape)
 
-    def _optimize_flat(self, nodes, replicas, max_bsz, min_atomic, max_atomic, accumulation, backend="cpu"):
-        """Grid search over validated flat int64 arrays; solves each distinct key once."""
+    def _optimize_flat(self, nodes, replicas, params, backend="cpu"):
+        """Grid search of ``params`` over validated flat int64 arrays; solves each distinct key once."""
         size = nodes.shape[0]
         max_rep = int(replicas.max())
-        args = (self._perf, self._sqr, self._var, self._init)
         # On the GPU every configuration is searched directly when keys repeat little (at most
         # 2 * (max_rep + 1) distinct keys against `size` configurations): the host-side
         # de-duplication pass would then cost more than it saves on the device.
@@ -554,7 +533,7 @@ class GoodputFunction:
             kg = np.empty(size, dtype=np.float64)
             ka = np.empty(size, dtype=np.int64)
             ks = np.empty(size, dtype=np.int64)
-            search(*args, nodes > 1, replicas, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            search(params, nodes > 1, replicas, kg, ka, ks)
             return kg, ka, ks
         if max_rep <= 4 * size + 64:
             key_of, key_multi, key_rep = gk.dedupe_keys(nodes, replicas, max_rep)
@@ -572,7 +551,7 @@ class GoodputFunction:
         else:
             search = gk.sized(gk.optimize_keys_kernel, nk, gk.SERIAL_MAX_KEYS)
         with parallel_region():
-            search(*args, key_multi, key_rep, max_bsz, min_atomic, max_atomic, accumulation, kg, ka, ks)
+            search(params, key_multi, key_rep, kg, ka, ks)
             if key_of is None:
                 return kg, ka, ks
             goodput = np.empty(size, dtype=np.float64)

@@ -13,7 +13,6 @@ Drop-in for ``adaptdl_sched.policy.speedup.SpeedupFunction``. Two paths:
 
 from __future__ import annotations
 
-import collections
 import threading
 
 import numpy as np
@@ -22,27 +21,11 @@ from fastsched import _backend as B
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.goodput import _kernels as gk
-from fastsched.goodput._types import TABLE_MAX_REPLICAS
+from fastsched.goodput._types import TABLE_MAX_REPLICAS, GoodputParams
 from fastsched.goodput.batch import ModelBatch
 from fastsched.goodput.model import GoodputFunction
 
-__all__ = ["SpeedupFunction", "SpeedupGrid", "speedup_tables", "TABLE_MAX_REPLICAS"]
-
-SpeedupGrid = collections.namedtuple("SpeedupGrid", ["max_bsz", "min_atomic", "max_atomic", "accumulation"])
-SpeedupGrid.__doc__ = """Grid-search settings of a tabulated SpeedupFunction (``SpeedupFunction.grid``).
-
-max_bsz, min_atomic, max_atomic : float
-    Validated bounds (see ``GoodputFunction.grid_bounds``).
-accumulation : bool
-    Whether gradient accumulation is allowed.
-
-Examples
---------
->>> from fastsched.goodput import GoodputFunction, SpeedupFunction
->>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
->>> SpeedupFunction(g, max_batch_size=256, backend="cpu").grid
-SpeedupGrid(max_bsz=256.0, min_atomic=1.0, max_atomic=256.0, accumulation=False)
-"""
+__all__ = ["SpeedupFunction", "speedup_tables", "TABLE_MAX_REPLICAS"]
 
 _HOST = frozenset([np.ndarray, int, float])
 
@@ -129,7 +112,7 @@ class SpeedupFunction:
                     "goodput at (1 node, 1 replica) is 0: no batch size is valid for one replica "
                     f"with atomic_bsz_range={atomic_bsz_range!r}, max_batch_size={max_batch_size!r}"
                 )
-            self._bounds = goodput_fn.grid_bounds(max_batch_size, atomic_bsz_range)
+            self._params = goodput_fn.kernel_params_for(max_batch_size, atomic_bsz_range, accumulation)
             table = np.zeros((2, 65), dtype=np.float64)
             filled = np.zeros((2, 65), dtype=np.bool_)
             filled[:, 0] = True  # zero replicas: speedup 0
@@ -150,14 +133,19 @@ class SpeedupFunction:
         return float(self._base_goodput)
 
     @property
-    def grid(self):
-        """Grid-search settings of the table fills (:class:`SpeedupGrid`); None when not tabulated.
+    def kernel_params(self) -> GoodputParams | None:
+        """The model and grid search of the table fills (:class:`~fastsched.goodput.GoodputParams`).
 
-        For launchers on other targets (e.g. :mod:`fastsched.cuda`).
+        ``None`` when not tabulated. For launchers on other targets (e.g. :mod:`fastsched.cuda`).
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> SpeedupFunction(g, max_batch_size=256, backend="cpu").kernel_params[4:]
+        (256.0, 1.0, 256.0, False)
         """
-        if not self._fast:
-            return None
-        return SpeedupGrid(*self._bounds, bool(self._accumulation))
+        return self._params if self._fast else None
 
     @property
     def is_tabulated(self) -> bool:
@@ -189,8 +177,6 @@ class SpeedupFunction:
                 new_table[:, : table.shape[1]] = table
                 new_filled[:, : filled.shape[1]] = filled
                 table, filled = new_table, new_filled
-            p = self._goodput_fn.kernel_params
-            max_bsz, lo, hi = self._bounds
             # Same signature on both backends (the CUDA twin copies the table in and out).
             on_gpu = B.resolve_backend(self._backend, want_rep.shape[0], "speedup") == "cuda"
             if on_gpu:
@@ -198,18 +184,7 @@ class SpeedupFunction:
             else:
                 fill = gk.sized(gk.fill_table_kernel, want_rep.shape[0], gk.SERIAL_MAX_KEYS)
             with parallel_region():
-                fill(
-                    *p,
-                    max_bsz,
-                    lo,
-                    hi,
-                    bool(self._accumulation),
-                    float(self._base_goodput),
-                    table,
-                    filled,
-                    want_multi,
-                    want_rep,
-                )
+                fill(self._params, float(self._base_goodput), table, filled, want_multi, want_rep)
             self._state = (table, filled)
         return table, filled
 
@@ -386,15 +361,8 @@ class SpeedupFunction:
         out = np.zeros(nodes.shape[0], dtype=np.float64)
         live = replicas > 0
         if live.any():
-            max_bsz, lo, hi = self._bounds
             goodput, _, _ = self._goodput_fn._optimize_flat(
-                np.ascontiguousarray(nodes[live]),
-                np.ascontiguousarray(replicas[live]),
-                max_bsz,
-                lo,
-                hi,
-                bool(self._accumulation),
-                self._backend,
+                np.ascontiguousarray(nodes[live]), np.ascontiguousarray(replicas[live]), self._params, self._backend
             )
             out[live] = goodput / self._base_goodput
         return float(out[0]) if len(shape) == 0 else out.reshape(shape)
@@ -455,7 +423,6 @@ def speedup_tables(speedup_fns, max_replicas: int, *, keep_on_device=False, thre
     >>> import numpy as np
     >>> from fastsched import GoodputFunction
     >>> fn = GoodputFunction([0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14], (0.00136, 0.000502), 128)
-    >>> kp = fn.kernel_params  # (perf, grad_sqr, grad_var, init_bsz)
     >>> from fastsched import SpeedupFunction
     >>> speedup = SpeedupFunction(fn, max_batch_size=1280, atomic_bsz_range=(64, 256))
     >>> want = speedup.table(8)  # the CPU path: [single node, several nodes] x replicas 0..8

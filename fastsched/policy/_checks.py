@@ -10,7 +10,7 @@ import numbers
 
 from fastsched import _validate as V
 
-__all__ = ["InvalidJobError", "check_base", "check_count", "check_info", "check_job"]
+__all__ = ["InvalidJobError", "check_base", "check_count", "check_info", "check_job", "reserve"]
 
 
 class InvalidJobError(ValueError):
@@ -106,3 +106,42 @@ def check_base(jobs: dict, nodes: dict, base_allocations: dict) -> None:
         have = int(nodes[nk].resources.get(rt, 0))
         if amount > have:
             raise ValueError(f"base_allocations use {amount} of resource {rt!r} on node {nk!r}, which has {have}")
+
+
+class _ReducedNode:
+    """A node less the resources of a kept job's replicas (what the search may still use)."""
+
+    __slots__ = ("resources", "preemptible")
+
+    def __init__(self, resources: dict, preemptible):
+        self.resources = resources
+        self.preemptible = preemptible
+
+
+def reserve(nodes: dict, exc: InvalidJobError, job, alloc: list) -> dict:
+    """``nodes`` less what ``job``'s replicas in ``alloc`` use.
+
+    Raises ``exc`` (the job's own error) when its request cannot be read, and a ``ValueError``
+    when the allocation does not fit (as for any base allocation).
+    """
+    try:
+        res = job.resources
+        need = {rt: check_count(f"jobs[{exc.key!r}].resources[{rt!r}]", v) for rt, v in res.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise exc from None
+    out = dict(nodes)
+    for nk in alloc:
+        if nk not in nodes:
+            raise ValueError(f"base_allocations[{exc.key!r}] names unknown node {nk!r}")
+        node = out[nk]
+        check_info("nodes", nk, node, ("resources", "preemptible"))
+        have = dict(node.resources)
+        for rt, amount in need.items():
+            left = check_count(f"nodes[{nk!r}].resources[{rt!r}]", have.get(rt, 0)) - amount
+            if left < 0:
+                raise ValueError(
+                    f"base_allocations[{exc.key!r}] use more of resource {rt!r} on node {nk!r} than it has"
+                )
+            have[rt] = left
+        out[nk] = _ReducedNode(have, node.preemptible)
+    return out

@@ -263,7 +263,8 @@ class PolluxPolicy:
         Parameters
         ----------
         prob : Problem
-            The round's arrays; ``prob.meta["skipped"]`` (optional) lists jobs to leave out.
+            From :func:`~fastsched.policy.build_problem` or :func:`~fastsched.policy.problem.problem_from_records`
+            (``prob.meta``, optional: ``"skipped"`` jobs, the caller's ``"keys"`` and ``"base_allocations"``).
 
         Returns
         -------
@@ -286,29 +287,27 @@ class PolluxPolicy:
         True
         """
         with self._lock:
-            return self._run(prob, time.perf_counter(), 0.0, None, None)
+            return self._run(prob, time.perf_counter(), 0.0)
 
     def _optimize(self, jobs, nodes, base_allocations, node_template):
         t0 = time.perf_counter()
         self._draw_seed()
         base_allocations = {} if base_allocations is None else base_allocations
         prob = build_problem(jobs, nodes, base_allocations, node_template, on_invalid_job=self.on_invalid_job)
-        return self._run(prob, t0, time.perf_counter() - t0, list(jobs), base_allocations)
+        return self._run(prob, t0, time.perf_counter() - t0)
 
     def _draw_seed(self):
         if self.seed is None:
             # Global legacy state on purpose: np.random.seed(...) must repeat runs.
             self.seed = int(np.random.randint(0, 2**62, dtype=np.int64))  # noqa: NPY002
 
-    def _run(self, prob: Problem, t0: float, t_build: float, keys, base_allocations):
-        """Run a round on ``prob``.
-
-        ``keys``: the caller's job keys, in order, for an empty round; ``base_allocations``: the
-        caller's dict (``None``: read from ``prob``).
-        """
+    def _run(self, prob: Problem, t0: float, t_build: float):
+        """Run a round on ``prob`` (the caller's keys and base allocations from ``prob.meta`` if there)."""
         self._draw_seed()
         skipped = prob.meta.get("skipped", {})
         kept = prob.meta.get("kept", {})  # skipped non-preemptible jobs keep their allocation
+        keys = prob.meta.get("keys")
+        base_allocations = prob.meta.get("base_allocations")
         self._round += 1
         if prob.num_jobs == 0 or prob.num_real == 0:
             self._prev = None
@@ -335,7 +334,7 @@ class PolluxPolicy:
         idx = select_result(values, limit)
         self._prev = (pop, list(prob.job_keys), list(prob.node_keys))
         if idx is None:  # no row within the real nodes: only the pinned jobs keep theirs
-            if base_allocations is None:  # a trusted round: the base allocation as prob holds it
+            if base_allocations is None:  # not in prob.meta: the base allocation as prob holds it
                 base_allocations = row_to_allocations(base_row(prob, max(prob.base_width, 1)), 0, prob)
             allocations = {k: list(base_allocations[k]) if prob.pinned[j] else [] for j, k in enumerate(prob.job_keys)}
         else:

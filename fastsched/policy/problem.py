@@ -1,9 +1,11 @@
 """One scheduling round as arrays: dicts of JobInfo/NodeInfo → contiguous typed arrays.
 
-Everything the genetic kernels read is built here, once per round, after validating the
-inputs (numba does not bounds-check): job and node orders, resource matrices, template
-placeholder nodes, replica bounds, the base allocation as CSR entries, the pinned mask, the
-objective scale and the speedup tables.
+Everything the genetic kernels read is built here, once per round: job and node orders,
+resource matrices, template placeholder nodes, replica bounds, the base allocation as CSR
+entries, the pinned mask, the objective scale and the speedup tables. Two steps:
+:func:`build_problem` validates the dicts (numba does not bounds-check) and turns them into
+:class:`RoundRecords`; :func:`problem_from_records` converts records to the arrays. A caller
+that holds valid records already (the simulator) calls the second step alone.
 """
 
 from __future__ import annotations
@@ -11,25 +13,30 @@ from __future__ import annotations
 import logging
 import numbers
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.goodput.speedup import SpeedupFunction
-from fastsched.policy._checks import InvalidJobError
+from fastsched.policy._checks import InvalidJobError, reserve
 from fastsched.policy._checks import check_base as _check_base
 from fastsched.policy._checks import check_count as _check_count
 from fastsched.policy._checks import check_info as _check_info
 from fastsched.policy._checks import check_job as _check_job
 from fastsched.policy._ga.fitness import penalty_array
+from fastsched.policy._objective import allocation_objective
+from fastsched.policy._tables import MAX_TABLE_BYTES, speedup_tables
 
 LOG = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_NODE_REPLICAS",
+    "allocation_objective",
     "MAX_TABLE_BYTES",
     "InvalidJobError",
     "Problem",
+    "RoundRecords",
     "build_problem",
+    "problem_from_records",
     "sort_nodes",
     "speedup_tables",
 ]
@@ -39,9 +46,6 @@ __all__ = [
 # can hold, so one node advertising 2**40 GPUs would size them by 2**40. Real nodes hold 8 to
 # 16 GPUs and ~110 pods; 65,536 leaves room for CPU-only jobs counted in millicores.
 MAX_NODE_REPLICAS = 2**16
-# Largest speedup table of one round (float64[J, K + 1, Rmax + 1]): past it the round is refused
-# with an error naming the job with the most replicas instead of dying in a huge allocation.
-MAX_TABLE_BYTES = 2**30
 
 
 def _key_order(key):
@@ -82,6 +86,10 @@ class Problem:
     penalty : float64[J] or None
         Per-job restart penalties (``JobInfo.restart_penalty``), NaN where a job has none;
         ``None`` when no job has one (the policy's constant applies to all).
+    meta : dict
+        The caller's job keys in its order (``"keys"``, skipped jobs included) and base
+        allocations (``"base_allocations"``); from :func:`build_problem` also ``"skipped"``
+        and ``"kept"``.
 
     Examples
     --------
@@ -164,112 +172,87 @@ def sort_nodes(nodes: dict) -> list:
     >>> sort_nodes(nodes)
     [1, 2, 'b', 'a']
     """
+    keys = list(nodes)
+    return [keys[i] for i in _node_order(keys, [node.preemptible for node in nodes.values()])]
+
+
+def _node_order(keys: list, preemptible: list) -> list:
+    """Return the indices of the nodes in problem order (see :func:`sort_nodes`)."""
     try:
-        return [k for k, _ in sorted(nodes.items(), key=lambda kv: (bool(kv[1].preemptible), _key_order(kv[0])))]
+        return sorted(range(len(keys)), key=lambda i: (bool(preemptible[i]), _key_order(keys[i])))
     except TypeError as exc:
         raise ValueError(f"node keys must be mutually comparable to order the nodes: {exc}") from exc
 
 
-def _job_order(jobs: dict, base_allocations: dict) -> tuple[list, dict]:
-    pinned = {k: _is_pinned(job, base_allocations.get(k)) for k, job in jobs.items()}
-    # Pinned jobs first (their allocation is fixed and takes resources first), then fewer
-    # min_replicas (so guarantees do not starve the cluster), then FIFO by creation time.
-    keys = sorted(jobs, key=lambda k: (not pinned[k], jobs[k].min_replicas, jobs[k].creation_timestamp))
-    return keys, pinned
+def _job_order(pinned: list, min_rep: list, creation: list) -> list:
+    """Return the indices of the jobs in problem order.
+
+    Pinned jobs first (their allocation is fixed and takes resources first), then fewer
+    min_replicas (so guarantees do not starve the cluster), then FIFO by creation time; ties
+    keep the caller's order.
+    """
+    return sorted(range(len(pinned)), key=lambda j: (not pinned[j], min_rep[j], creation[j]))
 
 
-def _call_generic(fn, key, n, r):
-    """Evaluate an arbitrary speedup callable on arrays, falling back to scalars."""
-    try:
-        out = np.asarray(fn(n, r), dtype=np.float64)
-        if out.shape != n.shape:
-            out = np.broadcast_to(out, n.shape).astype(np.float64)
-    except Exception:  # callables that only take scalars
-        try:
-            out = np.array([float(fn(int(a), int(b))) for a, b in zip(n, r, strict=False)], dtype=np.float64)
-        except Exception as exc:
-            raise InvalidJobError(key, f"speedup_fn of job {key!r} failed: {exc}") from exc
-    return out
+class RoundRecords(NamedTuple):
+    """One round's jobs and nodes as plain records: the trusted entry's input.
 
+    What a caller that already holds its jobs and nodes as lists or arrays (a simulator) hands
+    to :func:`problem_from_records`, in its own order (the problem's order is derived from
+    these fields exactly as :func:`build_problem` derives it from dicts). ``J`` jobs, ``N``
+    nodes, ``R`` resource types. Nothing is validated: every field must already be what
+    :class:`JobInfo`/:class:`NodeInfo` and :func:`build_problem` accept.
 
-def _check_values(key, values) -> None:
-    if not np.all(np.isfinite(values)):
-        raise InvalidJobError(key, f"speedup_fn of job {key!r} returned NaN or inf")
-    if np.any(values < 0):
-        raise InvalidJobError(key, f"speedup_fn of job {key!r} returned a negative speedup")
-
-
-def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) -> np.ndarray:
-    """Stack per-job speedup tables into ``float64[J, K + 1, Rmax + 1]``.
-
-    A fastsched SpeedupFunction (``is_tabulated``) is read from its ``[2, R]`` table (single
-    vs multi node); ``K = 2`` unless some job has another callable, which is evaluated once per
-    distinct function object over every ``(nodes, replicas)`` pair it can meet.
+    Attributes
+    ----------
+    job_keys : list
+        Job keys, ``J`` distinct.
+    speedup_fns : list
+        Each job's ``speedup_fn``.
+    creation : list
+        Each job's ``creation_timestamp``.
+    min_rep, max_rep : list of int
+        Replica bounds, ``0 <= min_rep <= max_rep``, ``max_rep >= 1``.
+    preemptible : list of bool
+    penalty : float64[J] or None
+        Per-job restart penalties (NaN: the policy's), or ``None`` when no job has one.
+    rtypes : list of str
+        Resource types (the columns of ``job_res``/``node_res``/``template_res``), sorted.
+    job_res : int64[J, R]
+        Resources per replica.
+    node_keys : list
+        Node keys, ``N`` distinct.
+    node_preemptible : list of bool
+    node_res : int64[N, R]
+    template_res : int64[R] or None
+        Resources of the node template (``None``: no placeholders).
+    base_allocations : dict
+        Job key → list of node keys (one per replica), within each job's ``max_rep`` and
+        each node's resources.
 
     Examples
     --------
     >>> import numpy as np
-    >>> t = speedup_tables([lambda n, r: r / n], ["job"], np.array([3]), num_nodes=2)
-    >>> t.shape
-    (1, 3, 4)
-    >>> t[0, 1].tolist(), t[0, 2].tolist()
-    ([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.5])
+    >>> rec = RoundRecords(["a"], [lambda n, r: r], [0], [0], [4], [True], None, ["gpu"],
+    ...                    np.ones((1, 1), np.int64), ["n0"], [False], np.array([[4]]), None, {})
+    >>> problem_from_records(rec).max_rep.tolist()
+    [4]
     """
-    njobs = len(fns)
-    rmax = int(max_reps.max()) if njobs else 0
-    kmax = 2
-    generic = [getattr(fn, "is_tabulated", False) is not True for fn in fns]
-    for j in range(njobs):
-        if generic[j]:
-            kmax = max(kmax, min(int(max_reps[j]), num_nodes))
-    nbytes = 8 * njobs * (kmax + 1) * (rmax + 1)
-    if nbytes > MAX_TABLE_BYTES:
-        # Blame the job that makes the tables largest: a callable's node-count axis, if any.
-        span = [min(int(max_reps[j]), num_nodes) if generic[j] else 0 for j in range(njobs)]
-        j = int(np.argmax(span)) if kmax > 2 else int(np.argmax(max_reps))
-        raise InvalidJobError(
-            keys[j],
-            f"the speedup tables of this round would take {nbytes / 2**30:.3g} GiB (more than MAX_TABLE_BYTES = "
-            f"{MAX_TABLE_BYTES / 2**30:g} GiB): job {keys[j]!r} can take up to {int(max_reps[j])} replicas; "
-            "lower its max_replicas (or give it a SpeedupFunction, tabulated by replicas only)",
-        )
-    table = np.zeros((njobs, kmax + 1, rmax + 1), dtype=np.float64)
-    # Every job's missing table range in one launch when that runs on the GPU (a no-op on the
-    # CPU, where each table fills lazily below).
-    SpeedupFunction.fill_tables([fn for fn, g in zip(fns, generic, strict=True) if not g], rmax)
-    # Deduplicate by function object: jobs often share one (same model, same hints).
-    groups: dict = {}
-    for j, fn in enumerate(fns):
-        groups.setdefault(id(fn), []).append(j)
-    for members in groups.values():
-        fn = fns[members[0]]
-        m = int(max(max_reps[j] for j in members))
-        if m == 0:
-            continue
-        key = keys[members[0]]
-        if not generic[members[0]]:
-            t = np.asarray(fn.table(m))[:, : m + 1]
-            _check_values(key, t)
-            for j in members:
-                mj = int(max_reps[j]) + 1
-                table[j, 1, :mj] = t[0, :mj]
-                table[j, 2:, :mj] = t[1, :mj]
-        else:
-            kk = min(m, num_nodes)
-            r_idx, n_idx = np.meshgrid(np.arange(1, m + 1), np.arange(1, kk + 1), indexing="ij")
-            ok = n_idx <= r_idx
-            n_arr = n_idx[ok].astype(np.int64)
-            r_arr = r_idx[ok].astype(np.int64)
-            vals = _call_generic(fn, key, n_arr, r_arr)
-            _check_values(key, vals)
-            sub = np.zeros((kmax + 1, m + 1), dtype=np.float64)
-            sub[n_arr, r_arr] = vals
-            if kk < kmax:  # Node counts beyond what this job can meet: copy the last one.
-                sub[kk + 1 :, :] = sub[kk, :]
-            for j in members:
-                mj = int(max_reps[j]) + 1
-                table[j, :, :mj] = sub[:, :mj]
-    return table
+
+    job_keys: list
+    speedup_fns: list
+    creation: list
+    min_rep: list
+    max_rep: list
+    preemptible: list
+    penalty: np.ndarray | None
+    rtypes: list
+    job_res: np.ndarray
+    node_keys: list
+    node_preemptible: list
+    node_res: np.ndarray
+    template_res: np.ndarray | None
+    base_allocations: dict
 
 
 def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template, on_invalid_job="raise") -> Problem:
@@ -316,6 +299,7 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
     """
     if on_invalid_job not in ("raise", "skip"):
         raise ValueError(f"on_invalid_job must be 'raise' or 'skip', got {on_invalid_job!r}")
+    given = {"keys": list(jobs) if isinstance(jobs, dict) else [], "base_allocations": base_allocations}
     skipped: dict = {}
     kept: dict = {}
     while True:
@@ -328,7 +312,7 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
             if _is_pinned(job, base_allocations.get(exc.key)):
                 # Non-preemptible jobs keep their allocation (AdaptDL's contract): left out of
                 # the search, their replicas stay where they are and keep their resources.
-                nodes = _reserve(nodes, exc, job, list(base_allocations[exc.key]))
+                nodes = reserve(nodes, exc, job, list(base_allocations[exc.key]))
                 kept[exc.key] = list(base_allocations[exc.key])
                 base_allocations = {k: v for k, v in base_allocations.items() if k != exc.key}
                 LOG.warning("non-preemptible job %r kept as it is, out of this round's search: %s", exc.key, exc)
@@ -337,56 +321,21 @@ def build_problem(jobs: dict, nodes: dict, base_allocations: dict, node_template
             skipped[exc.key] = str(exc)
             jobs = {k: v for k, v in jobs.items() if k != exc.key}
             continue
-        prob.meta["skipped"] = skipped
-        prob.meta["kept"] = kept
+        prob.meta.update(given, skipped=skipped, kept=kept)
         return prob
 
 
 def _is_pinned(job, alloc) -> bool:
     """Whether ``job`` is non-preemptible and already has an allocation (kept as it is)."""
-    return (not getattr(job, "preemptible", True)) and bool(alloc) and not isinstance(alloc, (str, bytes))
+    return (not getattr(job, "preemptible", True)) and _has_allocation(alloc)
 
 
-class _ReducedNode:
-    """A node less the resources of a kept job's replicas (what the search may still use)."""
-
-    __slots__ = ("resources", "preemptible")
-
-    def __init__(self, resources: dict, preemptible):
-        self.resources = resources
-        self.preemptible = preemptible
+def _has_allocation(alloc) -> bool:
+    return bool(alloc) and not isinstance(alloc, (str, bytes))
 
 
-def _reserve(nodes: dict, exc: InvalidJobError, job, alloc: list) -> dict:
-    """``nodes`` less what ``job``'s replicas in ``alloc`` use.
-
-    Raises ``exc`` (the job's own error) when its request cannot be read, and a ``ValueError``
-    when the allocation does not fit (as for any base allocation).
-    """
-    try:
-        res = job.resources
-        need = {rt: _check_count(f"jobs[{exc.key!r}].resources[{rt!r}]", v) for rt, v in res.items()}
-    except (AttributeError, TypeError, ValueError):
-        raise exc from None
-    out = dict(nodes)
-    for nk in alloc:
-        if nk not in nodes:
-            raise ValueError(f"base_allocations[{exc.key!r}] names unknown node {nk!r}")
-        node = out[nk]
-        _check_info("nodes", nk, node, ("resources", "preemptible"))
-        have = dict(node.resources)
-        for rt, amount in need.items():
-            left = _check_count(f"nodes[{nk!r}].resources[{rt!r}]", have.get(rt, 0)) - amount
-            if left < 0:
-                raise ValueError(
-                    f"base_allocations[{exc.key!r}] use more of resource {rt!r} on node {nk!r} than it has"
-                )
-            have[rt] = left
-        out[nk] = _ReducedNode(have, node.preemptible)
-    return out
-
-
-def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
+def _validate(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> None:
+    """Check one round's dicts field by field (the caller's boundary; see :func:`build_problem`)."""
     for name, d in (("jobs", jobs), ("nodes", nodes), ("base_allocations", base_allocations)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict, got {type(d).__name__}")
@@ -402,23 +351,100 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
             _check_count(f"node_template.resources[{rk!r}]", rv)
     _check_base(jobs, nodes, base_allocations)
 
-    job_keys, pinned_of = _job_order(jobs, base_allocations)
-    node_keys = sort_nodes(nodes)
-    num_real = len(node_keys)
-    num_ph = num_real if node_template is not None else 0
-    node_infos = [nodes[k] for k in node_keys] + [node_template] * num_ph
-    job_infos = [jobs[k] for k in job_keys]
-    rtypes = sorted(set().union(*(set(j.resources) for j in job_infos))) if job_infos else []
-    njobs, nres, n2 = len(job_infos), len(rtypes), len(node_infos)
 
-    job_res = np.zeros((njobs, nres), dtype=np.int64)
-    for j, job in enumerate(job_infos):
-        for r, rt in enumerate(rtypes):
-            job_res[j, r] = int(job.resources.get(rt, 0))
-    node_res = np.zeros((n2, nres), dtype=np.int64)
-    for n, node in enumerate(node_infos):
-        for r, rt in enumerate(rtypes):
-            node_res[n, r] = int(node.resources.get(rt, 0))
+def _records(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> RoundRecords:
+    """Turn validated dicts into :class:`RoundRecords` (resource types: those some job lists)."""
+    infos = list(jobs.values())
+    rtypes = sorted(set().union(*(set(j.resources) for j in infos))) if infos else []
+
+    def res(objs) -> np.ndarray:
+        out = np.zeros((len(objs), len(rtypes)), dtype=np.int64)
+        for i, obj in enumerate(objs):
+            for r, rt in enumerate(rtypes):
+                out[i, r] = int(obj.resources.get(rt, 0))
+        return out
+
+    # AdaptDL's JobInfo has no restart_penalty: getattr keeps duck-typed inputs working.
+    pens = [getattr(j, "restart_penalty", None) for j in infos]
+    penalty = None
+    if any(x is not None for x in pens):
+        penalty = np.array([np.nan if x is None else float(x) for x in pens], dtype=np.float64)
+    return RoundRecords(
+        job_keys=list(jobs),
+        speedup_fns=[j.speedup_fn for j in infos],
+        creation=[j.creation_timestamp for j in infos],
+        min_rep=[j.min_replicas for j in infos],
+        max_rep=[j.max_replicas for j in infos],
+        preemptible=[getattr(j, "preemptible", True) for j in infos],
+        penalty=penalty,
+        rtypes=rtypes,
+        job_res=res(infos),
+        node_keys=list(nodes),
+        node_preemptible=[n.preemptible for n in nodes.values()],
+        node_res=res(list(nodes.values())),
+        template_res=None if node_template is None else res([node_template])[0],
+        base_allocations=base_allocations,
+    )
+
+
+def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Problem:
+    _validate(jobs, nodes, base_allocations, node_template)
+    return problem_from_records(_records(jobs, nodes, base_allocations, node_template))
+
+
+def problem_from_records(rec: RoundRecords) -> Problem:
+    """Convert one round's records to a :class:`Problem` (trusted: nothing is validated).
+
+    The array-level way into the policy for a caller that already holds its jobs and nodes as
+    records: with :meth:`fastsched.policy.PolluxPolicy.optimize_problem` it skips the
+    ``JobInfo``/``NodeInfo`` dicts and their checks. For records of valid inputs the problem
+    is the one :func:`build_problem` returns for the same jobs and nodes, bit for bit.
+
+    Raises
+    ------
+    InvalidJobError
+        For a job that can never be placed, as :func:`build_problem` with
+        ``on_invalid_job="raise"`` (a resource no node has, no request, a failing speedup
+        function, oversized tables).
+    ValueError
+        A node that would hold more than ``MAX_NODE_REPLICAS`` replicas of one job, node keys
+        that cannot be ordered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsched.policy import JobInfo, NodeInfo
+    >>> speedup = lambda n, r: r
+    >>> rec = RoundRecords(["b", "a"], [speedup, speedup], [1, 0], [0, 0], [4, 2], [True, True], None,
+    ...                    ["gpu"], np.array([[2], [1]]), ["n0"], [False], np.array([[4]]), None, {"a": ["n0"]})
+    >>> prob = problem_from_records(rec)
+    >>> prob.job_keys, prob.max_rep.tolist()
+    (['a', 'b'], [2, 2])
+    >>> jobs = {"b": JobInfo({"gpu": 2}, speedup, 1, 0, 4), "a": JobInfo({"gpu": 1}, speedup, 0, 0, 2)}
+    >>> same = build_problem(jobs, {"n0": NodeInfo({"gpu": 4}, False)}, {"a": ["n0"]}, None)
+    >>> bool(np.array_equal(same.table, prob.table)) and same.job_keys == prob.job_keys
+    True
+    """
+    base_allocations = rec.base_allocations
+    pinned_in = [
+        not rec.preemptible[j] and _has_allocation(base_allocations.get(k)) for j, k in enumerate(rec.job_keys)
+    ]
+    order = _job_order(pinned_in, rec.min_rep, rec.creation)
+    job_keys = [rec.job_keys[j] for j in order]
+    node_keys = [rec.node_keys[i] for i in _node_order(rec.node_keys, rec.node_preemptible)]
+    num_real = len(node_keys)
+    rtypes = list(rec.rtypes)
+    njobs, nres = len(job_keys), len(rtypes)
+    index = np.array(order, dtype=np.intp)
+    job_res = np.asarray(rec.job_res, dtype=np.int64).reshape(len(rec.job_keys), nres)[index]
+    node_pos = {k: i for i, k in enumerate(rec.node_keys)}
+    node_res = np.asarray(rec.node_res, dtype=np.int64).reshape(num_real, nres)
+    node_res = node_res[np.array([node_pos[k] for k in node_keys], dtype=np.intp)]
+    if rec.template_res is not None:
+        template = np.asarray(rec.template_res, dtype=np.int64).reshape(1, nres)
+        node_res = np.concatenate([node_res, np.repeat(template, num_real, axis=0)])
+    n2 = node_res.shape[0]
+    pinned = np.array([pinned_in[j] for j in order], dtype=np.bool_)
 
     total = node_res.sum(axis=0).astype(np.float64)
     for r, rt in enumerate(rtypes):
@@ -432,7 +458,7 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
     # table by its max_replicas, up to 2**53): reject it rather than allocate without bound.
     # A pinned job keeps its allocation whatever it requests, so only a free job is refused.
     for j in range(njobs):
-        if not np.any(job_res[j] > 0) and not pinned_of[job_keys[j]]:
+        if not np.any(job_res[j] > 0) and not pinned[j]:
             raise InvalidJobError(
                 job_keys[j],
                 f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}",
@@ -447,16 +473,15 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
     # the genome, so a node's fit is checked against MAX_NODE_REPLICAS first.
     requesting = job_res.any(axis=1) if nres else np.zeros(njobs, dtype=np.bool_)
     capacity = _capacity(job_res, node_res, requesting, job_keys, node_keys, rtypes)
-    max_rep = np.array([j.max_replicas for j in job_infos], dtype=np.int64)
-    min_rep = np.array([j.min_replicas for j in job_infos], dtype=np.int64)
+    max_rep = np.array([rec.max_rep[j] for j in order], dtype=np.int64)
+    min_rep = np.array([rec.min_rep[j] for j in order], dtype=np.int64)
     max_rep = np.minimum(max_rep, capacity)
 
-    # Base allocation entries (sorted by node index) and pinned mask.
+    # Base allocation entries (sorted by node index).
     node_index = {k: i for i, k in enumerate(node_keys)}
     base_off = np.zeros(njobs + 1, dtype=np.int64)
     bnodes: list = []
     bcnts: list = []
-    pinned = np.zeros(njobs, dtype=np.bool_)
     base_reps = np.zeros(njobs, dtype=np.int64)
     for j, k in enumerate(job_keys):
         alloc = base_allocations.get(k) or []
@@ -469,7 +494,6 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
             bcnts.append(cnt[i])
         base_reps[j] = len(alloc)
         base_off[j + 1] = len(bnodes)
-        pinned[j] = pinned_of[k]
     base_node = np.array(bnodes, dtype=np.int32)
     base_cnt = np.array(bcnts, dtype=np.int32)
     # A job that requests nothing is pinned (checked above): its replica count is its base's.
@@ -478,12 +502,8 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
     table_rep = max_rep.copy()
     table_rep[pinned] = np.maximum(table_rep[pinned], base_reps[pinned])
 
-    table = speedup_tables([j.speedup_fn for j in job_infos], job_keys, table_rep, n2)
-    # AdaptDL's JobInfo has no restart_penalty: getattr keeps duck-typed inputs working.
-    pens = [getattr(j, "restart_penalty", None) for j in job_infos]
-    penalty = None
-    if any(x is not None for x in pens):
-        penalty = np.array([np.nan if x is None else float(x) for x in pens], dtype=np.float64)
+    table = speedup_tables([rec.speedup_fns[j] for j in order], job_keys, table_rep, n2)
+    penalty = None if rec.penalty is None else np.asarray(rec.penalty, dtype=np.float64)[index]
     return Problem(
         job_keys=job_keys,
         node_keys=node_keys,
@@ -500,6 +520,7 @@ def _build(jobs: dict, nodes: dict, base_allocations: dict, node_template) -> Pr
         scale=scale,
         table=np.ascontiguousarray(table),
         penalty=penalty,
+        meta={"keys": list(rec.job_keys), "base_allocations": base_allocations},
     )
 
 
@@ -532,43 +553,3 @@ def _capacity(job_res, node_res, requesting, job_keys, node_keys, rtypes) -> np.
             )
         capacity += fit * counts[s]
     return capacity
-
-
-def allocation_objective(prob: Problem, allocations: dict, restart_penalty: float = 0.1) -> float:
-    """First objective (sum of scaled speedups, higher is better) of an allocation dict.
-
-    Uses the same table, scale and restart penalty as the genetic search (per-job penalties
-    of ``prob.penalty`` where set); ``allocations`` maps job keys to lists of real node keys.
-    Plain Python: for tests and reports.
-
-    Examples
-    --------
-    Job ``b`` starts on ``n1`` (it has no base allocation), so its term pays the restart penalty:
-
-    >>> from fastsched.policy import JobInfo, NodeInfo
-    >>> nodes = {"n0": NodeInfo({"gpu": 4}, False), "n1": NodeInfo({"gpu": 4}, False)}
-    >>> jobs = {"a": JobInfo({"gpu": 1}, lambda n, r: r, 0, 0, 4),
-    ...         "b": JobInfo({"gpu": 2}, lambda n, r: r, 1, 1, 2)}
-    >>> prob = build_problem(jobs, nodes, {"a": ["n0", "n0"]}, None)
-    >>> prob.scale.tolist()
-    [0.25, 0.5]
-    >>> round(allocation_objective(prob, {"a": ["n0", "n0"], "b": ["n1"]}, restart_penalty=0.1), 6)
-    0.95
-    """
-    pen = prob.penalties(restart_penalty)
-    node_index = {k: i for i, k in enumerate(prob.node_keys)}
-    kmax = prob.table.shape[1] - 1
-    total = 0.0
-    for j, key in enumerate(prob.job_keys):
-        counts: dict = {}
-        for nk in allocations.get(key, []) or []:
-            counts[node_index[nk]] = counts.get(node_index[nk], 0) + 1
-        reps = sum(counts.values())
-        if reps == 0:
-            continue
-        base = {int(prob.base_node[q]): int(prob.base_cnt[q]) for q in range(prob.base_off[j], prob.base_off[j + 1])}
-        v = prob.table[j, min(len(counts), kmax), reps] * prob.scale[j]
-        if counts != base:
-            v *= 1.0 - pen[j]
-        total += v
-    return float(total)

@@ -62,7 +62,9 @@ def run(args) -> int:
 
     from fastsched.catalog import gpus as gcat
     from fastsched.catalog.models import check_model, load_model_spec, model_spec
-    from fastsched.sim.oracle import OracleApplication, calibrate_from_traces, write_profile
+
+    # The catalogue's profile writer needs numpy only: no simulator, no numba.
+    from fastsched.catalog.profile import calibrate_from_traces, oracle_type, priced, write_profile
 
     catalog = gcat.with_types(args.gpu_types) if args.gpu_types else None
     model = load_model_spec(args.model) if args.model.endswith(".json") or os.sep in args.model else None
@@ -97,12 +99,12 @@ def run(args) -> int:
         print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")
         for t, n in zip(types, names, strict=True):
             g = gcat.gpu_type(t, catalog)
-            app = OracleApplication(model, g, efficiency=effs.get(n))
+            app = oracle_type(model, g, efficiency=effs.get(n))
             try:  # one GPU at its largest batch; a model too large for one GPU: one node, one sample each
-                step, _ = app.throughput((1,), app.max_local_bsz)
+                step, _ = priced(app, (1,), app.max_local_bsz)
                 rate = app.max_local_bsz / step
             except ValueError:
-                step, _ = app.throughput((g.gpus_per_node,), 1)
+                step, _ = priced(app, (g.gpus_per_node,), 1)
                 rate = 1.0 / step
             src = " (fit)" if args.calibrate and n in effs else ""
             print(

@@ -21,7 +21,8 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
     return fixed + volume / (bandwidth * 1e9 * link_eff) + 2 * (n - 1) * latency
 
 
-def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0):
+def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0,
+            floor=0.0):  # fmt: skip
     winograd = model.winograd_share
     # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
     flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b
@@ -37,4 +38,5 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     grad = model.grad_bytes_per_param * model.parameters
     ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)
     exposed = max(ar * min(1.0, bucket / grad), ar - overlap * backward_s)
-    return math.hypot(host_s, gpu_s) + exposed, exposed
+    # host launches, the machine's per-step floor and the GPU overlap partly: their 2-norm
+    return math.sqrt(host_s**2 + floor**2 + gpu_s**2) + exposed, exposed

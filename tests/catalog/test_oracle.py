@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.catalog import GPUS, calibrate, gpu_type, max_local_bsz, model_spec, step_time
+from fastsched.catalog import GPUS, calibrate, calibrate_floors, gpu_type, max_local_bsz, model_spec, step_time
 from fastsched.catalog import oracle as O
 from fastsched.catalog.models import STUDY_MODELS, load_model_spec
 from tests.catalog import naive
@@ -25,11 +25,13 @@ placements = st.lists(st.integers(0, 8), min_size=1, max_size=5).filter(lambda p
     st.integers(1, 4096),
     st.floats(0.05, 2.0),
     st.floats(0.02, 1.0),
+    st.one_of(st.just(0.0), st.floats(1e-4, 0.5)),
 )
-def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link):
-    got = step_time(model, gpu, placement, b, efficiency=eff, link_efficiency=link)
+def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link, floor):
+    got = step_time(model, gpu, placement, b, efficiency=eff, link_efficiency=link, floor_s=floor)
     want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL,
-                         overlap=O.OVERLAP, fixed=O.ALLREDUCE_FIXED_S, passes=O.ACTIVATION_PASSES)  # fmt: skip
+                         overlap=O.OVERLAP, fixed=O.ALLREDUCE_FIXED_S, passes=O.ACTIVATION_PASSES,
+                         floor=floor)  # fmt: skip
     assert got.step == pytest.approx(want[0], rel=1e-12) and got.sync == pytest.approx(want[1], rel=1e-12, abs=1e-15)
 
 
@@ -64,6 +66,34 @@ def test_calibrate_recovers_the_efficiency():
         calibrate("bert", "t4", [])
     with pytest.raises(ValueError, match="positive"):
         calibrate("bert", "t4", [((1,), 4, -1.0)])
+
+
+def test_calibrate_floors_recovers_each_floor_and_the_shared_efficiency():
+    truth = {"t4": 0.0, "v100": 0.09, "a100-40gb": 0.02}
+    rows = {
+        t: [((c,) * k, b, step_time("cifar10", t, (c,) * k, b, efficiency=0.55, floor_s=f).step)
+            for k in (1, 2) for c in (1, 4) for b in (32, 128, 1024)]
+        for t, f in truth.items()
+    }  # fmt: skip
+    c = calibrate_floors("cifar10", rows)
+    assert set(c.efficiencies) == set(c.floors) == set(truth)
+    assert all(e == pytest.approx(0.55, rel=2e-3) for e in c.efficiencies.values())
+    for t, f in truth.items():
+        assert c.floors[t] == pytest.approx(f, rel=1e-2, abs=2e-3)  # a floor far below the step barely shows
+    # Given the efficiency, only the floors are fitted.
+    fixed = calibrate_floors("cifar10", rows, efficiency=0.55)
+    assert fixed.efficiencies["t4"] == 0.55 and fixed.floors["v100"] == pytest.approx(0.09, rel=1e-3)
+    with pytest.raises(ValueError, match="rows_by_type"):
+        calibrate_floors("cifar10", {})
+
+
+def test_a_floor_lengthens_short_steps_more_than_long_ones():
+    short0, short1 = (step_time("ncf", "v100", (1,), 32, floor_s=f).step for f in (0.0, 0.09))
+    long0, long1 = (step_time("bert", "v100", (1,), 32, floor_s=f).step for f in (0.0, 0.09))
+    assert short1 / short0 > long1 / long0 > 1.0
+    assert step_time("ncf", "v100", (8,), 32, floor_s=0.09).sync == step_time("ncf", "v100", (8,), 32).sync
+    with pytest.raises(ValueError, match="floor_s"):
+        step_time("ncf", "v100", (1,), 32, floor_s=-1.0)
 
 
 def test_max_local_bsz_is_the_memory_limit():

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import fastsched.cuda as fc
+from fastsched.goodput import GoodputParams
 from tests.policy import naive
 
 #: Few threads per block so that even small test grids span several blocks (and the
@@ -32,6 +33,16 @@ def rel_close(got, want, rtol=1e-12):
     want = np.asarray(want, dtype=np.float64)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0.0)
+
+
+def model_params(perf, sqr, var, init, max_bsz=None, lo=1.0, hi=None, acc=False) -> GoodputParams:
+    """A GoodputParams of one model typed as the faces type it (read-only perf, floats, a bool)."""
+    perf = np.array(perf, dtype=np.float64)
+    perf.flags.writeable = False
+    max_bsz = float(init if max_bsz is None else max_bsz)
+    return GoodputParams(
+        perf, float(sqr), float(var), float(init), max_bsz, float(lo), float(max_bsz if hi is None else hi), bool(acc)
+    )
 
 
 def random_perf(rng) -> np.ndarray:

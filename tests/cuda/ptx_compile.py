@@ -41,6 +41,7 @@ os.environ.setdefault("CUDA_HOME", os.path.dirname(os.path.dirname(os.path.dirna
 from fastsched.cuda import _batch_kernels as BK  # noqa: E402
 from fastsched.cuda import _fitness_kernels as FK  # noqa: E402
 from fastsched.cuda import _goodput_kernels as GK  # noqa: E402
+from fastsched.goodput import GoodputParams  # noqa: E402
 
 f8, i8, b1 = types.float64, types.int64, types.boolean
 v = types.void
@@ -54,47 +55,32 @@ def anyarr(t):
     return types.Array(t, 1, "A")
 
 
+# One model (the launchers' device_params) and J models, as GoodputParams bundles.
+P1 = types.NamedTuple([arr(f8), f8, f8, f8, f8, f8, f8, b1], GoodputParams)
+P8 = types.NamedTuple([arr(f8, 2), *[arr(f8)] * 6, arr(b1)], GoodputParams)
 SIGS = {
     "elementwise_kernel": [
-        v(arr(f8), f8, f8, f8, *[arr(i8)] * 4, b1, arr(f8)),
-        v(arr(f8), f8, f8, f8, *[arr(types.float32)] * 4, b1, arr(f8)),
+        v(P1, *[arr(i8)] * 4, b1, arr(f8)),
+        v(P1, *[arr(types.float32)] * 4, b1, arr(f8)),
     ],
     "checked_elementwise_kernel": [
-        v(arr(f8), f8, f8, f8, *[arr(types.int32)] * 4, b1, arr(f8), arr(i8), i8),
-        v(arr(f8), f8, f8, f8, *[anyarr(f8)] * 4, b1, arr(f8), arr(i8), i8),
+        v(P1, *[arr(types.int32)] * 4, b1, arr(f8), arr(i8), i8),
+        v(P1, *[anyarr(f8)] * 4, b1, arr(f8), arr(i8), i8),
     ],
-    "optimize_keys_kernel": [v(arr(f8), f8, f8, f8, arr(b1), arr(i8), f8, f8, f8, b1, arr(f8), arr(i8), arr(i8))],
+    "optimize_keys_kernel": [v(P1, arr(b1), arr(i8), arr(f8), arr(i8), arr(i8))],
     "checked_optimize_kernel": [
-        v(
-            arr(f8),
-            f8,
-            f8,
-            f8,
-            arr(types.int32),
-            arr(types.int32),
-            f8,
-            f8,
-            f8,
-            b1,
-            b1,
-            b1,
-            arr(f8),
-            arr(i8),
-            arr(i8),
-            arr(i8),
-        )
+        v(P1, arr(types.int32), arr(types.int32), b1, b1, arr(f8), arr(i8), arr(i8), arr(i8)),
     ],
-    "fill_table_kernel": [v(arr(f8), f8, f8, f8, f8, f8, f8, b1, f8, arr(f8, 2), arr(b1, 2), arr(b1), arr(i8))],
+    "fill_table_kernel": [v(P1, f8, arr(f8, 2), arr(b1, 2), arr(b1), arr(i8))],
     "checked_lookup_kernel": [v(arr(f8, 2), arr(i8), arr(f8), b1, b1, arr(f8), arr(i8))],
     "max_kernel": [v(arr(i8), arr(f8))],
     "fill_kernel": [v(arr(i8), i8), v(arr(f8), f8)],
 }
-P8 = (arr(f8, 2), *[arr(f8)] * 6, arr(b1))
 BATCH = {
-    "optimize_kernel": [v(*P8, arr(i8), arr(b1), arr(i8), arr(f8), arr(i8), arr(i8))],
-    "matrix_kernel": [v(*P8, arr(b1), arr(i8), arr(f8, 2), arr(i8, 2), arr(i8, 2))],
-    "tables_kernel": [v(*P8, arr(f8), arr(f8, 3))],
-    "elementwise_kernel": [v(*P8[:4], arr(i8), *[arr(f8)] * 4, b1, arr(f8))],
+    "optimize_kernel": [v(P8, arr(i8), arr(b1), arr(i8), arr(f8), arr(i8), arr(i8))],
+    "matrix_kernel": [v(P8, arr(b1), arr(i8), arr(f8, 2), arr(i8, 2), arr(i8, 2))],
+    "tables_kernel": [v(P8, arr(f8), arr(f8, 3))],
+    "elementwise_kernel": [v(P8, arr(i8), *[arr(f8)] * 4, b1, arr(f8))],
 }
 FITNESS = {
     "evaluate_population_kernel": [

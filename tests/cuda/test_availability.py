@@ -49,7 +49,7 @@ except fc.CudaUnavailableError as exc:
     out["cuda_error"] = str(exc)
     out["is_runtime_error"] = isinstance(exc, RuntimeError)
 try:
-    fc.optimize_keys(None, 0, 0, 1, None, [1], 1, 1, 1, False)
+    fc.optimize_keys(None, None, [1])
     out["entry_error"] = None
 except fc.CudaUnavailableError as exc:
     out["entry_error"] = str(exc)

@@ -192,18 +192,19 @@ def test_streamed_host_paths_equal_cpu(fn):
     cols = _cols(np.random.default_rng(10), 45)
     p = fn.kernel_params
     want = np.empty(45)
-    assert gk.elementwise(*p, *cols, True, want) == gk.OK
+    assert gk.elementwise(p, *cols, True, want) == gk.OK
     got = np.empty(45)
-    assert fc.checked_elementwise(*p, *cols, True, got, chunk=8) == gk.OK
+    assert fc.checked_elementwise(p, *cols, True, got, chunk=8) == gk.OK
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     bad = [c.copy() for c in cols]
     bad[0][37] = bad[1][37] + 1  # an error in a late chunk
     bad[3][40] = -1
-    assert fc.checked_elementwise(*p, *bad, True, got, chunk=8) == gk.elementwise(*p, *bad, True, want)
+    assert fc.checked_elementwise(p, *bad, True, got, chunk=8) == gk.elementwise(p, *bad, True, want)
     multi, reps = cols[0] > 1, cols[1]
     cg, ca, cs = np.empty(45), np.empty(45, np.int64), np.empty(45, np.int64)
-    gk.optimize_keys_kernel(*p, multi, reps, 600.0, 1.0, 64.0, True, cg, ca, cs)
-    gg, ga, gs = fc.optimize_keys(*p, multi, reps, 600.0, 1.0, 64.0, True, chunk=8)
+    p = fn.kernel_params_for(600.0, (1.0, 64.0), accumulation=True)
+    gk.optimize_keys_kernel(p, multi, reps, cg, ca, cs)
+    gg, ga, gs = fc.optimize_keys(p, multi, reps, chunk=8)
     np.testing.assert_allclose(gg, cg, rtol=1e-12, atol=0)
     np.testing.assert_array_equal(ga, ca)
     np.testing.assert_array_equal(gs, cs)

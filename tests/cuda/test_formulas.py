@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import fastsched.cuda as fc
 from fastsched.goodput import GoodputFunction
-from tests.cuda._support import TPB, random_perf, requires_cuda
+from tests.cuda._support import TPB, model_params, random_perf, requires_cuda
 from tests.goodput import naive
 
 pytestmark = [requires_cuda, pytest.mark.cudasim]
@@ -52,7 +52,9 @@ def test_elementwise_matches_naive(seed, grad, with_eff):
     atomic[3:5] = [2**40, 2**52]  # overflow-prone counts (finite results in float64)
     accum = rng.integers(0, 8, n)
     atomic = np.maximum(atomic, np.ceil(init / (replicas * (accum + 1))).astype(np.int64))
-    got = fc.elementwise(perf, *grad, init, nodes, replicas, atomic, accum, with_eff, threads_per_block=TPB)
+    got = fc.elementwise(
+        model_params(perf, *grad, init), nodes, replicas, atomic, accum, with_eff, threads_per_block=TPB
+    )
     for i in range(n):
         args = (int(nodes[i]), float(replicas[i]), float(atomic[i]), float(accum[i]))
         want = naive.goodput(perf, grad, init, *args) if with_eff else naive.throughput(perf, *args)
@@ -74,7 +76,8 @@ def test_grid_search_matches_naive(seed, grad, accumulation, bounds):
     reps[:2] = 1
     multi = rng.random(n) < 0.5
     multi[reps == 1] = False
-    g, a, s = fc.optimize_keys(perf, *grad, init, multi, reps, max_bsz, lo, hi, accumulation, threads_per_block=TPB)
+    params = model_params(perf, *grad, init, max_bsz, lo, hi, accumulation)
+    g, a, s = fc.optimize_keys(params, multi, reps, threads_per_block=TPB)
     for i in range(n):
         nodes = 2 if multi[i] else 1
         wg, wa, ws = naive.optimize_one(perf, grad, init, nodes, int(reps[i]), max_bsz, bsz_range, accumulation)

@@ -12,7 +12,7 @@ from fastsched._jit import parallel_region
 from fastsched.goodput import GoodputFunction, SpeedupFunction, speedup_tables
 from fastsched.goodput import _kernels as gk
 from fastsched.policy import _ga as G
-from tests.cuda._support import TPB, random_perf, random_population, rel_close, requires_cuda
+from tests.cuda._support import TPB, model_params, random_perf, random_population, rel_close, requires_cuda
 
 pytestmark = [requires_cuda, pytest.mark.cudasim]
 
@@ -43,10 +43,11 @@ def test_elementwise_equals_cpu(seed, integral, with_eff):
         cols = [c.astype(np.float64) for c in cols]
         cols[2] = cols[2] + rng.uniform(0.0, 0.9, n)
     want = np.empty(n)
+    params = model_params(perf, sqr, var, init)
     with parallel_region():
-        status = gk.elementwise(perf, sqr, var, init, *cols, with_eff, want)
+        status = gk.elementwise(params, *cols, with_eff, want)
     assert status == gk.OK
-    got = fc.elementwise(perf, sqr, var, init, *cols, with_eff, threads_per_block=TPB)
+    got = fc.elementwise(params, *cols, with_eff, threads_per_block=TPB)
     rel_close(got, want)
 
 
@@ -68,7 +69,7 @@ def test_optimize_keys_equals_cpu(seed, accumulation, bounds):
         lo, hi = 4.0 * max_bsz, 5.0 * max_bsz
     elif bounds == "flat":  # a one-point grid repeated 50 times: exact ties everywhere
         max_bsz = init
-    args = (perf, sqr, var, init, multi, reps, max_bsz, lo, hi, accumulation)
+    args = (model_params(perf, sqr, var, init, max_bsz, lo, hi, accumulation), multi, reps)
     cg, ca, cs = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     with parallel_region():
         gk.optimize_keys_kernel(*args, cg, ca, cs)
@@ -98,7 +99,7 @@ def test_fill_table_equals_cpu(seed, accumulation):
     filled = rng.random((2, width)) < 0.3
     filled[:, 0] = True
     table = np.where(filled, rng.random((2, width)), 0.0)
-    args = (perf, sqr, var, init, init * 8.0, 1.0, init * 8.0, accumulation, 123.0)
+    args = (model_params(perf, sqr, var, init, init * 8.0, 1.0, init * 8.0, accumulation), 123.0)
     t_cpu, f_cpu = table.copy(), filled.copy()
     with parallel_region():
         gk.fill_table_kernel(*args, t_cpu, f_cpu, want_multi, want_rep)
@@ -223,9 +224,9 @@ def test_checked_elementwise_is_a_drop_in():
     cols = [np.ones(n, np.int64), reps, rng.integers(8, 64, n), rng.integers(0, 3, n)]
     want, got = np.empty(n), np.empty(n)
     with parallel_region():
-        assert gk.elementwise(perf, 0.5, 3.0, 8.0, *cols, True, want) == gk.OK
-    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == gk.OK
+        assert gk.elementwise(model_params(perf, 0.5, 3.0, 8.0), *cols, True, want) == gk.OK
+    assert fc.checked_elementwise(model_params(perf, 0.5, 3.0, 8.0), *cols, True, got) == gk.OK
     rel_close(got, want)
     cols[0] = cols[0].copy()
     cols[0][4] = reps[4] + 1  # num_nodes > num_replicas: the CPU's error code, out untouched
-    assert fc.checked_elementwise(perf, 0.5, 3.0, 8.0, *cols, True, got) == gk.BAD_NODES
+    assert fc.checked_elementwise(model_params(perf, 0.5, 3.0, 8.0), *cols, True, got) == gk.BAD_NODES

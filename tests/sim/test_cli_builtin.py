@@ -127,6 +127,7 @@ def test_osdi21_restart_factors_reach_the_policy():
     assert pol.restart_factor(600, young) == 0.0  # more restart time than age: never moved
     assert pol.restart_factor(600, new) == pytest.approx(10 / 40)
     pol.policy = Spy()
+    pol._trusted = False  # the spy reads the JobInfo dicts of the validated entry
     pol.optimize(600, [young, old, new], {"n0": 4, "n1": 4}, {"old": ["n0"]})
     jobs = seen["jobs"]
     assert seen["template"] is None
@@ -136,6 +137,7 @@ def test_osdi21_restart_factors_reach_the_policy():
     # The default osdi21 variant: one penalty per round, placeholders, no per-job values.
     pol = PolluxSimPolicy("osdi21", seed=1)
     pol.policy = Spy()
+    pol._trusted = False  # the spy reads the JobInfo dicts of the validated entry
     pol.optimize(600, [young, old, new], {"n0": 4, "n1": 4}, {"old": ["n0"]})
     assert seen["template"] is not None
     assert all(j.restart_penalty is None for j in seen["jobs"].values())

@@ -8,7 +8,13 @@ import pytest
 from fastsched.catalog import model_spec, step_time
 from fastsched.cli import main
 from fastsched.sim.hetero import HeteroApplication, load_hetero_applications
-from fastsched.sim.oracle import OracleApplication, calibrate_from_traces, oracle_applications, write_profile
+from fastsched.sim.oracle import (
+    OracleApplication,
+    calibrate_floors_from_traces,
+    calibrate_from_traces,
+    oracle_applications,
+    write_profile,
+)
 from fastsched.sim.traces import Application, TraceApplication
 
 
@@ -189,6 +195,22 @@ def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
     )
 
 
+def test_floors_reach_the_applications_and_the_profiles_and_are_fitted_back(tmp_path):
+    plain = oracle_applications(["ncf"], ["v100"])["ncf"].apps["v100"]
+    slow = oracle_applications(["ncf"], ["v100"], floors={"azure": 0.09})["ncf"].apps["v100"]  # by trace name
+    assert slow.throughput((1,), 64)[0] > 0.09 > plain.throughput((1,), 64)[0]
+    write_profile("cifar10", ["t4", "v100"], tmp_path, efficiencies={"aws": 0.5, "azure": 0.5}, floors={"v100": 0.07})
+    trace = TraceApplication(tmp_path / "cifar10", gpu_type="azure")
+    b = trace.min_local_bsz
+    assert trace.throughput((1,), b) == pytest.approx(
+        OracleApplication("cifar10", "v100", efficiency=0.5, floor=0.07).throughput((1,), b)
+    )
+    c = calibrate_floors_from_traces(tmp_path / "cifar10", ["t4", "v100", "rtx2080ti"])  # rtx: no file
+    assert set(c.floors) == {"aws", "azure"}
+    assert c.efficiencies["aws"] == c.efficiencies["azure"] == pytest.approx(0.5, rel=2e-3)
+    assert c.floors["azure"] == pytest.approx(0.07, rel=1e-2) and c.floors["aws"] < 2e-3
+
+
 def test_profile_follows_the_output_policy(tmp_path):
     # A second profile into the same folder refuses without --force and leaves the first whole;
     # the calibration traces are an input and are never written over, even with --force.
@@ -208,3 +230,20 @@ def test_profile_follows_the_output_policy(tmp_path):
         write_profile("ncf", ["t4"], tmp_path, force=True, inputs=[calib])
     assert main([*argv, "--force", "--calibrate", str(calib)]) == 2
     assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == []
+
+
+def test_the_profile_command_loads_neither_numba_nor_the_simulator(tmp_path):
+    # Issue 23's speed floor (12 types <= 2 s): the command's work is numpy; a process that
+    # imported numba and the simulator spent most of its time on that.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from fastsched.cli import main; "
+        "main(['profile', 'cifar10', '--gpu', 't4,h100', '--output', sys.argv[1], '-q']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'scipy') "
+        "or m.startswith(('fastsched.sim.oracle', 'fastsched.sim.hetero', 'fastsched.goodput.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert (tmp_path / "cifar10" / "placements-h100.csv").is_file()

@@ -51,6 +51,7 @@ def test_rebased_speedups_are_reused_only_while_model_and_share_hold():
 
     pol = make_policy("pollux", seed=0, **PRESETS["osdi21"]["pollux"])
     pol.policy = Spy()
+    pol._trusted = False  # the spy reads the JobInfo dicts of the validated entry
     fa, fb = _speedup(0.05), _speedup(0.08)
     a, b = _job("a", fa), _job("b", fb)
     nodes = {0: 4, 1: 4}

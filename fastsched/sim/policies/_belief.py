@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fastsched.goodput._types import GoodputParams
+
 __all__ = ["GoodputSource", "bootstrap_nodes", "goodput_source"]
 
 
@@ -36,13 +38,10 @@ class GoodputSource(NamedTuple):
 
     Attributes
     ----------
-    perf : PerfParams
-        Fitted on ``gpu_type``'s observations.
-    grad_sqr, grad_var : float
-        The job's gradient statistics (hardware-independent).
-    init_batch_size : float
-    bounds : tuple of float
-        ``(max batch size, min per-GPU batch, max per-GPU batch)`` on ``gpu_type``.
+    params : GoodputParams
+        The model as the kernels take it: ``perf`` fitted on ``gpu_type``'s observations, the
+        job's gradient statistics (hardware-independent) and initial batch size, and the grid
+        search on ``gpu_type`` (max batch size, min and max per-GPU batch; with accumulation).
     gpu_type : str or None
         The type whose fit is used (``None``: the merged fit of an unaware job).
     ratio : float
@@ -62,11 +61,7 @@ class GoodputSource(NamedTuple):
     ('a', 1.0)
     """
 
-    perf: tuple
-    grad_sqr: float
-    grad_var: float
-    init_batch_size: float
-    bounds: tuple
+    params: GoodputParams
     gpu_type: str | None
     ratio: float
 
@@ -107,15 +102,20 @@ def goodput_source(job, gpu_type, fits=None):
                 app = job.application
                 max_bsz = app.max_batch_size if job.target_batch_size is None else job.target_batch_size
                 sqr, var = job.grad_params
-                hit = fits[src] = (
-                    tuple(job.perf_params),
+                perf = np.array(job.perf_params, dtype=np.float64)
+                perf.flags.writeable = False
+                hit = fits[src] = GoodputParams(
+                    perf,
                     float(sqr),
                     float(var),
                     float(app.init_batch_size),
-                    (float(max_bsz), float(app.min_local_bsz), float(app.max_local_bsz)),
+                    float(max_bsz),
+                    float(app.min_local_bsz),
+                    float(app.max_local_bsz),
+                    True,
                 )
         if hit is False:
             continue
         ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src)
-        return GoodputSource(*hit, src, ratio)
+        return GoodputSource(hit, src, ratio)
     return None

@@ -33,12 +33,14 @@ import math
 import numpy as np
 
 from fastsched.policy import JobInfo, NodeInfo, PolluxPolicy
+from fastsched.policy.problem import InvalidJobError, RoundRecords, problem_from_records
 from fastsched.sim.policies._placement import keep_majority_type
 from fastsched.sim.policies.base import SimPolicy
 
 __all__ = ["PolluxSimPolicy", "RebasedSpeedup", "LinearSpeedup"]
 
 VARIANTS = ("default", "osdi21")
+GPU = "nvidia.com/gpu"
 
 
 class RebasedSpeedup:
@@ -185,6 +187,9 @@ class PolluxSimPolicy(SimPolicy):
         self.restart_delay = restart_delay
         self.max_replicas_cap = max_replicas_cap
         self._desired = None
+        # Rounds go through the policy's trusted array entry (False: through JobInfo/NodeInfo
+        # dicts and their checks; the allocations are the same).
+        self._trusted = True
         # job name -> (speedup function, fair replicas, re-based wrapper): a job's fitted
         # model changes only when it sees a new configuration, and the fair share only when
         # the number of active jobs does, so most rounds reuse the wrapper (and its table).
@@ -232,7 +237,7 @@ class PolluxSimPolicy(SimPolicy):
         research = self.variant == "osdi21"
         total_gpus = sum(nodes.values())
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1
-        infos = {}
+        fns, order, max_reps, preemptible = [], [], [], []
         rebased = {}
         for job in jobs:
             fn = job.speedup_fn()
@@ -244,26 +249,87 @@ class PolluxSimPolicy(SimPolicy):
                     hit = (fn, fair_r, RebasedSpeedup(fn, 1, fair_r))
                 rebased[job.name] = hit
                 fn = hit[2]
-            order = (job.attained_service, job.submission_time) if research else job.submission_time
-            infos[job.name] = self._JobInfo(
-                resources={"nvidia.com/gpu": 1},
-                speedup_fn=fn,
-                creation_timestamp=order,
-                min_replicas=0,
-                max_replicas=self._max_replicas(job),
-                # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
-                # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
-                # every round would never train.
-                preemptible=not (self.cluster is not None and job.rescale_time > 0 and bool(allocations.get(job.name))),
-                restart_penalty=1.0 - self.restart_factor(now, job) if self.per_job_penalty else None,
+            fns.append(fn)
+            order.append((job.attained_service, job.submission_time) if research else job.submission_time)
+            max_reps.append(self._max_replicas(job))
+            # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
+            # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
+            # every round would never train.
+            preemptible.append(
+                not (self.cluster is not None and job.rescale_time > 0 and bool(allocations.get(job.name)))
             )
         self._rebased = rebased
-        node_infos = {k: self._NodeInfo({"nvidia.com/gpu": g}, preemptible=False) for k, g in nodes.items()}
+        penalty = None
+        if self.per_job_penalty:
+            penalty = np.array([1.0 - self.restart_factor(now, job) for job in jobs], dtype=np.float64)
         if self.dynamic_penalty:
             self.policy.restart_penalty = self.restart_penalty_for(now, jobs, allocations)
-        template = next(iter(node_infos.values())) if self.placeholders else None
-        new, desired = self.policy.optimize(infos, node_infos, allocations, template)
+        keys = [job.name for job in jobs]
+        if self._trusted and _consistent(keys, max_reps, nodes, allocations):
+            new, desired = self._optimize_records(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
+        else:
+            new, desired = self._optimize_dicts(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
         self._desired = desired
         if self.cluster is not None and not self.cluster.is_homogeneous:
             return keep_majority_type(new, self.cluster.node_types)
         return {k: list(v) for k, v in new.items()}
+
+    def _optimize_records(self, keys, fns, order, max_reps, preemptible, penalty, nodes, allocations):
+        """Run the round through the policy's trusted entry: records straight to its arrays."""
+        rtypes = [GPU] if keys else []
+        node_res = np.fromiter(nodes.values(), dtype=np.int64, count=len(nodes)).reshape(-1, 1)[:, : len(rtypes)]
+        records = RoundRecords(
+            job_keys=keys,
+            speedup_fns=fns,
+            creation=order,
+            min_rep=[0] * len(keys),
+            max_rep=max_reps,
+            preemptible=preemptible,
+            penalty=penalty,
+            rtypes=rtypes,
+            job_res=np.ones((len(keys), len(rtypes)), dtype=np.int64),
+            node_keys=list(nodes),
+            node_preemptible=[False] * len(nodes),
+            node_res=node_res,
+            # The template is the first node (its preemptible flag does not enter the problem).
+            template_res=node_res[0] if self.placeholders and len(nodes) else None,
+            base_allocations=allocations,
+        )
+        try:
+            prob = problem_from_records(records)
+        except InvalidJobError:  # the validated round raises or skips it, as configured
+            return self._optimize_dicts(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
+        return self.policy.optimize_problem(prob)
+
+    def _optimize_dicts(self, keys, fns, order, max_reps, preemptible, penalty, nodes, allocations):
+        """Run the round through the policy's validated entry (``JobInfo``/``NodeInfo`` dicts)."""
+        infos = {
+            key: self._JobInfo(
+                resources={GPU: 1},
+                speedup_fn=fns[j],
+                creation_timestamp=order[j],
+                min_replicas=0,
+                max_replicas=max_reps[j],
+                preemptible=preemptible[j],
+                restart_penalty=None if penalty is None else float(penalty[j]),
+            )
+            for j, key in enumerate(keys)
+        }
+        node_infos = {k: self._NodeInfo({GPU: g}, preemptible=False) for k, g in nodes.items()}
+        template = next(iter(node_infos.values())) if self.placeholders else None
+        return self.policy.optimize(infos, node_infos, allocations, template)
+
+
+def _consistent(keys, max_reps, nodes, allocations) -> bool:
+    """Whether the trusted entry may take this round: what the validated one would refuse is absent.
+
+    Every job may take a replica, and every current allocation names known nodes within its
+    job's bound; otherwise the validated round raises its usual error.
+    """
+    if min(max_reps, default=1) < 1:
+        return False
+    for key, bound in zip(keys, max_reps, strict=True):
+        alloc = allocations.get(key)
+        if alloc and (len(alloc) > bound or any(n not in nodes for n in alloc)):
+            return False
+    return True

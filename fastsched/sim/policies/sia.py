@@ -225,7 +225,8 @@ class SiaPolicy(SimPolicy):
                 m = models.get(src.gpu_type)
                 if m is None:
                     m = models[src.gpu_type] = len(fit_list)
-                    fit_list.append((src.perf, src.init_batch_size, src.bounds))
+                    p = src.params
+                    fit_list.append((tuple(p.perf), p.init_bsz, (p.max_bsz, p.min_atomic, p.max_atomic)))
                 # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
                 count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
                 if count:

@@ -53,8 +53,13 @@ def estimate_goodput(job, gpu_type, num_nodes, num_replicas, gpus_per_node):
     reps = np.asarray(num_replicas, dtype=np.int64)
     if src.gpu_type not in (None, gpu_type):
         nodes = bootstrap_nodes(reps, gpus_per_node[src.gpu_type])
-    fn = GoodputFunction(src.perf, (src.grad_sqr, src.grad_var), src.init_batch_size)
+    p = src.params
+    fn = GoodputFunction(p.perf, (p.grad_sqr, p.grad_var), p.init_bsz)
     goodput, _, _ = fn.optimize(
-        nodes, reps, max_batch_size=src.bounds[0], atomic_bsz_range=src.bounds[1:], accumulation=True
+        nodes,
+        reps,
+        max_batch_size=p.max_bsz,
+        atomic_bsz_range=(p.min_atomic, p.max_atomic),
+        accumulation=p.accumulation,
     )
     return np.asarray(goodput, dtype=np.float64) * src.ratio

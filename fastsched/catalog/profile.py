@@ -1,0 +1,377 @@
+"""Oracle profiles as trace folders in the Sia layout, and calibration from measured traces.
+
+What ``fastsched profile`` needs, with numpy only (no simulator, no numba): one model on one
+GPU type as the oracle prices it (:func:`oracle_type`, :func:`priced`), the gradient-noise
+model's statistics (:func:`noise_scale`, :func:`grad_stats`), :func:`write_profile` (the
+folder ``--traces`` reads) and the calibrations from measured ``placements-<type>.csv``
+(:func:`calibrate_from_traces`, :func:`calibrate_floors_from_traces`).
+:class:`fastsched.sim.oracle.OracleApplication` answers the simulator from the same functions.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from fastsched._atomic import atomic_open, check_output
+from fastsched.catalog import gpus as gcat
+from fastsched.catalog.models import ModelSpec, check_model, model_spec
+from fastsched.catalog.oracle import (
+    DEFAULT_EFFICIENCY,
+    Calibration,
+    calibrate,
+    calibrate_floors,
+    max_local_bsz,
+    step_time,
+)
+
+__all__ = [
+    "OracleType",
+    "oracle_type",
+    "priced",
+    "noise_scale",
+    "grad_stats",
+    "progress",
+    "iteration",
+    "write_profile",
+    "calibrate_from_traces",
+    "calibrate_floors_from_traces",
+]
+
+
+class OracleType(NamedTuple):
+    """One model on one GPU type as the oracle prices it (see :func:`oracle_type`).
+
+    Examples
+    --------
+    >>> t = oracle_type("cifar10", "t4")
+    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor
+    ('t4', True, None)
+    """
+
+    model: ModelSpec
+    gpu: gcat.GpuType
+    efficiency: float
+    overlap: float | None
+    floor: float | None
+    min_local_bsz: int
+    max_local_bsz: int
+
+
+def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalog=None) -> OracleType:
+    """Check ``model`` on ``gpu`` and fix its per-GPU batch range (the GPU's memory, the model's batches).
+
+    Raises
+    ------
+    ValueError
+        A model that fits no GPU of the type (data parallel), or that no plan prices.
+
+    Examples
+    --------
+    >>> oracle_type("gpt-13b", "h100").max_local_bsz  # the strategy search places the batch
+    1024
+    """
+    m = check_model(model if isinstance(model, ModelSpec) else model_spec(model))
+    g = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
+    eff = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
+    cap = max_local_bsz(m, g)
+    if cap < 1:
+        if m.transformer is None:
+            raise ValueError(f"{m.name} does not fit one {g.name} (memory_gib={g.memory_gib:g})")
+        cap = m.init_batch_size  # hybrid parallel: the strategy search places the batch
+    hi = int(min(cap, m.max_batch_size))
+    lo = int(min(m.min_local_bsz, hi))
+    # Step time must not fail for a model priced by the search: check once here.
+    step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
+    return OracleType(m, g, eff, overlap, floor, lo, hi)
+
+
+def priced(t: OracleType, placement, local_bsz) -> tuple:
+    """``(step, sync)`` seconds of ``placement`` (GPUs per node, none empty) at ``local_bsz`` per GPU.
+
+    A decoder that no plan of these GPUs holds (it would run out of memory) is priced on the
+    smallest multiple of the placement that holds it, run time-sliced on these GPUs: policies
+    still ask (Sia's bootstrap prices one GPU), and no such placement looks faster per GPU than
+    a real one.
+
+    Examples
+    --------
+    >>> t = oracle_type("gpt-6.7b", "h100")
+    >>> one, two = priced(t, (1,), 4), priced(t, (2,), 2)
+    >>> one[0] == 2 * two[0]  # one GPU does two GPUs' work time-sliced
+    True
+    """
+    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    try:
+        return tuple(step_time(t.model, t.gpu, placement, local_bsz, **kw))
+    except ValueError:
+        if t.model.transformer is None:
+            raise
+    for k in (2, 4, 8, 16, 32, 64):
+        try:
+            step, sync = step_time(t.model, t.gpu, tuple(c * k for c in placement), local_bsz / k, **kw)
+        except ValueError:
+            continue
+        return step * k, sync * k
+    raise ValueError(f"{t.model.name}: no plan on up to 64 x {tuple(placement)} GPUs of {t.gpu.name} holds the model")
+
+
+def noise_scale(m: ModelSpec, epoch) -> float:
+    """Gradient-noise scale (samples) during ``epoch``: geometric from the model's start to end value.
+
+    Examples
+    --------
+    >>> noise_scale(model_spec("imagenet"), 0), round(noise_scale(model_spec("imagenet"), 89))
+    (1000.0, 30000)
+    """
+    start, end = m.noise_scale
+    f = min(max(epoch, 0), m.max_epochs - 1) / max(m.max_epochs - 1, 1)
+    return float(start * (end / start) ** f)
+
+
+def grad_stats(m: ModelSpec, epoch) -> tuple:
+    """``(grad_sqr, grad_var)`` during ``epoch``: ``(1, noise_scale / init_batch_size)``, any batch.
+
+    Examples
+    --------
+    >>> grad_stats(model_spec("cifar10"), 0)
+    (1.0, 0.78125)
+    """
+    return 1.0, noise_scale(m, epoch) / m.init_batch_size
+
+
+def progress(m: ModelSpec, epoch) -> float:
+    """Progress (steps at the initial batch size) to finish ``epoch`` epochs.
+
+    Examples
+    --------
+    >>> progress(model_spec("cifar10"), 2)
+    781.25
+    """
+    return epoch * m.samples_per_epoch / m.init_batch_size
+
+
+def iteration(m: ModelSpec, batch_size, epoch) -> int:
+    """Optimizer steps after epoch ``epoch`` (0-based) at ``batch_size``.
+
+    Examples
+    --------
+    >>> iteration(model_spec("cifar10"), 1000, 0)
+    50
+    """
+    return math.ceil((epoch + 1) * m.samples_per_epoch / batch_size)
+
+
+def _read_rows(path: Path):
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        rows = []
+        for r in reader:
+            p = tuple(int(c) for c in r["placement"].strip())
+            rows.append((p, float(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"])))
+    if not rows:
+        raise ValueError(f"{path}: no data rows")
+    return rows
+
+
+def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> dict:
+    """Fit one efficiency per GPU type from an application's measured ``placements-<type>.csv``.
+
+    Parameters
+    ----------
+    app_dir : str or path
+        The application's trace folder (its name is the catalogued model unless ``model``).
+    gpu_types : iterable of str
+        Types to calibrate; a type without a measured file keeps the default (not in the result).
+
+    Returns
+    -------
+    dict
+        ``{trace name: efficiency}``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "cifar10"
+    >>> write_profile("cifar10", ["t4"], d.parent, efficiencies={"aws": 0.25})  # doctest: +ELLIPSIS
+    [...]
+    >>> round(calibrate_from_traces(d, ["t4"])["aws"], 2)
+    0.25
+    """
+    app_dir = Path(app_dir)
+    if not app_dir.is_dir():
+        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
+    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    out = {}
+    for t in gpu_types:
+        name = gcat.trace_name(t, catalog)
+        path = app_dir / f"placements-{name}.csv"
+        if not path.is_file():
+            continue
+        rows = [(p, b, st) for p, b, st, _ in _read_rows(path)]
+        out[name] = calibrate(m, gcat.gpu_type(t, catalog), rows)
+    return out
+
+
+def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=None, catalog=None) -> Calibration:
+    """Fit one per-step floor per GPU type and one shared efficiency from measured ``placements-<type>.csv``.
+
+    The other per-type number: :func:`fastsched.catalog.calibrate_floors` on the measured rows
+    of each type (a type without a file is left out), keyed by trace name.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "cifar10"
+    >>> _ = write_profile("cifar10", ["t4", "v100"], d.parent, efficiencies={"aws": 0.5, "azure": 0.5},
+    ...                   floors={"azure": 0.08})
+    >>> c = calibrate_floors_from_traces(d, ["t4", "v100"])
+    >>> round(c.efficiencies["aws"], 2), round(c.floors["aws"], 3), round(c.floors["azure"], 3)
+    (0.5, 0.0, 0.08)
+    """
+    app_dir = Path(app_dir)
+    if not app_dir.is_dir():
+        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
+    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    rows, types = {}, {}
+    for t in gpu_types:
+        name = gcat.trace_name(t, catalog)
+        path = app_dir / f"placements-{name}.csv"
+        if path.is_file():
+            rows[name] = [(p, b, st) for p, b, st, _ in _read_rows(path)]
+            types[name] = gcat.gpu_type(t, catalog)
+    if not rows:
+        raise ValueError(f"{app_dir}: no placements-<type>.csv of {list(gpu_types)}")
+    c = calibrate_floors(m, {types[n]: r for n, r in rows.items()}, efficiency=efficiency)
+    return Calibration({n: c.efficiencies[types[n]] for n in rows}, {n: c.floors[types[n]] for n in rows})
+
+
+def _batch_grid(lo, hi, n=10):
+    return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)} | {lo, hi})
+
+
+def _validation_batches(m) -> list:
+    b, out = m.init_batch_size, []
+    while True:
+        out.append(b)
+        if b * 2 > m.max_batch_size or m.fixed_batch:
+            return out
+        b *= 2
+
+
+def write_profile(
+    model,
+    gpu_types,
+    output,
+    *,
+    efficiencies=None,
+    overlap=None,
+    floors=None,
+    catalog=None,
+    max_nodes=16,
+    force=False,
+    inputs=(),
+) -> list:
+    """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
+
+    ``placements-<type>.csv``: one to four nodes with the same GPU count each (every count up
+    to the type's GPUs per node) over a geometric grid of per-GPU batches;
+    ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
+    ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
+    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
+
+    Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
+    checked for all of them before the first is written: an existing file is replaced only with
+    ``force=True`` (the command's ``--force``), a file of ``inputs`` (the calibration traces,
+    the GPU-types file) or of an input folder never, and each file appears whole or not at all
+    (written beside its name, then renamed).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> files = write_profile("ncf", ["t4", "h100"], tempfile.mkdtemp())
+    >>> sorted(f.name for f in files)[:4]
+    ['placements-aws.csv', 'placements-h100.csv', 'scalability-aws.csv', 'scalability-h100.csv']
+    """
+    m = model if isinstance(model, ModelSpec) else model_spec(model)
+    efficiencies, floors = efficiencies or {}, floors or {}
+    folder = Path(output) / m.name
+    names = [gcat.trace_name(t, catalog) for t in gpu_types]
+    planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
+    planned += [f"validation-{b}.csv" for b in _validation_batches(m)]
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name in planned:
+        check_output(folder / file_name, inputs=inputs, force=force, what="--output")
+    written = []
+    first = None
+    for t, name in zip(gpu_types, names, strict=True):
+        g = gcat.gpu_type(t, catalog)
+        app = oracle_type(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap,
+                          floor=floors.get(name, floors.get(g.name)))  # fmt: skip
+        first = first or app
+        hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
+        if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
+            grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
+        else:
+            grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
+
+        def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
+            if not hybrid:
+                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
+                                            floor_s=app.floor), strict=True)  # fmt: skip
+            out = []
+            for b in grid:
+                try:
+                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
+                                              floor_s=app.floor)))  # fmt: skip
+                except ValueError:  # no plan of these GPUs fits the model, or divides its batch
+                    pass
+            return out
+
+        gpn = g.gpus_per_node
+        rows = []
+        for k in range(1, 5):
+            for c in range(1, min(gpn, 9) + 1):  # one digit per node in the placement id
+                p = (c,) * k
+                pid = "".join(map(str, p))
+                rows += [(pid, int(b), s, y) for b, s, y in points(p)]
+        if not rows:
+            raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
+        path = folder / f"placements-{name}.csv"
+        _write_csv(path, ("placement", "local_bsz", "step_time", "sync_time"), rows)
+        written.append(path)
+        rows = []
+        for nodes in sorted({1, 2, 4, 8, max_nodes}):
+            for per in sorted({1, max(gpn // 2, 1), gpn}):
+                rows += [(nodes, nodes * per, int(b), s, y) for b, s, y in points((per,) * nodes)]
+        path = folder / f"scalability-{name}.csv"
+        _write_csv(path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), rows)
+        written.append(path)
+    if first is None:
+        raise ValueError("gpu_types is empty")
+    for b in _validation_batches(m):
+        rows = []
+        for e in range(m.max_epochs):
+            rows.append((progress(first.model, e + 1), iteration(first.model, b, e), 0.0, *grad_stats(first.model, e)))
+        path = folder / f"validation-{b}.csv"
+        _write_csv(path, ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
+        written.append(path)
+    return written
+
+
+def _write_csv(path, header, rows):
+    for r in rows:  # extreme models or GPU types can overflow the oracle's times: refuse, never write inf
+        bad = [
+            h for h, x in zip(header, r, strict=True) if isinstance(x, (float, np.floating)) and not 0 <= x < math.inf
+        ]
+        if bad:
+            raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
+    with atomic_open(path, "w") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in rows:
+            w.writerow([repr(float(x)) if isinstance(x, (float, np.floating)) else x for x in r])

@@ -87,7 +87,7 @@ class _Model:
         if perf is None or init is None or sqr is None or var is None:
             # Not plainly valid: GoodputFunction validates (and raises where it must).
             self.fn = fn = GoodputFunction(perf_params, grad_params, init_batch_size)
-            perf, sqr, var, init = fn.kernel_params
+            perf, sqr, var, init = fn.kernel_params[:4]
         self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
 
     def goodput_fn(self) -> GoodputFunction:
@@ -109,7 +109,7 @@ class _Model:
         if bounds is None:
             if len(_BOUNDS) > 4096:
                 _BOUNDS.clear()
-            bounds = _BOUNDS[key] = tuple(self.goodput_fn().grid_bounds(*limits))
+            bounds = _BOUNDS[key] = tuple(self.goodput_fn().kernel_params_for(*limits, accumulation=True)[4:7])
         # GoodputFunction.optimize's scalar path on the same validated inputs.
         _, atomic, accum = best_config(
             self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True

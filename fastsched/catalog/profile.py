@@ -33,6 +33,7 @@ __all__ = [
     "OracleType",
     "oracle_type",
     "priced",
+    "min_gpus",
     "noise_scale",
     "grad_stats",
     "progress",
@@ -118,6 +119,36 @@ def priced(t: OracleType, placement, local_bsz) -> tuple:
             continue
         return step * k, sync * k
     raise ValueError(f"{t.model.name}: no plan on up to 64 x {tuple(placement)} GPUs of {t.gpu.name} holds the model")
+
+
+def min_gpus(t: OracleType, batch_size) -> int:
+    """Fewest GPUs of ``t``'s type (a power of two, whole nodes beyond one) that hold the model.
+
+    ``batch_size`` is the job's total batch, split evenly over the GPUs. A model that trains
+    data-parallel needs one GPU; a decoder needs as many as the smallest plan that fits in
+    their memory (:func:`priced` runs smaller placements time-sliced, as if on this many).
+
+    Examples
+    --------
+    >>> min_gpus(oracle_type("cifar10", "t4"), 128)
+    1
+    >>> small, big = oracle_type("gpt-1.3b", "a100-80gb"), oracle_type("gpt-13b", "a100-80gb")
+    >>> min_gpus(small, 512) <= min_gpus(big, 512)
+    True
+    """
+    if t.model.transformer is None:
+        return 1
+    per_node = max(int(t.gpu.gpus_per_node), 1)
+    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    n = 1
+    while n <= 64 * per_node:
+        placement = (n,) if n <= per_node else (per_node,) * (n // per_node) + ((n % per_node,) if n % per_node else ())
+        try:
+            step_time(t.model, t.gpu, placement, batch_size / n, **kw)
+            return n
+        except ValueError:
+            n *= 2
+    raise ValueError(f"{t.model.name}: no plan on up to {64 * per_node} GPUs of {t.gpu.name} holds the model")
 
 
 def noise_scale(m: ModelSpec, epoch) -> float:

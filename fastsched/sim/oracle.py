@@ -90,6 +90,7 @@ class OracleApplication(Application):
         self.fixed_batch_size = m.init_batch_size if m.fixed_batch else None
         self.min_local_bsz, self.max_local_bsz = t.min_local_bsz, t.max_local_bsz
         self._memo: dict = {}
+        self._min_replicas = None
 
     def throughput(self, placement, local_bsz):
         """Return ``(step_time, sync_time)`` seconds of ``placement`` at ``local_bsz`` per GPU."""
@@ -101,6 +102,25 @@ class OracleApplication(Application):
                 raise ValueError("throughput of an empty placement")
             out = self._memo[key] = prof.priced(self._type, p, local_bsz)
         return out
+
+    @property
+    def min_replicas(self) -> int:
+        """Fewest GPUs of this type that hold the model at its initial total batch.
+
+        1 for a model that trains data-parallel. Smaller placements are still priced (run
+        time-sliced, as on this many GPUs), but a job cannot really run on them, so policies
+        that choose GPU counts give the job none or at least this many.
+
+        Examples
+        --------
+        >>> OracleApplication("cifar10", "h100").min_replicas
+        1
+        >>> OracleApplication("gpt-6.7b", "a100-80gb").min_replicas > 1
+        True
+        """
+        if self._min_replicas is None:
+            self._min_replicas = prof.min_gpus(self._type, self.init_batch_size)
+        return self._min_replicas
 
     def noise_scale(self, epoch) -> float:
         """Gradient-noise scale (samples) during ``epoch``: geometric from start to end.

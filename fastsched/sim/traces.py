@@ -94,6 +94,10 @@ class Application:
         Total batch size an adaptive scheduler must keep (``None``: free to adapt).
     max_replicas : int or None
         Most GPUs one job may use (``None``: no application limit).
+    min_replicas : int
+        Fewest GPUs one job can run on (``1``; more for a model whose memory needs several,
+        e.g. :attr:`fastsched.sim.oracle.OracleApplication.min_replicas`). Policies that
+        choose GPU counts give such a job none or at least this many.
 
     Examples
     --------
@@ -110,6 +114,7 @@ class Application:
 
     fixed_batch_size = None
     max_replicas = None
+    min_replicas = 1
 
     name: str
     init_batch_size: int

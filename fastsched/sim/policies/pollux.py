@@ -206,9 +206,16 @@ class PolluxSimPolicy(SimPolicy):
     def _max_replicas(self, job) -> int:
         app = job.application
         if app.max_replicas is not None:
-            return int(app.max_replicas)
-        return int(
-            min(max(2 * job.max_profiled_replicas, 1), self.max_replicas_cap, app.max_batch_size // app.min_local_bsz)
+            return max(int(app.max_replicas), _min_replicas(job))
+        return max(
+            int(
+                min(
+                    max(2 * job.max_profiled_replicas, 1),
+                    self.max_replicas_cap,
+                    app.max_batch_size // app.min_local_bsz,
+                )
+            ),
+            _min_replicas(job),
         )
 
     def restart_factor(self, now, job) -> float:
@@ -237,7 +244,7 @@ class PolluxSimPolicy(SimPolicy):
         research = self.variant == "osdi21"
         total_gpus = sum(nodes.values())
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1
-        fns, order, max_reps, preemptible = [], [], [], []
+        fns, order, min_reps, max_reps, preemptible = [], [], [], [], []
         rebased = {}
         for job in jobs:
             fn = job.speedup_fn()
@@ -251,6 +258,8 @@ class PolluxSimPolicy(SimPolicy):
                 fn = hit[2]
             fns.append(fn)
             order.append((job.attained_service, job.submission_time) if research else job.submission_time)
+            # 0, not 1, for a job that runs on one GPU: the policy orders jobs by min_replicas.
+            min_reps.append(_min_replicas(job) if _min_replicas(job) > 1 else 0)
             max_reps.append(self._max_replicas(job))
             # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
             # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
@@ -266,15 +275,19 @@ class PolluxSimPolicy(SimPolicy):
             self.policy.restart_penalty = self.restart_penalty_for(now, jobs, allocations)
         keys = [job.name for job in jobs]
         if self._trusted and _consistent(keys, max_reps, nodes, allocations):
-            new, desired = self._optimize_records(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
+            new, desired = self._optimize_records(
+                keys, fns, order, min_reps, max_reps, preemptible, penalty, nodes, allocations
+            )
         else:
-            new, desired = self._optimize_dicts(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
+            new, desired = self._optimize_dicts(
+                keys, fns, order, min_reps, max_reps, preemptible, penalty, nodes, allocations
+            )
         self._desired = desired
         if self.cluster is not None and not self.cluster.is_homogeneous:
             return keep_majority_type(new, self.cluster.node_types)
         return {k: list(v) for k, v in new.items()}
 
-    def _optimize_records(self, keys, fns, order, max_reps, preemptible, penalty, nodes, allocations):
+    def _optimize_records(self, keys, fns, order, min_reps, max_reps, preemptible, penalty, nodes, allocations):
         """Run the round through the policy's trusted entry: records straight to its arrays."""
         rtypes = [GPU] if keys else []
         node_res = np.fromiter(nodes.values(), dtype=np.int64, count=len(nodes)).reshape(-1, 1)[:, : len(rtypes)]
@@ -282,7 +295,7 @@ class PolluxSimPolicy(SimPolicy):
             job_keys=keys,
             speedup_fns=fns,
             creation=order,
-            min_rep=[0] * len(keys),
+            min_rep=min_reps,
             max_rep=max_reps,
             preemptible=preemptible,
             penalty=penalty,
@@ -298,17 +311,17 @@ class PolluxSimPolicy(SimPolicy):
         try:
             prob = problem_from_records(records)
         except InvalidJobError:  # the validated round raises or skips it, as configured
-            return self._optimize_dicts(keys, fns, order, max_reps, preemptible, penalty, nodes, allocations)
+            return self._optimize_dicts(keys, fns, order, min_reps, max_reps, preemptible, penalty, nodes, allocations)
         return self.policy.optimize_problem(prob)
 
-    def _optimize_dicts(self, keys, fns, order, max_reps, preemptible, penalty, nodes, allocations):
+    def _optimize_dicts(self, keys, fns, order, min_reps, max_reps, preemptible, penalty, nodes, allocations):
         """Run the round through the policy's validated entry (``JobInfo``/``NodeInfo`` dicts)."""
         infos = {
             key: self._JobInfo(
                 resources={GPU: 1},
                 speedup_fn=fns[j],
                 creation_timestamp=order[j],
-                min_replicas=0,
+                min_replicas=min_reps[j],
                 max_replicas=max_reps[j],
                 preemptible=preemptible[j],
                 restart_penalty=None if penalty is None else float(penalty[j]),
@@ -318,6 +331,11 @@ class PolluxSimPolicy(SimPolicy):
         node_infos = {k: self._NodeInfo({GPU: g}, preemptible=False) for k, g in nodes.items()}
         template = next(iter(node_infos.values())) if self.placeholders else None
         return self.policy.optimize(infos, node_infos, allocations, template)
+
+
+def _min_replicas(job) -> int:
+    """Fewest GPUs ``job``'s application runs on (its memory may need several)."""
+    return max(int(getattr(job.application, "min_replicas", 1)), 1)
 
 
 def _consistent(keys, max_reps, nodes, allocations) -> bool:

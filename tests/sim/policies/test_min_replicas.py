@@ -1,0 +1,48 @@
+"""Pollux gives a job whose application needs several GPUs none or at least that many."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fastsched.sim import simulate
+from fastsched.sim.builtin import builtin_applications, builtin_workload
+from fastsched.sim.oracle import OracleApplication
+from fastsched.sim.policies.pollux import PolluxSimPolicy
+
+
+def _cifar10_gpu_counts(min_replicas, trusted=True):
+    apps = builtin_applications()
+    apps["cifar10"].min_replicas = min_replicas
+    jobs = builtin_workload()[:8]
+    policy = PolluxSimPolicy(seed=3)
+    policy._trusted = trusted
+    r = simulate(jobs, applications=apps, policy=policy, max_time=3 * 3600)
+    cols = [i for i, j in enumerate(jobs) if j.application == "cifar10"]
+    return np.unique(r.allocations[:, cols])
+
+
+def test_builtin_cifar10_takes_one_gpu_when_it_may():
+    assert 1 in _cifar10_gpu_counts(1)  # else the next test could not fail
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_job_needing_three_gpus_never_gets_fewer(trusted):
+    counts = _cifar10_gpu_counts(3, trusted)
+    assert counts.max() >= 3
+    assert not np.any((counts > 0) & (counts < 3))
+
+
+def test_oracle_min_replicas_is_the_fewest_gpus_whose_memory_holds_the_model():
+    from fastsched.catalog.oracle import step_time
+
+    app = OracleApplication("gpt-6.7b", "a100-80gb")
+    m, batch = app.min_replicas, app.init_batch_size
+    assert m > 1
+    # The oracle prices one GPU (time-sliced), but no plan of one GPU holds the model ...
+    assert app.throughput((1,), batch)[0] > 0
+    with pytest.raises(ValueError):
+        step_time(app.model, app.gpu, (m // 2,), batch / (m // 2))
+    # ... while min_replicas GPUs do.
+    assert step_time(app.model, app.gpu, (m,), batch / m, overlap=app.overlap).step > 0
+    assert OracleApplication("gpt-125m", "a100-80gb").min_replicas == 1  # data parallel

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from fastsched.goodput._formulas import EPS, grid_candidate
@@ -30,7 +31,15 @@ def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
     Returns
     -------
     tuple of int
-        ``(atomic_bsz, accum_steps)``.
+        ``(atomic_bsz, accum_steps)``, the per-GPU batch at least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``num_replicas`` GPUs taking ``accum_steps + 1`` passes of even one sample each
+        exceed the application's ``max_batch_size``: no per-GPU batch runs the job there (the
+        cap would make it 0), so the placement is refused rather than run with no samples.
+        Choosing another configuration instead would change the batch size the job asked for.
 
     Examples
     --------
@@ -38,13 +47,23 @@ def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
     >>> app = builtin_applications()["cifar10"]
     >>> fixed_batch_config(app, 2, 1024, 256), fixed_batch_config(app, 1, 256, 1024)
     ((256, 1), (128, 1))
+    >>> fixed_batch_config(app, 8192, 8192, 256)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_replicas: 8192 GPUs x 1 passes of at least one sample exceed max_batch_size 4096 of cifar10
     """
     local_bsz = math.ceil(batch_size / num_replicas - EPS)
     atomic, accum = grid_candidate(
         float(local_bsz), int(num_replicas), float(app.init_batch_size), float(max_local_bsz), True
     )
     atomic, accum = int(atomic), int(accum)
-    return min(atomic, int(app.max_batch_size / (num_replicas * (accum + 1)))), accum
+    cap = int(app.max_batch_size / (num_replicas * (accum + 1)))
+    if cap < 1:
+        raise ValueError(
+            f"num_replicas: {num_replicas} GPUs x {accum + 1} passes of at least one sample exceed "
+            f"max_batch_size {app.max_batch_size} of {getattr(app, 'name', 'the application')}"
+        )
+    return min(atomic, cap), accum
 
 
 def placement_id(placement):
@@ -69,7 +88,13 @@ def id_placement(pid) -> tuple:
     >>> id_placement(22), sum(id_placement(1111))
     ((2, 2), 4)
     """
-    return tuple(int(c) for c in str(int(pid)))
+    return _id_placement(int(pid))
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_placement(pid):
+    # Memoised: the trace loaders ask it once per row, of a few dozen distinct ids.
+    return tuple(int(c) for c in str(pid))
 
 
 def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:

@@ -356,7 +356,7 @@ class HeteroJob(Job):
         else:
             app = self.application
             cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
-            self.atomic_bsz, self.accum_steps = fixed_batch_config(
+            self.atomic_bsz, self.accum_steps = self._fixed_config(
                 app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
             )
         cap = self._happ.max_local_bsz_at(self.gpu_type, placement)

@@ -365,7 +365,10 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     placement = tuple(int(p) for p in placement if p)
     num_replicas = sum(placement)
     hi = app.max_local_bsz if max_local_bsz is None else min(app.max_local_bsz, max_local_bsz)
-    atomic, accum = fixed_batch_config(app, num_replicas, batch_size, hi)
+    try:
+        atomic, accum = fixed_batch_config(app, num_replicas, batch_size, hi)
+    except ValueError:  # more GPUs than the batch can use: the job cannot run there
+        return 0.0
     atomic = max(min(atomic, hi), 1)
     try:
         step, sync = app.throughput(placement, atomic)

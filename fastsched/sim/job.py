@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
+from fastsched.goodput._formulas import MAX_BATCH
+from fastsched.goodput._kernels import best_config
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim._step import OK, advance_fixed, epoch_tables
 
@@ -21,6 +23,101 @@ RESCALE_DELAY = 30
 
 # Fitted PerfParams by (observations in order, previous fit): see Job.perf_params.
 _FIT_MEMO: dict = {}
+
+_INF = float("inf")
+
+
+def _plain(value, low, high, open_low=False):
+    """``float(value)`` if it is a float or int (not bool) in ``[low, high]`` and finite, else ``None``.
+
+    A subset of what :class:`GoodputFunction` accepts, checked without its error reporting:
+    anything else goes through the full validation.
+    """
+    if type(value) is bool or not isinstance(value, (float, int)):
+        return None
+    v = float(value)
+    if not (low <= v <= high and v < _INF) or (open_low and v == low):
+        return None
+    return v
+
+
+def _plain_perf(perf_params):
+    """Return the parameters as the read-only float64[7] the kernels take, if plainly valid (else ``None``)."""
+    if not isinstance(perf_params, tuple) or len(perf_params) != 7:
+        return None
+    values = [_plain(v, 0.0, _INF) for v in perf_params[:6]]
+    values.append(_plain(perf_params[6], 1.0, 10.0))
+    if None in values:
+        return None
+    perf = np.array(values, dtype=np.float64)
+    perf.flags.writeable = False
+    return perf
+
+
+class _Model:
+    """The job's current goodput model as the batch-size search takes it.
+
+    One per ``(perf_params, grad_params)`` key, like the :class:`GoodputFunction` it stands
+    for: an adaptive job's gradient statistics change at every epoch crossing, and
+    building (and validating) a whole ``GoodputFunction`` each time cost more than the
+    search. The function itself is built only when asked for (:meth:`Job.goodput_fn`), from
+    the same inputs, so both give the same bits.
+    """
+
+    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn")
+
+    def __init__(self, key, init_batch_size, previous):
+        self.key, self.init_batch_size, self.fn = key, init_batch_size, None
+        perf_params, grad_params = key
+        if previous is not None and previous.key[0] == perf_params:
+            perf = previous.perf
+        else:
+            perf = _plain_perf(perf_params)
+        if (
+            previous is not None
+            and previous.init_batch_size == init_batch_size
+            and type(init_batch_size) is type(previous.init_batch_size)
+        ):
+            init = previous.init
+        else:
+            init = _plain(init_batch_size, 0.0, MAX_BATCH, open_low=True)
+        sqr = var = None
+        if isinstance(grad_params, tuple) and len(grad_params) == 2:
+            sqr, var = _plain(grad_params[0], 0.0, _INF), _plain(grad_params[1], 0.0, _INF)
+        if perf is None or init is None or sqr is None or var is None:
+            # Not plainly valid: GoodputFunction validates (and raises where it must).
+            self.fn = fn = GoodputFunction(perf_params, grad_params, init_batch_size)
+            perf, sqr, var, init = fn.kernel_params[:4]
+        self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
+
+    def goodput_fn(self) -> GoodputFunction:
+        if self.fn is None:
+            self.fn = GoodputFunction(self.key[0], self.key[1], self.init_batch_size)
+        return self.fn
+
+    def best_config(self, app, num_nodes, num_replicas) -> tuple:
+        """``goodput_fn().optimize(...)`` as :meth:`Job.update_local_bsz` asks it: ``(atomic, accum)``."""
+        limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+        if not (type(num_nodes) is int and type(num_replicas) is int and 1 <= num_nodes <= num_replicas):
+            _, atomic, accum = self.goodput_fn().optimize(num_nodes, num_replicas, *limits, accumulation=True)
+            return int(atomic), int(accum)
+        # The bounds depend on the initial batch size and the limits only (types part of the
+        # key: 1 == True, but only one of them is a valid limit).
+        values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
+        key = (values, tuple(map(type, values)))
+        bounds = _BOUNDS.get(key)
+        if bounds is None:
+            if len(_BOUNDS) > 4096:
+                _BOUNDS.clear()
+            bounds = _BOUNDS[key] = tuple(self.goodput_fn().kernel_params_for(*limits, accumulation=True)[4:7])
+        # GoodputFunction.optimize's scalar path on the same validated inputs.
+        _, atomic, accum = best_config(
+            self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
+        )
+        return int(atomic), int(accum)
+
+
+_BOUNDS: dict = {}
 
 
 class Job:
@@ -85,7 +182,7 @@ class Job:
         self.modelled_service = 0
         self.num_restarts = None
         self._speedup_cache = None
-        self._goodput_cache = None
+        self._model = None
         self._batch_cache: dict = {}
         # The kernel's inputs for the current fixed configuration, and whether the job has
         # observed it (see _step_fixed).
@@ -179,11 +276,15 @@ class Job:
         >>> type(fn).__name__, fn is job.goodput_fn()
         ('GoodputFunction', True)
         """
+        return self._current_model().goodput_fn()
+
+    def _current_model(self) -> _Model:
+        """Return the model of the current fit and gradient statistics (a new one when either changed)."""
         key = (self.perf_params, self.grad_params)
-        cache = self._goodput_cache
-        if cache is None or cache[0] != key:
-            cache = self._goodput_cache = (key, GoodputFunction(key[0], key[1], self.application.init_batch_size))
-        return cache[1]
+        model = self._model
+        if model is None or model.key != key:
+            model = self._model = _Model(key, self.application.init_batch_size, model)
+        return model
 
     def speedup_fn(self):
         """Return a SpeedupFunction of the fitted model, or ``None`` if the job never ran.
@@ -235,25 +336,25 @@ class Job:
         if batch_size is None and not self.profile:
             batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
         if batch_size is None:
-            fn = self.goodput_fn()
-            key = (fn, num_nodes, num_replicas)
+            model = self._current_model()
+            key = (model, num_nodes, num_replicas)
             choice = self._batch_cache.get(key)
             if choice is None:
                 if len(self._batch_cache) > 256:  # the model changes: old entries are dead
                     self._batch_cache.clear()
-                _, atomic, accum = fn.optimize(
-                    num_nodes,
-                    num_replicas,
-                    app.max_batch_size,
-                    (app.min_local_bsz, app.max_local_bsz),
-                    accumulation=True,
-                )
-                choice = self._batch_cache[key] = (int(atomic), int(accum))
+                choice = self._batch_cache[key] = model.best_config(app, num_nodes, num_replicas)
             self.atomic_bsz, self.accum_steps = choice
         else:
-            self.atomic_bsz, self.accum_steps = fixed_batch_config(app, num_replicas, batch_size, app.max_local_bsz)
+            self.atomic_bsz, self.accum_steps = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
         count = num_replicas * (self.accum_steps + 1)
         self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
+
+    def _fixed_config(self, app, num_replicas, batch_size, max_local_bsz):
+        """:func:`~fastsched.sim._rules.fixed_batch_config`, its refusal naming the job."""
+        try:
+            return fixed_batch_config(app, num_replicas, batch_size, max_local_bsz)
+        except ValueError as exc:
+            raise ValueError(f"job {self.name}: {exc}") from None
 
     @property
     def batch_size(self) -> int:
@@ -328,7 +429,7 @@ class Job:
                 if self.epoch > app.completion_epoch(batch_size):
                     self.completion_time = self.current_time + delta
                 self.progress = next_progress
-                self.best_metric = app.best_metric(batch_size, self.epoch)
+                self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
                 self.current_time += delta
                 self.attained_service += delta * gpus
                 if modelled:

@@ -187,23 +187,34 @@ class SimulationResult:
         return sum(j.completion_time is not None for j in self.jobs)
 
     @property
-    def avg_jct(self) -> float:
-        """Mean JCT over completed jobs (NaN if none)."""
+    def avg_jct(self) -> float | None:
+        """Mean JCT over completed jobs in seconds; ``None`` when no job completed.
+
+        There is no mean of no JCTs: ``None`` (``null`` in JSON) says so, where a NaN
+        would pass silently through averages over runs.
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="fifo", config={})
+        >>> r.avg_jct
+        600.0
+        >>> SimulationResult(jobs=[JobRecord("a", "cifar10", 0, None, 0, 0.0, 0)], policy="fifo", config={}).avg_jct
+        """
         j = self.jcts
-        return float(j.mean()) if j.size else float("nan")
+        return float(j.mean()) if j.size else None
 
     @property
-    def p99_jct(self) -> float:
-        """99th percentile JCT (linear interpolation; NaN if none)."""
+    def p99_jct(self) -> float | None:
+        """99th percentile JCT (linear interpolation); ``None`` when no job completed."""
         j = self.jcts
-        return float(np.percentile(j, 99)) if j.size else float("nan")
+        return float(np.percentile(j, 99)) if j.size else None
 
     @property
-    def makespan(self) -> float:
-        """Seconds from the first submission to the last completion."""
+    def makespan(self) -> float | None:
+        """Seconds from the first submission to the last completion; ``None`` when no job completed."""
         done = [j.completion_time for j in self.jobs if j.completion_time is not None]
         if not done:
-            return float("nan")
+            return None
         return float(max(done) - min(j.submission_time for j in self.jobs))
 
     @property
@@ -269,7 +280,8 @@ class SimulationResult:
     def summary(self) -> dict:
         """Return the headline figures as a JSON-ready dict.
 
-        Keys: ``avg_jct``, ``p99_jct``, ``makespan`` (s; NaN when no job completed),
+        Keys: ``avg_jct``, ``p50_jct``, ``p99_jct``, ``makespan`` (s; ``None`` when no job
+        completed),
         ``jobs``, ``completed``, ``incomplete`` (:attr:`incomplete`), ``gpu_utilization``
         (fraction), ``restarts``, ``rounds``, ``wall_s``, ``policy_s``, ``policy_calls``,
         ``policy_s_median`` and ``policy_s_p95`` (per call), ``modelled_share``
@@ -306,6 +318,8 @@ class SimulationResult:
             "modelled_share": self.modelled_share,
         }
         out.update(compute_metrics(self))  # the field's metrics (fastsched.sim.metrics.METRIC_KEYS)
+        if not out["completed"]:  # no JCT to report: None, as the properties
+            out.update(avg_jct=None, p50_jct=None, p99_jct=None, makespan=None)
         for k, v in self.config.items():
             out.setdefault(k, v)
         out.update(cluster_shape(self.config))
@@ -393,9 +407,11 @@ class SimulationResult:
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
     def __repr__(self) -> str:
+        avg, makespan = self.avg_jct, self.makespan
         return (
             f"SimulationResult(policy={self.policy!r}, jobs={len(self.jobs)}, completed={self.completed}, "
-            f"avg_jct={self.avg_jct:.1f}, makespan={self.makespan:.0f}, wall_s={self.wall_s:.2f})"
+            f"avg_jct={'None' if avg is None else f'{avg:.1f}'}, "
+            f"makespan={'None' if makespan is None else f'{makespan:.0f}'}, wall_s={self.wall_s:.2f})"
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import types
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,8 +32,28 @@ def naive_fixed_batch(init_bsz, max_bsz, num_replicas, batch_size, max_local_bsz
     cap=st.integers(1, 2048),
 )
 def test_fixed_batch_config_matches_reference(init, max_bsz, reps, batch, cap):
-    app = types.SimpleNamespace(init_batch_size=init, max_batch_size=max_bsz)
-    assert fixed_batch_config(app, reps, batch, cap) == naive_fixed_batch(init, max_bsz, reps, batch, cap)
+    app = types.SimpleNamespace(init_batch_size=init, max_batch_size=max_bsz, name="app")
+    expected = naive_fixed_batch(init, max_bsz, reps, batch, cap)
+    if expected[0] < 1:  # no per-GPU batch fits within the maximum: refused, never 0
+        with pytest.raises(ValueError, match="num_replicas"):
+            fixed_batch_config(app, reps, batch, cap)
+    else:
+        assert fixed_batch_config(app, reps, batch, cap) == expected
+
+
+def test_a_job_is_never_run_with_no_samples_per_gpu():
+    from fastsched.sim.builtin import builtin_applications
+    from fastsched.sim.hetero_apps import fixed_batch_throughput
+    from fastsched.sim.job import Job
+
+    app = builtin_applications()["cifar10"]
+    gpus = app.max_batch_size + 1  # one sample per GPU is already above the maximum
+    job = Job("big", app, 0, target_num_replicas=gpus, target_batch_size=app.init_batch_size)
+    with pytest.raises(ValueError, match="job big: num_replicas"):
+        job.reallocate([gpus])
+    assert fixed_batch_throughput(app, (gpus,), app.init_batch_size) == 0.0
+    job.reallocate([2])  # a placement it can run
+    assert job.atomic_bsz >= 1
 
 
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=8))

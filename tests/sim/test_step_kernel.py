@@ -52,9 +52,9 @@ def _state(job):
 def _run(job, schedule):
     out = []
     for placement, seconds, interference in schedule:
-        if placement is not None:
-            job.reallocate(placement)
         try:
+            if placement is not None:  # refused where the GPUs outnumber the largest batch
+                job.reallocate(placement)
             job.step(seconds, interference)
         except (RuntimeError, ValueError) as exc:  # both paths refuse the same cases
             out.append(("raised", str(exc)))

@@ -1,0 +1,91 @@
+"""An adaptive job's batch choice: the same answer, bit for bit, as ``GoodputFunction.optimize``.
+
+The job keeps its goodput model as the kernels take it and builds a whole
+:class:`~fastsched.goodput.GoodputFunction` only when asked for one; the reference here is
+the function built from the job's fit and gradient statistics, asked the question the
+simulator asks (``optimize(..., accumulation=True)`` with the application's limits).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastsched.goodput import GoodputFunction, PerfParams
+from fastsched.sim.job import Job
+from fastsched.sim.traces import Application
+
+
+class LimitsApp(Application):
+    """An application with the given limits (only they matter to the batch choice)."""
+
+    name = "limits"
+    max_epochs = 10
+
+    def __init__(self, init, max_bsz, lo, hi):
+        self.init_batch_size, self.max_batch_size = init, max_bsz
+        self.min_local_bsz, self.max_local_bsz = lo, hi
+
+
+def _reference(perf, grad, app, nodes, replicas):
+    fn = GoodputFunction(perf, grad, app.init_batch_size)
+    _, atomic, accum = fn.optimize(
+        nodes, replicas, app.max_batch_size, (app.min_local_bsz, app.max_local_bsz), accumulation=True
+    )
+    return int(atomic), int(accum)
+
+
+def _job_with(app, perf, grad):
+    job = Job("j", app, 0)
+    job.profile[(1, 1, 1)] = (1.0, 0.5)  # a profile, so the job asks its fit (set below)
+    job._perf_params, job._perf_dirty, job.grad_params = perf, False, grad
+    return job
+
+
+positive = st.floats(1e-6, 10.0)
+perf_params = st.builds(PerfParams, positive, positive, positive, positive, positive, positive, st.floats(1.0, 10.0))
+grads = st.tuples(st.floats(0.0, 10.0), st.floats(0.0, 10.0))
+apps = st.builds(
+    LimitsApp,
+    st.integers(1, 256),
+    st.integers(256, 8192),
+    st.sampled_from([0, 1, 8, 32]),
+    st.sampled_from([0, 64, 256, 1024]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(app=apps, perf=perf_params, grads=st.lists(grads, min_size=1, max_size=4), shape=st.integers(0, 5))
+def test_batch_choice_matches_goodput_function(app, perf, grads, shape):
+    nodes = 1 + shape // 2
+    placement = (1 + shape,) * nodes
+    job = _job_with(app, perf, grads[0])
+    for grad in grads:  # new gradient statistics, the fit unchanged (the common case)
+        job.grad_params = grad
+        job.update_local_bsz(placement)
+        atomic, accum = _reference(perf, grad, app, nodes, sum(placement))
+        count = sum(placement) * (accum + 1)
+        assert (job.atomic_bsz, job.accum_steps) == (min(atomic, int(app.max_batch_size / count)), accum)
+        fn = job.goodput_fn()  # built from the very same inputs
+        assert (fn.perf_params, fn.grad_params, fn.init_batch_size) == (perf, grad, app.init_batch_size)
+
+
+def test_invalid_gradient_statistics_still_raise_naming_the_field():
+    app = LimitsApp(32, 1024, 8, 256)
+    perf = PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2)
+    job = _job_with(app, perf, (1.0, 1.0))
+    job.update_local_bsz((2,))
+    for bad, field in (((math.nan, 1.0), "grad_params.sqr"), ((1.0, -1.0), "grad_params.var")):
+        job.grad_params = bad
+        with pytest.raises(ValueError, match=field):
+            job.update_local_bsz((2,))
+
+
+def test_invalid_limits_still_raise():
+    app = LimitsApp(64, 32, 8, 256)  # the initial batch size above the maximum
+    job = _job_with(app, PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2), (1.0, 1.0))
+    with pytest.raises(ValueError, match="init_batch_size"):
+        job.update_local_bsz((2,))

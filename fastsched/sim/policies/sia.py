@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from fastsched.goodput import GoodputParams
 from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
 from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
@@ -327,17 +328,18 @@ class SiaPolicy(SimPolicy):
         keys = model * span + multi * (span // 2) + reps
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         good_u = np.empty(uniq.shape[0])
-        goodput_rows(
-            np.array(perf, dtype=np.float64).reshape(-1, 7),
-            np.array(sqr, dtype=np.float64),
-            np.array(var, dtype=np.float64),
-            np.array(init, dtype=np.float64),
-            np.array(bounds, dtype=np.float64).reshape(-1, 3),
-            model[first],
-            multi[first],
-            reps[first],
-            good_u,
+        bounds = np.array(bounds, dtype=np.float64).reshape(-1, 3)
+        params = GoodputParams(
+            perf=np.array(perf, dtype=np.float64).reshape(-1, 7),
+            grad_sqr=np.array(sqr, dtype=np.float64),
+            grad_var=np.array(var, dtype=np.float64),
+            init_bsz=np.array(init, dtype=np.float64),
+            max_bsz=bounds[:, 0].copy(),
+            min_atomic=bounds[:, 1].copy(),
+            max_atomic=bounds[:, 2].copy(),
+            accumulation=np.ones(bounds.shape[0], dtype=np.bool_),
         )
+        goodput_rows(params, model[first], multi[first], reps[first], good_u)
         good = good_u[inverse] * ratio
         keep = good > _ZERO_GAIN
         cols, good, jobidx = cols[keep], good[keep], jobidx[keep]

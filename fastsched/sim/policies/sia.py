@@ -166,8 +166,8 @@ class SiaPolicy(SimPolicy):
         if job.target_num_replicas is not None:
             return int(job.target_num_replicas)
         if app.max_replicas is not None:
-            return int(app.max_replicas)
-        best = 1
+            return max(int(app.max_replicas), app.min_replicas)
+        best = max(1, app.min_replicas)
         for t in self.types:  # Sia shares the largest bound across types
             a = app.apps[t]
             bound = min(
@@ -228,17 +228,20 @@ class SiaPolicy(SimPolicy):
                     m = models[src.gpu_type] = len(fit_list)
                     p = src.params
                     fit_list.append((tuple(p.perf), p.init_bsz, (p.max_bsz, p.min_atomic, p.max_atomic)))
-                # Configurations of a type are sorted by GPUs: those within max_r are a prefix.
-                count = int(np.searchsorted(self._type_gpus[t], max_r, side="right"))
-                if count:
-                    parts.append((m, t, src.gpu_type, count, src.ratio))
+                # Configurations of a type are sorted by GPUs: those from the fewest the job
+                # runs on (its memory may need several) up to max_r are a slice.
+                gpus = self._type_gpus[t]
+                lo = int(np.searchsorted(gpus, getattr(job.hetero_application.apps[t], "min_replicas", 1), side="left"))
+                count = int(np.searchsorted(gpus, max_r, side="right"))
+                if count > lo:
+                    parts.append((m, t, src.gpu_type, slice(lo, count), src.ratio))
             if parts:
-                sizes = [b[3] for b in parts]
+                sizes = [b[3].stop - b[3].start for b in parts]
                 plan = (
                     fit_list,
-                    np.concatenate([self._type_cols[t][:k] for _, t, _, k, _ in parts]),
-                    np.concatenate([self._multi_from[(t, src)][:k] for _, t, src, k, _ in parts]),
-                    np.concatenate([self._type_gpus[t][:k] for _, t, _, k, _ in parts]),
+                    np.concatenate([self._type_cols[t][k] for _, t, _, k, _ in parts]),
+                    np.concatenate([self._multi_from[(t, src)][k] for _, t, src, k, _ in parts]),
+                    np.concatenate([self._type_gpus[t][k] for _, t, _, k, _ in parts]),
                     np.repeat(np.array([b[4] for b in parts], dtype=np.float64), sizes),
                     np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
                 )
@@ -278,10 +281,21 @@ class SiaPolicy(SimPolicy):
                 out[j] = row
         if len(self._rows) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' rows
             self._rows = {k: v for k, v in self._rows.items() if k in self._plans_seen}
-        for j in range(len(jobs)):
-            if j not in out:  # never ran, or no usable estimate: single GPUs
-                out[j] = (single, [1.0] * len(single))
+        for j, job in enumerate(jobs):
+            if j not in out:  # never ran, or no usable estimate: the fewest GPUs it runs on
+                cols = single if job.hetero_application.min_replicas <= 1 else self._fewest(job)
+                out[j] = (cols, [1.0] * len(cols))
         return out
+
+    def _fewest(self, job) -> list:
+        """Each type's smallest configuration with at least the job's ``min_replicas`` GPUs."""
+        cols = []
+        for t in self.types:
+            need = getattr(job.hetero_application.apps[t], "min_replicas", 1)
+            k = int(np.searchsorted(self._type_gpus[t], need, side="left"))
+            if k < self._type_gpus[t].size:
+                cols.append(int(self._type_cols[t][k]))
+        return cols
 
     @staticmethod
     def normalised_rows(items) -> list:

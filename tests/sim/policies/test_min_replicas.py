@@ -46,3 +46,23 @@ def test_oracle_min_replicas_is_the_fewest_gpus_whose_memory_holds_the_model():
     # ... while min_replicas GPUs do.
     assert step_time(app.model, app.gpu, (m,), batch / m, overlap=app.overlap).step > 0
     assert OracleApplication("gpt-125m", "a100-80gb").min_replicas == 1  # data parallel
+
+
+@pytest.mark.parametrize("policy", ["sia", "pollux"])
+def test_typed_cluster_policies_never_place_a_decoder_below_its_memory_minimum(policy):
+    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.workload import WorkloadJob
+
+    jobs = [
+        WorkloadJob("big", 0, "gpt-6.7b", 2, 1024, "adaptive"),
+        WorkloadJob("small", 0, "gpt-125m", 1, 256, "adaptive"),
+        WorkloadJob("big-fixed", 600, "gpt-6.7b", 4, 1024, "scale-gpus"),
+    ]
+    apps = oracle_applications(["gpt-6.7b", "gpt-125m"], ["h100", "a100-80gb"], overlap=1.0)
+    need = apps["gpt-6.7b"].min_replicas  # the most any of its GPU types needs
+    assert need > 1
+    r = simulate(jobs, applications=apps, cluster="1xh100,1xa100-80gb", policy=policy, max_time=6 * 3600)
+    big = np.unique(r.allocations[:, [0, 2]])
+    assert big.max() >= need
+    assert not np.any((big > 0) & (big < need))
+    assert np.unique(r.allocations[:, 1]).min() <= 1  # a small model may still take one GPU

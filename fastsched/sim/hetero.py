@@ -440,7 +440,8 @@ def make_hetero_jobs(
     ValueError
         A bad category, or a job that must run on its requested GPU count when no GPU type
         has that many GPUs (unless ``cap_replicas``, which lowers such requests to the
-        largest type's GPU count).
+        largest type's GPU count) or when that count is below its application's
+        ``min_replicas``.
 
     Examples
     --------
@@ -466,6 +467,18 @@ def make_hetero_jobs(
         raise ValueError(
             f"job(s) {too_big[:5]} request more GPUs than the largest GPU type has ({largest}); "
             "a job never spans two types (cap_replicas=True / --cap-replicas lowers such requests)"
+        )
+    too_small = [
+        (w.name, w.application, need)
+        for w in wjobs
+        if policy.uses_requested_gpus(w)
+        and w.num_replicas < (need := int(getattr(apps.get(w.application), "min_replicas", 1)))
+    ]
+    if too_small:
+        name, app, need = too_small[0]
+        raise ValueError(
+            f"job(s) {[n for n, _, _ in too_small][:5]} request fewer GPUs than their model runs on "
+            f"({name}: {app} needs {need} for its memory) under a policy that runs the requested count"
         )
     jobs = []
     for w in wjobs:

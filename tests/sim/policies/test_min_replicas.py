@@ -66,3 +66,16 @@ def test_typed_cluster_policies_never_place_a_decoder_below_its_memory_minimum(p
     assert big.max() >= need
     assert not np.any((big > 0) & (big < need))
     assert np.unique(r.allocations[:, 1]).min() <= 1  # a small model may still take one GPU
+
+
+@pytest.mark.parametrize("policy", ["tiresias", "gavel"])
+def test_a_rigid_request_below_the_memory_minimum_is_refused(policy):
+    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.workload import WorkloadJob
+
+    apps = oracle_applications(["gpt-6.7b"], ["h100"], overlap=1.0)
+    ok = [WorkloadJob("ok", 0, "gpt-6.7b", apps["gpt-6.7b"].min_replicas, 1024, "adaptive")]
+    simulate(ok, applications=apps, cluster="1xh100", policy=policy, max_time=600)
+    small = [WorkloadJob("small", 0, "gpt-6.7b", 1, 1024, "adaptive")]
+    with pytest.raises(ValueError, match=r"\['small'\] request fewer GPUs.*gpt-6.7b needs"):
+        simulate(small, applications=apps, cluster="1xh100", policy=policy, max_time=600)

@@ -61,12 +61,15 @@ r = simulate(**kw)
 cpu, wall = time.process_time() - c, time.perf_counter() - w
 s = {k: v for k, v in r.summary().items() if not k.startswith(("wall_s", "policy_s"))}
 h = hashlib.sha256(json.dumps(s, sort_keys=True, default=str).encode() + r.allocations.tobytes()).hexdigest()[:16]
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "policy_s": r.policy_s, "avg_jct": r.avg_jct, "hash": h}))
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "loop_s": r.wall_s, "policy_s": r.policy_s, "avg_jct": r.avg_jct,
+                  "hash": h}))
 """
 
 
-def _run(tree, kwargs):
+def run_in_tree(tree, kwargs):
+    """``simulate(**kwargs)`` in a fresh process importing fastsched from ``tree``; its figures as a dict."""
     env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+    # Run inside the tree: ``python -c`` puts the working folder first on the import path.
     p = subprocess.run(
         [sys.executable, "-c", _CHILD, json.dumps(kwargs)], capture_output=True, text=True, env=env, cwd=tree
     )
@@ -99,10 +102,10 @@ def main(argv=None):
     for i, case in enumerate(args.cases):
         runs = {t: [] for t in args.trees}
         for t in args.trees if args.warmup and i == 0 else []:
-            _run(t, CASES[case])
+            run_in_tree(t, CASES[case])
         for rep in range(args.repeats):
             for t in args.trees if rep % 2 == 0 else args.trees[::-1]:
-                out = _run(t, CASES[case])
+                out = run_in_tree(t, CASES[case])
                 print(json.dumps({"case": case, "tree": t, **out}), flush=True)
                 if "error" not in out:
                     runs[t].append(out)

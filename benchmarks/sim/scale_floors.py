@@ -15,51 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
-from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-S, P = SHARED / "sia-traces", SHARED / "pollux-traces"
+from policy_speed import CASES as PS_CASES
+from policy_speed import SHARED, run_in_tree
+
+# The shared cases and the runner live in policy_speed.py (same folder: run as a script, it is
+# on the import path); this script adds the k = 1 baselines' floors.
+S = SHARED / "sia-traces"
 R50 = S / "workloads" / "scale" / "rate_50" / "workload-1.csv"
-
-CASES = {
-    "default": {},
-    "osdi21_w6": {"workload": str(P / "workloads" / "workload-6.csv"), "traces": str(P / "traces"), "preset": "osdi21"},
-    "tiresias_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "tiresias"},
-    "sia_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "sia"},
-    "gavel_x1": {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": "gavel"},
-}
+CASES = {k: PS_CASES[k] for k in ("default", "osdi21_w6", "sia_x1")}
+for _pol in ("tiresias", "gavel"):
+    CASES[f"{_pol}_x1"] = {"workload": str(R50), "traces": str(S / "traces"), "preset": "sia", "policy": _pol}
 for _pol in ("sia", "pollux", "gavel", "tiresias"):
-    CASES[f"saturn1_{_pol}"] = {
-        "workload": str(S / "workloads" / "saturn" / "workload-1.csv"),
-        "traces": str(S / "traces"),
-        "preset": "sia",
-        "policy": _pol,
-    }
-
-_CHILD = r"""
-import json, sys, time
-from fastsched.sim import simulate
-kw = json.loads(sys.argv[1])
-w, c = time.perf_counter(), time.process_time()
-r = simulate(**kw)
-print(json.dumps({"wall_s": time.perf_counter() - w, "cpu_s": time.process_time() - c, "avg_jct": r.avg_jct,
-                  "loop_s": r.wall_s, "policy_s": r.policy_s}))
-"""
-
-
-def _run(tree, kwargs):
-    env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
-    # Run inside the tree: ``python -c`` puts the working folder first on the import path.
-    p = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(kwargs)], capture_output=True, text=True, env=env, cwd=tree
-    )
-    if p.returncode:
-        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:200]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    CASES[f"saturn1_{_pol}"] = PS_CASES[f"saturn1_{_pol}"]
 
 
 def main(argv=None):
@@ -72,10 +41,10 @@ def main(argv=None):
     for case in args.cases:
         runs = {t: [] for t in args.trees}
         for t in [] if args.no_warmup else args.trees:
-            _run(t, CASES[case])  # warm-up: numba's cache, the OS's file cache
+            run_in_tree(t, CASES[case])  # warm-up: numba's cache, the OS's file cache
         for rep in range(args.repeats):
             for t in args.trees if rep % 2 == 0 else args.trees[::-1]:
-                out = _run(t, CASES[case])
+                out = run_in_tree(t, CASES[case])
                 print(json.dumps({"case": case, "tree": t, **out}), flush=True)
                 if "error" not in out:
                     runs[t].append(out)

@@ -468,18 +468,13 @@ def make_hetero_jobs(
             f"job(s) {too_big[:5]} request more GPUs than the largest GPU type has ({largest}); "
             "a job never spans two types (cap_replicas=True / --cap-replicas lowers such requests)"
         )
-    too_small = [
-        (w.name, w.application, need)
-        for w in wjobs
-        if policy.uses_requested_gpus(w)
-        and w.num_replicas < (need := int(getattr(apps.get(w.application), "min_replicas", 1)))
-    ]
-    if too_small:
-        name, app, need = too_small[0]
-        raise ValueError(
-            f"job(s) {[n for n, _, _ in too_small][:5]} request fewer GPUs than their model runs on "
-            f"({name}: {app} needs {need} for its memory) under a policy that runs the requested count"
-        )
+    for w in wjobs:
+        need = apps[w.application].min_replicas if w.application in apps else 1
+        if policy.uses_requested_gpus(w) and w.num_replicas < need:
+            raise ValueError(
+                f"job {w.name!r} requests {w.num_replicas} GPU(s), fewer than its model runs on "
+                f"({w.application} needs {need} for its memory), under a policy that runs the requested count"
+            )
     jobs = []
     for w in wjobs:
         if w.num_replicas > largest and cap_replicas:

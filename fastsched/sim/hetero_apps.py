@@ -131,7 +131,7 @@ class HeteroApplication(Application):
         self.fixed_batch_size = base.fixed_batch_size
         self.max_replicas = base.max_replicas
         # A job must fit on whichever type it is placed: the most any type needs.
-        self.min_replicas = max(int(getattr(a, "min_replicas", 1)) for a in apps.values())
+        self.min_replicas = max(int(a.min_replicas) for a in apps.values())
         self.min_local_bsz = base.min_local_bsz
         self.max_local_bsz = base.max_local_bsz
         self._xput1 = {t: one_gpu_throughput(a) for t, a in apps.items()}

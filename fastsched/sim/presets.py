@@ -35,14 +35,6 @@ PRESETS = {
         "policy": "pollux",
         "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
     },
-    "osdi21-exact": {
-        "nodes": 16,
-        "gpus": 4,
-        "interval": 60,
-        "interference": 0.0,
-        "policy": "pollux",
-        "pollux": {"variant": "osdi21", "restart_penalty": "osdi21", "power_shift": True, "placeholders": False},
-    },
     # The Sia study (SOSP'23): 6 aws (T4) + 3 rtx (2080 Ti) + 2 dgx-ext (A100) nodes, 60 s rounds,
     # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
     # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
@@ -68,5 +60,7 @@ PRESETS = {
         "shockwave": {"window": 5, "k": 1e-3, "lam": 12.0, "rhomax": 1.0, "fair_share": "jobs", "node_limit": 50},
     },
 }
-# The same study's settings on 16 T4 nodes (presets are read, never mutated).
+# Presets are read, never mutated, so a derived one may share its base's nested settings.
+PRESETS["osdi21-exact"] = {**PRESETS["osdi21"]}  # another name for the same configuration
+# The same study's settings on 16 T4 nodes.
 PRESETS["sia-homogeneous"] = {**PRESETS["sia"], "cluster": "16xaws"}

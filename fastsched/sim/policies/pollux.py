@@ -259,7 +259,8 @@ class PolluxSimPolicy(SimPolicy):
             fns.append(fn)
             order.append((job.attained_service, job.submission_time) if research else job.submission_time)
             # 0, not 1, for a job that runs on one GPU: the policy orders jobs by min_replicas.
-            min_reps.append(_min_replicas(job) if _min_replicas(job) > 1 else 0)
+            need = _min_replicas(job)
+            min_reps.append(need if need > 1 else 0)
             max_reps.append(self._max_replicas(job))
             # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
             # allocation: with restarts longer than a round (imagenet: 250 s) a job moved

@@ -231,7 +231,7 @@ class SiaPolicy(SimPolicy):
                 # Configurations of a type are sorted by GPUs: those from the fewest the job
                 # runs on (its memory may need several) up to max_r are a slice.
                 gpus = self._type_gpus[t]
-                lo = int(np.searchsorted(gpus, getattr(job.hetero_application.apps[t], "min_replicas", 1), side="left"))
+                lo = int(np.searchsorted(gpus, job.hetero_application.apps[t].min_replicas, side="left"))
                 count = int(np.searchsorted(gpus, max_r, side="right"))
                 if count > lo:
                     parts.append((m, t, src.gpu_type, slice(lo, count), src.ratio))
@@ -291,7 +291,7 @@ class SiaPolicy(SimPolicy):
         """Each type's smallest configuration with at least the job's ``min_replicas`` GPUs."""
         cols = []
         for t in self.types:
-            need = getattr(job.hetero_application.apps[t], "min_replicas", 1)
+            need = job.hetero_application.apps[t].min_replicas
             k = int(np.searchsorted(self._type_gpus[t], need, side="left"))
             if k < self._type_gpus[t].size:
                 cols.append(int(self._type_cols[t][k]))

@@ -77,5 +77,5 @@ def test_a_rigid_request_below_the_memory_minimum_is_refused(policy):
     ok = [WorkloadJob("ok", 0, "gpt-6.7b", apps["gpt-6.7b"].min_replicas, 1024, "adaptive")]
     simulate(ok, applications=apps, cluster="1xh100", policy=policy, max_time=600)
     small = [WorkloadJob("small", 0, "gpt-6.7b", 1, 1024, "adaptive")]
-    with pytest.raises(ValueError, match=r"\['small'\] request fewer GPUs.*gpt-6.7b needs"):
+    with pytest.raises(ValueError, match=r"job 'small' requests 1 GPU\(s\), fewer than.*gpt-6.7b needs"):
         simulate(small, applications=apps, cluster="1xh100", policy=policy, max_time=600)

@@ -2,6 +2,18 @@
 
 import math
 
+from scipy import integrate, stats
+
+
+def padded_ratio(m, spread):
+    """E[longest of m log-normal lengths] / E[length], from E[max] = integral of (1 - F(x)^m) dx."""
+    if spread == 0.0 or m == 1:
+        return 1.0
+    dist = stats.lognorm(s=spread)  # median 1: the ratio does not depend on the scale
+    hi = dist.isf(1e-18 / m)
+    e_max, _ = integrate.quad(lambda x: 1.0 - dist.cdf(x) ** m, 0.0, hi, limit=400, epsabs=1e-13, epsrel=1e-11)
+    return e_max / dist.mean()
+
 
 def peak_flops(gpu, precision):
     table = {"bf16": gpu.bf16_tflops, "fp16": gpu.bf16_tflops, "tf32": gpu.tf32_tflops, "fp32": gpu.fp32_tflops}
@@ -24,14 +36,18 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
 def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0,
             floor=0.0):  # fmt: skip
     winograd = model.winograd_share
+    # padded samples: the padded share of the per-sample work and the chain of dependent kernels
+    # run at the longest of all the step's samples (the replicas wait for the slowest GPU)
+    r = padded_ratio(min(sum(placement) * b, model.samples_per_epoch), model.length_spread)
+    pad = (1.0 - model.padded_share) + model.padded_share * r
     # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
-    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b
-    traffic = passes * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
+    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b * pad
+    traffic = passes * model.activation_bytes * b * pad + 2.0 * model.state_bytes_per_param * model.parameters
     gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
-        (2.0 / 3.0) * passes * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
+        (2.0 / 3.0) * passes * model.activation_bytes * b * pad / (gpu.memory_gbps * 1e9 * eff)
     )
-    chain = model.serial_kernels * 4e-6  # dependent kernels at the GPU's launch latency
+    chain = model.serial_kernels * 4e-6 * r  # dependent kernels at the GPU's launch latency
     gpu_s += chain
     backward_s += (2.0 / 3.0) * chain
     host_s = model.kernels * host_per_kernel

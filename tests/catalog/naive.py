@@ -10,9 +10,9 @@ def padded_ratio(m, spread):
     if spread == 0.0 or m == 1:
         return 1.0
     dist = stats.lognorm(s=spread)  # median 1: the ratio does not depend on the scale
-    hi = dist.isf(1e-18 / m)
-    e_max, _ = integrate.quad(lambda x: 1.0 - dist.cdf(x) ** m, 0.0, hi, limit=400, epsabs=1e-13, epsrel=1e-11)
-    return e_max / dist.mean()
+    lo, hi = dist.ppf(1e-16), dist.isf(1e-18 / m)  # below lo, 1 - F^m is 1 to double precision
+    rest, _ = integrate.quad(lambda x: 1.0 - dist.cdf(x) ** m, lo, hi, limit=400, epsabs=1e-12, epsrel=1e-10)
+    return (lo + rest) / dist.mean()
 
 
 def peak_flops(gpu, precision):

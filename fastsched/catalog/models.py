@@ -34,9 +34,10 @@ the Pollux benchmark's scripts do (apex AMP O1). DeepSpeech2 is the script's def
 its 7,140 training clips are the first part of the study's VoxForge split. Its recurrent layers
 run about 240 dependent time steps (4.8 s at 10 ms, halved by the convolutions' stride) in each
 of 5 layers and 2 directions, with about 3 kernels per step forward and 5 backward:
-19,200 kernels in a chain (``serial_kernels``). The script pads every clip of a batch to the
-batch's longest (its collate function) from a shuffled sampler (no length buckets), and packs the
-padded batch before the GRU layers: the two convolutions (41x11 and 21x11, 32 channels: 5.2 of
+19,200 kernels in a chain (``serial_kernels``). The script (adapted from deepspeech.pytorch) pads
+every clip of a batch to the batch's longest in its collate function, batches come from AdaptDL's
+shuffling loader (no length buckets), and the model packs the padded batch before the GRU layers:
+the two convolutions (41x11 and 21x11, 32 channels: 5.2 of
 the 25 GFLOP per clip, ``padded_share`` 0.2) and the GRU's chain of time steps run over the
 longest clip, the GRU's matrix products over each clip's own frames. Clip lengths are taken as
 log-normal with a log-standard deviation of 0.35 (``length_spread``; an assumption for read

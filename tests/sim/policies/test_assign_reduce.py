@@ -159,3 +159,21 @@ def test_forced_beyond_capacity_raises():
 def test_objective_unit():
     assert objective_unit(np.array([-1.1 + 0.47, -0.01])) == 0.01
     assert objective_unit(np.array([-0.123])) == 0.0
+
+
+def test_auto_uses_the_reduction_above_the_dp_limits(monkeypatch):
+    from fastsched.sim.policies import _assign
+
+    p = _sia_like(2, num_jobs=40)
+    ref = solve_assignment(p, "dp")
+    calls = []
+
+    def spy(problem, solve_core):
+        calls.append(problem.cost.size)
+        return solve_reduced(problem, solve_core)
+
+    monkeypatch.setattr(_assign, "DP_WORK_LIMIT", 0)
+    monkeypatch.setattr(_assign, "solve_reduced", spy)
+    x = solve_assignment(p)
+    assert calls == [p.cost.size]
+    assert p.cost[x].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)

@@ -6,7 +6,8 @@ For capacity multipliers ``lam >= 0`` (one per GPU type) the Lagrangian bound
 
 (``r_j`` is the value of job ``j``'s forced candidate when it has one) is below the value of
 every feasible choice, and a choice using candidate ``k`` is worth at least ``LB + d_k`` with
-the reduced cost ``d_k = cost_k + lam_t(k) * gpus_k - r_j >= 0``. Given a feasible incumbent of
+the reduced cost ``d_k = cost_k + lam_t(k) * gpus_k - r_j >= 0`` (infinite for the other
+candidates of a job with a forced one). Given a feasible incumbent of
 value ``U``, a candidate with ``LB + d_k > U - unit`` is in no choice better than the incumbent,
 where ``unit`` is the objective's grid (0.01 when every cost is a multiple of 0.01, as Sia's
 rounded values are; otherwise 0). What is left, the core, is usually a few hundred candidates,
@@ -23,8 +24,9 @@ import numpy as np
 
 __all__ = ["solve_reduced"]
 
-#: Slack for rounding in sums of costs (the costs are at most a few units each).
-_TOL = 1e-7
+#: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
+#: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
+_TOL = 1e-6
 
 
 def objective_unit(cost) -> float:
@@ -38,7 +40,7 @@ def objective_unit(cost) -> float:
     0.0
     """
     scaled = np.asarray(cost, dtype=np.float64) * 100.0
-    return 0.01 if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6) else 0.0
+    return 0.01 if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9) else 0.0
 
 
 def _matrix(problem, k):
@@ -76,6 +78,8 @@ def lagrangian(problem, lam):
     """``(LB, reduced costs, r)`` of the relaxation of the capacity rows at multipliers ``lam >= 0``.
 
     ``r`` holds each job's ``r_j`` (so ``-r_j`` is the reduced cost of leaving it without GPUs).
+    A job's candidates other than its forced one are in no feasible choice: their reduced cost
+    is infinite.
 
     Examples
     --------
@@ -93,7 +97,11 @@ def lagrangian(problem, lam):
     r = np.zeros(problem.num_jobs)
     np.minimum.at(r, problem.job, v)
     r[problem.job[problem.forced]] = v[problem.forced]
-    return float(r.sum() - lam @ problem.capacity), v - r[problem.job], r
+    d = v - r[problem.job]
+    has_forced = np.zeros(problem.num_jobs, dtype=bool)
+    has_forced[problem.job[problem.forced]] = True
+    d[has_forced[problem.job] & ~problem.forced] = np.inf
+    return float(r.sum() - lam @ problem.capacity), d, r
 
 
 def solve_reduced(problem, solve_core):
@@ -121,9 +129,7 @@ def solve_reduced(problem, solve_core):
         return None
     # Every job's best candidate fits: that is an optimum (the bound at lam = 0 is reached).
     _, d0, _ = lagrangian(problem, np.zeros(problem.capacity.shape[0]))
-    has_forced = np.zeros(problem.num_jobs, dtype=bool)
-    has_forced[problem.job[problem.forced]] = True
-    best = (d0 == 0) & np.where(has_forced[problem.job], problem.forced, problem.cost < 0)
+    best = (d0 == 0) & (problem.forced | (problem.cost < 0))
     first = np.zeros(k, dtype=bool)
     _, idx = np.unique(problem.job[best], return_index=True)
     first[np.flatnonzero(best)[idx]] = True

@@ -66,26 +66,47 @@ GradParams(sqr=0.00136, var=0.000502)
 _MEMO_SIZE = 4096
 
 
+# (name, low, high) of each perf parameter's check, in PerfParams order.
+_PERF_CHECKS = tuple(
+    (f"perf_params.{name}", 1.0 if name == "gamma" else 0.0, 10.0 if name == "gamma" else None)
+    for name in PerfParams._fields
+)
+
+
 def _check_perf_params(perf_params) -> np.ndarray:
-    try:
-        values = tuple(perf_params)
-    except TypeError:
-        raise TypeError(
-            f"perf_params must be a PerfParams or a sequence of 7 numbers, got {type(perf_params).__name__}"
-        ) from None
-    if len(values) != 7:
-        raise ValueError(f"perf_params must have 7 entries, got {len(values)}")
-    out = np.empty(7, dtype=np.float64)
-    for i, name in enumerate(PerfParams._fields):
-        low = 1.0 if name == "gamma" else 0.0
-        high = 10.0 if name == "gamma" else None
-        out[i] = V.check_finite_scalar(f"perf_params.{name}", values[i], low=low, high=high)
-    return out
+    """Return the parameters as a new float64[7] (or raise naming the field).
+
+    Examples
+    --------
+    >>> _check_perf_params((0.5, 0.25, 0, 0, 0, 0, 2)).tolist()
+    [0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 2.0]
+    """
+    if type(perf_params) is not tuple and not isinstance(perf_params, PerfParams):
+        try:
+            perf_params = tuple(perf_params)
+        except TypeError:
+            raise TypeError(
+                f"perf_params must be a PerfParams or a sequence of 7 numbers, got {type(perf_params).__name__}"
+            ) from None
+    if len(perf_params) != 7:
+        raise ValueError(f"perf_params must have 7 entries, got {len(perf_params)}")
+    check = V.check_finite_scalar
+    return np.array(
+        [check(name, v, low=low, high=high) for (name, low, high), v in zip(_PERF_CHECKS, perf_params, strict=True)],
+        dtype=np.float64,
+    )
 
 
 def _check_grad_params(grad_params) -> tuple[float, float]:
+    """Return ``(sqr, var)`` as finite non-negative floats (or raise naming the field).
+
+    Examples
+    --------
+    >>> _check_grad_params((0.5, 4))
+    (0.5, 4.0)
+    """
     try:
-        values = tuple(grad_params)
+        values = grad_params if type(grad_params) is tuple else tuple(grad_params)
     except TypeError:
         raise TypeError(
             f"grad_params must be a GradParams or a pair of numbers, got {type(grad_params).__name__}"

@@ -147,8 +147,7 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
         ``alpha_r, beta_r`` without single-node multi-replica data; ``beta_n, beta_r``
         without observations of more than 2 replicas. Without multi-node data the prior
         ``alpha_n >= 1.1 alpha_r``, ``beta_n >= 1.1 beta_r`` is applied after the fit.
-        The same inputs give the same bits on every machine and with any number of numba
-        threads (with more than one, the starts are searched side by side).
+        The same inputs give the same bits on every machine.
 
     Raises
     ------

@@ -18,9 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
-from fastsched._jit import jit, pjit
+from fastsched._jit import jit
 
 _TINY = 1e-8
 
@@ -417,87 +416,47 @@ def _descend(x, lower, upper, net, atomic_bsz, log_accum, log_optim):
 
 
 @jit
-def _search_from(start, lower, upper, net, atomic_bsz, log_accum, log_optim, x):
-    """One start of :func:`fit_search`: its answer written to ``x``; returns ``(objective, evaluations)``.
+def fit_search(starts, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, out):
+    """Best of a projected-BFGS search from each row of ``starts``; writes it to ``out``.
 
-    A search on the exact objective (:func:`_descend`), then, if one of the RMS terms is
-    nearly zero there, a second pass from its answer through smoothed objectives (``mu`` in
-    ``_SMOOTHING``) back to the exact one, kept if better: where the model fits some
-    observations exactly, the optimum lies along a kink of the objective that a
-    quasi-Newton search cannot follow, but can on the smoothed versions. ``net`` (its
-    scratch included) belongs to this search alone.
+    From each start: a search on the exact objective (:func:`_descend`), then, if one of
+    the RMS terms is nearly zero there, a second pass from its answer through smoothed
+    objectives (``mu`` in ``_SMOOTHING``) back to the exact one, kept if better: where the model fits some observations exactly, the optimum
+    lies along a kink of the objective that a quasi-Newton search cannot follow, but can
+    on the smoothed versions. Starts are tried in row order and a later one wins only if
+    strictly better, so the answer is deterministic. Returns the objective at ``out`` and
+    the number of objective evaluations.
     """
+    best = np.inf
+    evals = 0
+    x = np.empty(_N)
     xs = np.empty(_N)
     grad = np.empty(_N)
     terms = np.empty(2)
-    for i in range(_N):
-        x[i] = _clip(start[i], lower[i], upper[i])
-    f, evals = _descend(x, lower, upper, net, atomic_bsz, log_accum, log_optim)
-    _objective(x, net, atomic_bsz, log_accum, log_optim, 0.0, grad, terms)
-    if min(terms[0], terms[1]) < _KINK:
-        for i in range(_N):
-            xs[i] = x[i]
-        for mu in _SMOOTHING:
-            _, e = _projected_bfgs(xs, lower, upper, net, atomic_bsz, log_accum, log_optim, mu, _MAX_ITER)
-            evals += e
-        fs, e = _descend(xs, lower, upper, net, atomic_bsz, log_accum, log_optim)
-        evals += e
-        if fs < f:
-            f = fs
-            for i in range(_N):
-                x[i] = xs[i]
-    return f, evals
-
-
-@jit
-def _best_start(fs, xs, out):
-    """Row order, a later start winning only if strictly better: the answer is deterministic."""
-    best = np.inf
-    for k in range(fs.shape[0]):
-        if fs[k] < best or k == 0:
-            best = fs[k]
-            for i in range(_N):
-                out[i] = xs[k, i]
-    return best
-
-
-@jit
-def fit_search(starts, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, out):
-    """Best of a projected-BFGS search from each row of ``starts`` (:func:`_search_from`); writes it to ``out``.
-
-    Starts are tried in row order and a later one wins only if strictly better, so the
-    answer is deterministic. Returns the objective at ``out`` and the number of objective
-    evaluations.
-    """
-    count = starts.shape[0]
-    fs = np.empty(count)
-    xs = np.empty((count, _N))
-    evals = 0
     net = network_groups(nodes, replicas)
-    for k in range(count):
-        fs[k], e = _search_from(starts[k], lower, upper, net, atomic_bsz, log_accum, log_optim, xs[k])
+    for k in range(starts.shape[0]):
+        for i in range(_N):
+            x[i] = _clip(starts[k, i], lower[i], upper[i])
+        f, e = _descend(x, lower, upper, net, atomic_bsz, log_accum, log_optim)
         evals += e
-    return _best_start(fs, xs, out), evals
-
-
-@pjit
-def fit_search_parallel(starts, lower, upper, nodes, replicas, atomic_bsz, log_accum, log_optim, out):
-    """:func:`fit_search` with its starts searched side by side (numba threads); the same bits.
-
-    Each start runs the same sequential code on its own scratch, and the best is chosen
-    after all of them, in the same order. Launch inside :func:`fastsched._jit.parallel_region`.
-    """
-    count = starts.shape[0]
-    fs = np.empty(count)
-    xs = np.empty((count, _N))
-    evals = np.zeros(count, dtype=np.int64)
-    for k in prange(count):
-        net = network_groups(nodes, replicas)
-        fs[k], evals[k] = _search_from(starts[k], lower, upper, net, atomic_bsz, log_accum, log_optim, xs[k])
-    total = 0
-    for k in range(count):
-        total += evals[k]
-    return _best_start(fs, xs, out), total
+        _objective(x, net, atomic_bsz, log_accum, log_optim, 0.0, grad, terms)
+        if min(terms[0], terms[1]) < _KINK:
+            for i in range(_N):
+                xs[i] = x[i]
+            for mu in _SMOOTHING:
+                _, e = _projected_bfgs(xs, lower, upper, net, atomic_bsz, log_accum, log_optim, mu, _MAX_ITER)
+                evals += e
+            fs, e = _descend(xs, lower, upper, net, atomic_bsz, log_accum, log_optim)
+            evals += e
+            if fs < f:
+                f = fs
+                for i in range(_N):
+                    x[i] = xs[i]
+        if f < best or k == 0:
+            best = f
+            for i in range(_N):
+                out[i] = x[i]
+    return best, evals
 
 
 @jit

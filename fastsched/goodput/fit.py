@@ -9,12 +9,10 @@ sum in a fixed order, so a fit gives the same bits on any machine and thread cou
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched._jit import parallel_region
-from fastsched.goodput._fit_kernels import fit_search, fit_search_parallel, log_array, objective_and_grad
+from fastsched.goodput._fit_kernels import fit_search, log_array, objective_and_grad
 from fastsched.goodput.model import PerfParams
 
 __all__ = ["fit_perf_params", "fit_objective"]
@@ -183,13 +181,7 @@ def fit_perf_params(num_nodes, num_replicas, atomic_bsz, accum_step_time, optim_
     if initial is not None:
         starts = np.vstack([_initial_guess(initial, start, lower, upper), starts])
     x = np.empty(7)
-    args = (starts, lower, upper, nodes, replicas, atomic, log_array(t_accum), log_array(t_optim), x)
-    if numba.get_num_threads() > 1:
-        # The starts are independent searches: side by side on numba's threads, same bits.
-        with parallel_region():
-            fit_search_parallel(*args)
-    else:
-        fit_search(*args)
+    _, _evals = fit_search(starts, lower, upper, nodes, replicas, atomic, log_array(t_accum), log_array(t_optim), x)
     if not (nodes > 1).any():
         x[2] = max(x[2], x[4] * 1.1)
         x[3] = max(x[3], x[5] * 1.1)

@@ -29,7 +29,7 @@ def _is_bool(x) -> bool:
     return isinstance(x, (bool, np.bool_))
 
 
-def check_finite_scalar(name: str, value, *, low=None, high=None, low_open=False) -> float:
+def check_finite_scalar(name: str, value, low=None, high=None, low_open=False) -> float:
     """Return ``value`` as a finite Python float within ``[low, high]`` (or raise).
 
     Examples

@@ -92,7 +92,8 @@ def _check_perf_params(perf_params) -> np.ndarray:
         raise ValueError(f"perf_params must have 7 entries, got {len(perf_params)}")
     check = V.check_finite_scalar
     return np.array(
-        [check(name, v, low=low, high=high) for (name, low, high), v in zip(_PERF_CHECKS, perf_params, strict=True)],
+        # Positional arguments: this runs at every refit of a simulated job.
+        [check(name, v, low, high) for (name, low, high), v in zip(_PERF_CHECKS, perf_params, strict=True)],
         dtype=np.float64,
     )
 
@@ -113,9 +114,9 @@ def _check_grad_params(grad_params) -> tuple[float, float]:
         ) from None
     if len(values) != 2:
         raise ValueError(f"grad_params must have 2 entries (sqr, var), got {len(values)}")
-    sqr = V.check_finite_scalar("grad_params.sqr", values[0], low=0.0)
-    var = V.check_finite_scalar("grad_params.var", values[1], low=0.0)
-    return sqr, var
+    # Positional arguments: this runs at every epoch crossing of a simulated job.
+    check = V.check_finite_scalar
+    return check("grad_params.sqr", values[0], 0.0), check("grad_params.var", values[1], 0.0)
 
 
 _ELEMENTWISE_ERRORS = {

@@ -34,7 +34,15 @@ the Pollux benchmark's scripts do (apex AMP O1). DeepSpeech2 is the script's def
 its 7,140 training clips are the first part of the study's VoxForge split. Its recurrent layers
 run about 240 dependent time steps (4.8 s at 10 ms, halved by the convolutions' stride) in each
 of 5 layers and 2 directions, with about 3 kernels per step forward and 5 backward:
-19,200 kernels in a chain (``serial_kernels``). NCF is NeuMF with 32
+19,200 kernels in a chain (``serial_kernels``). The script (adapted from deepspeech.pytorch) pads
+every clip of a batch to the batch's longest in its collate function, batches come from AdaptDL's
+shuffling loader (no length buckets), and the model packs the padded batch before the GRU layers:
+the two convolutions (41x11 and 21x11, 32 channels: 5.2 of
+the 25 GFLOP per clip, ``padded_share`` 0.2) and the GRU's chain of time steps run over the
+longest clip, the GRU's matrix products over each clip's own frames. Clip lengths are taken as
+log-normal with a log-standard deviation of 0.35 (``length_spread``; an assumption for read
+single sentences, whose lengths follow their word counts, set before any comparison with the
+traces: no published length distribution of the study's clips was found). NCF is NeuMF with 32
 GMF and 128 MLP factors on MovieLens-1M (6,040 users, 3,706 items), trained with Adam (16
 bytes of state per parameter) on each of the 994,169 ratings and 4 sampled negatives per
 epoch. Kernel counts are about three per forward operator (forward and two backward) plus
@@ -77,6 +85,8 @@ MAX_MODEL_INT = 2**53
 MAX_EPOCHS = 10_000
 #: Largest size of a model (parameters, FLOPs, bytes, noise scale): the oracle's times stay finite.
 MAX_MODEL_VALUE = 1e30
+#: Largest log-standard deviation of a sample's length (a 20x spread between typical samples).
+MAX_LENGTH_SPREAD = 1.5
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -128,6 +138,14 @@ class ModelSpec(NamedTuple):
     serial_kernels : int
         GPU kernels per step that each wait for the one before whatever the batch (a recurrent
         layer's time steps), each taking at least a kernel's launch latency on the GPU.
+    length_spread : float
+        Log-standard deviation of a sample's length, for models whose samples vary in length
+        and are padded to their batch's longest (0: every sample costs the same). The per-sample
+        costs above are at the mean length.
+    padded_share : float
+        Share of the per-sample FLOPs and bytes computed on the padded batch (layers that run
+        over every frame of the longest sample); the rest (packed recurrent layers) pays each
+        sample's own length. The chain of ``serial_kernels`` always runs the longest.
 
     Examples
     --------
@@ -156,6 +174,8 @@ class ModelSpec(NamedTuple):
     memory_bytes: float | None = None
     winograd_share: float = 0.0
     serial_kernels: int = 0
+    length_spread: float = 0.0
+    padded_share: float = 1.0
 
     @property
     def held_bytes(self) -> float:
@@ -185,7 +205,7 @@ STUDY_MODELS = {
                memory_bytes=4.44e7, precision="fp16"),
         _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
         _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0),
-               serial_kernels=19_200),
+               serial_kernels=19_200, length_spread=0.35, padded_share=0.2),
         _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
                memory_bytes=3.2e8, precision="fp16"),
         _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
@@ -395,6 +415,12 @@ def check_model(m: ModelSpec) -> ModelSpec:
     v = m.serial_kernels
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_MODEL_INT:
         raise ValueError(f"model.serial_kernels must be an integer in [0, {MAX_MODEL_INT}], got {v!r}")
+    v = m.length_spread
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_LENGTH_SPREAD):
+        raise ValueError(f"model.length_spread must be in [0, {MAX_LENGTH_SPREAD:g}], got {v!r}")
+    v = m.padded_share
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0):
+        raise ValueError(f"model.padded_share must be in [0, 1], got {v!r}")
     w = m.winograd_share
     if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
         raise ValueError(f"model.winograd_share must be in [0, 1], got {w!r}")

@@ -11,7 +11,10 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   forward pass; read again, its gradient written and read by the layer below, in the backward
   pass; and one more read by the normalisation layers' two-pass statistics. A recurrent
   network adds ``serial_kernels x`` :data:`GPU_KERNEL_S` (4 µs): its time steps' kernels wait
-  for each other whatever the batch;
+  for each other whatever the batch. A model of variable-length samples padded to the batch's
+  longest (``length_spread`` > 0) pays all of this at the expected longest of the ``n b``
+  samples of the step's ``n`` GPUs over the mean length (:mod:`fastsched.catalog._padding`):
+  the replicas wait for the slowest;
 * **floor**: a machine's fixed host work per step whatever the model (the data loader's
   hand-off, the framework's per-step bookkeeping), ``floor_s`` (default 0), as the per-type
   number :func:`calibrate_floors` fits;
@@ -45,6 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fastsched.catalog._padding import padded_ratio
 from fastsched.catalog.gpus import GpuType, gpu_type
 from fastsched.catalog.models import ModelSpec, model_spec
 
@@ -151,14 +155,22 @@ def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None,
     return fixed + 2.0 * (n - 1) / n * grad_bytes / (bw * 1e9 * link_efficiency) + 2.0 * (n - 1) * lat
 
 
-def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s):
-    """``(host, gpu, backward)`` seconds of one step at per-GPU batches ``b`` (arrays)."""
+def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s, n=1):
+    """``(host, gpu, backward)`` seconds of one step at per-GPU batches ``b`` on ``n`` GPUs (arrays)."""
     b = np.asarray(b, dtype=np.float64)
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
     flops = m.flops_per_sample * (1.0 - m.winograd_share + m.winograd_share / WINOGRAD_GAIN)
     chain = m.serial_kernels * GPU_KERNEL_S / 3.0  # forward's third of the dependent kernels
-    fwd = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem + chain
+    per_sample = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
+    if m.length_spread:
+        # Samples are padded to their batch's longest, and the replicas wait for the slowest GPU:
+        # the padded layers and the chain of time steps run at the longest of the step's n b
+        # samples (at most the data set's longest); packed layers pay the mean length.
+        r = padded_ratio(np.minimum(n * b, m.samples_per_epoch), m.length_spread)
+        per_sample = per_sample * (1.0 - m.padded_share + m.padded_share * r)
+        chain = chain * r
+    fwd = per_sample + chain
     opt = 2.0 * m.state_bytes_per_param * m.parameters / mem
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 
@@ -174,7 +186,7 @@ def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0):
 
 
 def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0):
-    host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s)
+    host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s, sum(p))
     grad = m.grad_bytes_per_param * m.parameters
     ar = allreduce_seconds(grad, g, p, link_eff)
     return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap, floor)
@@ -297,7 +309,7 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
 
 
 def _fit_rows(m: ModelSpec, g: GpuType, rows, link_efficiency):
-    """``(b, allreduce, log step)`` arrays of measured ``rows`` (validated)."""
+    """``(b, allreduce, log step, GPUs)`` arrays of measured ``rows`` (validated)."""
     rows = list(rows)
     if not rows:
         raise ValueError("calibrate: no measured rows")
@@ -306,22 +318,23 @@ def _fit_rows(m: ModelSpec, g: GpuType, rows, link_efficiency):
     b = np.empty(len(rows))
     ar = np.empty(len(rows))
     t = np.empty(len(rows))
+    n = np.empty(len(rows))
     for i, (placement, bsz, st) in enumerate(rows):
         if not (st > 0 and math.isfinite(st)):
             raise ValueError(f"calibrate: step times must be positive, got {st!r}")
         p = _placement(placement)
         if p not in ar_memo:
             ar_memo[p] = allreduce_seconds(grad, g, p, link_efficiency)
-        b[i], ar[i], t[i] = bsz, ar_memo[p], st
-    return b, ar, np.log(t)
+        b[i], ar[i], t[i], n[i] = bsz, ar_memo[p], st, sum(p)
+    return b, ar, np.log(t), n
 
 
 def _losses(m: ModelSpec, g: GpuType, data, effs, floors, host_s):
     """Squared log errors of the step over ``data``, for each (efficiency, floor) pair of the grids."""
-    b, ar, log_t = data
+    b, ar, log_t, n = data
     grad = m.grad_bytes_per_param * m.parameters
     e = np.atleast_1d(np.asarray(effs, dtype=np.float64))[:, None]
-    host, gpu, bwd = _dp_parts(m, g, b[None, :], e, host_s)
+    host, gpu, bwd = _dp_parts(m, g, b[None, :], e, host_s, n[None, :])
     f = np.atleast_1d(np.asarray(floors, dtype=np.float64))[:, None]
     step, _ = _combine(host, gpu, bwd, ar[None, :], min(1.0, BUCKET_BYTES / grad), None, f)
     return np.sum((np.log(step) - log_t) ** 2, axis=1)

@@ -1,6 +1,21 @@
 """Plain references of the oracle's formulas, written from the semantics with scalar arithmetic."""
 
 import math
+import warnings
+
+from scipy import integrate, stats
+
+
+def padded_ratio(m, spread):
+    """E[longest of m log-normal lengths] / E[length], from E[max] = integral of (1 - F(x)^m) dx."""
+    if spread == 0.0 or m == 1:
+        return 1.0
+    dist = stats.lognorm(s=spread)  # median 1: the ratio does not depend on the scale
+    lo, hi = dist.ppf(1e-16), dist.isf(1e-18 / m)  # below lo, 1 - F^m is 1 to double precision
+    with warnings.catch_warnings():  # quad may flag round-off near its tolerance, far below the tests' 1e-6
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        rest, _ = integrate.quad(lambda x: 1.0 - dist.cdf(x) ** m, lo, hi, limit=400, epsabs=1e-10, epsrel=1e-9)
+    return (lo + rest) / dist.mean()
 
 
 def peak_flops(gpu, precision):
@@ -24,14 +39,18 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
 def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0,
             floor=0.0):  # fmt: skip
     winograd = model.winograd_share
+    # padded samples: the padded share of the per-sample work and the chain of dependent kernels
+    # run at the longest of all the step's samples (the replicas wait for the slowest GPU)
+    r = padded_ratio(min(sum(placement) * b, model.samples_per_epoch), model.length_spread)
+    pad = (1.0 - model.padded_share) + model.padded_share * r
     # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
-    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b
-    traffic = passes * model.activation_bytes * b + 2.0 * model.state_bytes_per_param * model.parameters
+    flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b * pad
+    traffic = passes * model.activation_bytes * b * pad + 2.0 * model.state_bytes_per_param * model.parameters
     gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
     backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
-        (2.0 / 3.0) * passes * model.activation_bytes * b / (gpu.memory_gbps * 1e9 * eff)
+        (2.0 / 3.0) * passes * model.activation_bytes * b * pad / (gpu.memory_gbps * 1e9 * eff)
     )
-    chain = model.serial_kernels * 4e-6  # dependent kernels at the GPU's launch latency
+    chain = model.serial_kernels * 4e-6 * r  # dependent kernels at the GPU's launch latency
     gpu_s += chain
     backward_s += (2.0 / 3.0) * chain
     host_s = model.kernels * host_per_kernel

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fastsched.catalog import GPUS, calibrate, calibrate_floors, gpu_type, max_local_bsz, model_spec, step_time
 from fastsched.catalog import oracle as O
-from fastsched.catalog.models import STUDY_MODELS, load_model_spec
+from fastsched.catalog._padding import padded_ratio
+from fastsched.catalog.models import STUDY_MODELS, check_model, load_model_spec
 from tests.catalog import naive
 
 STUDY = sorted(STUDY_MODELS)
@@ -150,8 +151,12 @@ def test_sync_grows_with_the_gpus_and_adds_to_the_compute(model, gpu, per_node, 
     one = step_time(model, gpu, (1,), b)
     many = step_time(model, gpu, (per_node,) * nodes, b)
     assert one.sync == 0.0 and many.sync >= one.sync  # more GPUs never synchronise in less than none
-    # The step is the one-GPU compute plus the exposed sync: the placement changes only the sync.
-    assert many.step - many.sync == pytest.approx(one.step, rel=1e-12)
+    # The step is the one-GPU compute plus the exposed sync: the placement changes only the sync,
+    # and, for padded samples, the longest sample the replicas wait for.
+    if model_spec(model).length_spread == 0.0:
+        assert many.step - many.sync == pytest.approx(one.step, rel=1e-12)
+    else:
+        assert many.step - many.sync >= one.step * (1.0 - 1e-12)
     if per_node > 1:  # one more GPU on the same node never synchronises faster (ring: 2 (n-1)/n)
         assert step_time(model, gpu, (per_node,), b).sync >= step_time(model, gpu, (per_node - 1,), b).sync
     hidden = step_time(model, gpu, (per_node,) * nodes, b, overlap=1.0)
@@ -204,9 +209,42 @@ def test_winograd_and_mixed_precision_only_shorten_compute():
 
 
 def test_a_chain_of_dependent_kernels_costs_the_same_at_every_batch():
-    m = model_spec("deepspeech2")
+    m = model_spec("deepspeech2")._replace(length_spread=0.0)
     free = m._replace(serial_kernels=0)
     for b in (1, 16, 256):
         with_chain = step_time(m, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
         without = step_time(free, "a100-40gb", (1,), b, host_s_per_kernel=1e-12).step
         assert with_chain - without == pytest.approx(m.serial_kernels * O.GPU_KERNEL_S, rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 50_000), st.floats(0.0, 1.2))
+def test_padded_ratio_is_the_expected_longest_over_the_mean(m, spread):
+    assert padded_ratio(m, spread) == pytest.approx(naive.padded_ratio(m, spread), rel=1e-6)
+
+
+def test_padding_makes_the_slowest_replica_set_the_step():
+    padded = model_spec("deepspeech2")
+    assert padded.length_spread > 0
+    fixed = padded._replace(length_spread=0.0)
+    for b in (1, 20, 160):
+        one = step_time(padded, "v100", (1,), b)
+        eight = step_time(padded, "v100", (8,), b)
+        # Without padding the compute is the same on one GPU and on eight; with it, eight GPUs
+        # wait for the longest of 8 b samples, one GPU for the longest of b.
+        flat = [step_time(fixed, "v100", p, b) for p in ((1,), (8,))]
+        assert flat[0].step == pytest.approx(flat[1].step - flat[1].sync, rel=1e-12)
+        assert eight.step - eight.sync > one.step
+        assert one.step >= step_time(fixed, "v100", (1,), b).step * (1.0 - 1e-12)
+    # one sample: nothing to pad
+    assert step_time(padded, "v100", (1,), 1).step == pytest.approx(step_time(fixed, "v100", (1,), 1).step, rel=1e-9)
+    # the time per sample grows with the batch (the longest of more clips is longer)
+    t = [step_time(padded, "v100", (1,), b).step for b in (20, 40, 160, 320)]
+    assert (t[1] - t[0]) / 20 < (t[3] - t[2]) / 160
+
+
+@pytest.mark.parametrize("field, value", [("length_spread", -0.1), ("length_spread", 2.0), ("padded_share", 1.5),
+                                          ("padded_share", True)])  # fmt: skip
+def test_bad_padding_fields_name_the_field(field, value):
+    with pytest.raises(ValueError, match=f"model.{field}"):
+        check_model(model_spec("deepspeech2")._replace(**{field: value}))

@@ -119,6 +119,41 @@ def _check_grad_params(grad_params) -> tuple[float, float]:
     return check("grad_params.sqr", values[0], 0.0), check("grad_params.var", values[1], 0.0)
 
 
+def _search_bounds(init, init_batch_size, max_batch_size, atomic_bsz_range) -> tuple[float, float, float]:
+    """``(max_bsz, min_atomic, max_atomic)`` of the batch-size search, checked (or raise naming the field).
+
+    ``init`` is the checked ``init_batch_size`` (as a float); the original is named in errors.
+    Depends on nothing else of a model, so a simulated job reuses it across its fits.
+
+    Examples
+    --------
+    >>> _search_bounds(32.0, 32, 512, (None, 64))
+    (512.0, 1.0, 64.0)
+    """
+    if max_batch_size is None:
+        max_bsz = init
+    else:
+        max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
+    if init > max_bsz:
+        raise ValueError(f"init_batch_size ({init_batch_size}) must be <= max_batch_size ({max_batch_size})")
+    if atomic_bsz_range is None:
+        lo = hi = None
+    else:
+        try:
+            lo, hi = atomic_bsz_range
+        except (TypeError, ValueError):
+            raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
+    # AdaptDL treats a falsy bound (None or 0) as "unbounded".
+    bound = {"low": 0.0, "low_open": True, "high": MAX_BATCH}
+    min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, **bound)
+    max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, **bound)
+    if lo and hi and min_atomic > max_atomic:
+        raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
+    # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
+    # batch size is then valid and the grid search reports goodput 0.
+    return max_bsz, min_atomic, max_atomic
+
+
 _ELEMENTWISE_ERRORS = {
     gk.BAD_NODES: "num_nodes must be finite and 1 <= num_nodes <= num_replicas",
     gk.BAD_REPLICAS: "num_replicas must be finite and >= 1",
@@ -397,36 +432,12 @@ class GoodputFunction:
             key, hit = None, None
         if hit is not None:
             return hit
-        bounds = self._check_grid_bounds(max_batch_size, atomic_bsz_range)
+        bounds = _search_bounds(self._init, self._init_batch_size, max_batch_size, atomic_bsz_range)
         if key is not None:
             if len(self._bounds_cache) >= _MEMO_SIZE:
                 self._bounds_cache.clear()
             self._bounds_cache[key] = bounds
         return bounds
-
-    def _check_grid_bounds(self, max_batch_size, atomic_bsz_range):
-        if max_batch_size is None:
-            max_bsz = self._init
-        else:
-            max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
-        if self._init > max_bsz:
-            raise ValueError(f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})")
-        if atomic_bsz_range is None:
-            lo = hi = None
-        else:
-            try:
-                lo, hi = atomic_bsz_range
-            except (TypeError, ValueError):
-                raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
-        # AdaptDL treats a falsy bound (None or 0) as "unbounded".
-        bound = {"low": 0.0, "low_open": True, "high": MAX_BATCH}
-        min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, **bound)
-        max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, **bound)
-        if lo and hi and min_atomic > max_atomic:
-            raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
-        # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
-        # batch size is then valid and the grid search reports goodput 0.
-        return max_bsz, min_atomic, max_atomic
 
     def optimize(
         self,

@@ -14,7 +14,7 @@ from fastsched._validate import check_finite_scalar
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
 from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import best_config
-from fastsched.goodput.model import _check_grad_params, _check_perf_params
+from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim._step import OK, advance_fixed, epoch_tables
 
@@ -58,10 +58,10 @@ class _Model:
         else:
             init = check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
         self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
-        # (key, (max_bsz, min_atomic, max_atomic)) of the last best_config: the bounds depend
-        # on the initial batch size and the application's limits only, so a job's next
-        # model takes them over.
-        self.bounds = None if previous is None else previous.bounds
+        # The search bounds by the application's limits (a typed application's change with the
+        # GPU type): they depend on the initial batch size and those limits only, so one memo
+        # serves all of a job's models.
+        self.bounds = {} if previous is None else previous.bounds
 
     def goodput_fn(self) -> GoodputFunction:
         if self.fn is None:
@@ -78,11 +78,14 @@ class _Model:
         values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
         key = (values, tuple(map(type, values)))
         memo = self.bounds
-        if memo is None or memo[0] != key:
-            memo = self.bounds = (key, tuple(self.goodput_fn().kernel_params_for(*limits, accumulation=True)[4:7]))
+        bounds = memo.get(key)
+        if bounds is None:
+            if len(memo) >= 64:
+                memo.clear()
+            bounds = memo[key] = _search_bounds(self.init, self.init_batch_size, *limits)
         # GoodputFunction.optimize's scalar path on the same validated inputs.
         _, atomic, accum = best_config(
-            self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *memo[1], True
+            self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
         )
         return int(atomic), int(accum)
 

@@ -114,15 +114,19 @@ def test_the_job_model_raises_what_goodput_function_raises(perf, grad, init):
     assert got == want
 
 
-def test_the_search_bounds_are_kept_by_the_job_and_carried_to_its_next_model():
+def test_the_search_bounds_are_kept_by_the_job_and_shared_by_its_models():
     app = LimitsApp(32, 1024, 8, 256)
     perf = PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2)
     job = _job_with(app, perf, (1.0, 1.0))
     job.update_local_bsz((2,))
     first = job._model
     want = GoodputFunction(perf, (1.0, 1.0), 32).kernel_params_for(1024, (8, 256), accumulation=True)[4:7]
-    assert first.bounds[1] == tuple(want)
+    assert list(first.bounds.values()) == [tuple(want)]
+    app.max_local_bsz = 128  # limits that change (a typed application's, with the GPU type)
     job.grad_params = (2.0, 1.0)
     job.update_local_bsz((2,))
-    assert job._model is not first and job._model.bounds is first.bounds
-    assert job._model.fn is None  # the next model needed no GoodputFunction for its bounds
+    assert job._model is not first and job._model.bounds is first.bounds and len(first.bounds) == 2
+    assert first.fn is None and job._model.fn is None  # no GoodputFunction needed for the bounds
+    other = _job_with(app, perf, (1.0, 1.0))
+    other.update_local_bsz((2,))
+    assert other._model.bounds is not first.bounds  # each job owns its memo

@@ -69,12 +69,15 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
     Raises
     ------
     ValueError
-        A model that fits no GPU of the type (data parallel), or that no plan prices.
+        A model that fits no GPU of the type (data parallel), or that no plan of up to 64 of
+        the type's nodes prices.
 
     Examples
     --------
     >>> oracle_type("gpt-13b", "h100").max_local_bsz  # the strategy search places the batch
     1024
+    >>> min_gpus(oracle_type("llama-70b", "h100"), 1024)  # more than one node of 8 holds it
+    16
     """
     m = check_model(model if isinstance(model, ModelSpec) else model_spec(model))
     g = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
@@ -86,9 +89,16 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         cap = m.init_batch_size  # hybrid parallel: the strategy search places the batch
     hi = int(min(cap, m.max_batch_size))
     lo = int(min(m.min_local_bsz, hi))
+    t = OracleType(m, g, eff, overlap, floor, lo, hi)
     # Step time must not fail for a model priced by the search: check once here.
-    step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
-    return OracleType(m, g, eff, overlap, floor, lo, hi)
+    try:
+        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
+    except ValueError:
+        if m.transformer is None:
+            raise
+        # A decoder larger than one node: priced() runs it on the fewest whole nodes that hold it.
+        priced(t, (g.gpus_per_node,), hi)
+    return t
 
 
 def priced(t: OracleType, placement, local_bsz) -> tuple:
@@ -337,70 +347,88 @@ def write_profile(
     folder.mkdir(parents=True, exist_ok=True)
     for file_name in planned:
         check_output(folder / file_name, inputs=inputs, force=force, what="--output")
-    written = []
+    files = []  # (path, header, rows): every type is priced and checked before the first file is written
     first = None
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
         app = oracle_type(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap,
                           floor=floors.get(name, floors.get(g.name)))  # fmt: skip
         first = first or app
-        hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
-        if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
-            grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
-        else:
-            grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
-
-        def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
-            if not hybrid:
-                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
-                                            floor_s=app.floor), strict=True)  # fmt: skip
-            out = []
-            for b in grid:
-                try:
-                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
-                                              floor_s=app.floor)))  # fmt: skip
-                except ValueError:  # no plan of these GPUs fits the model, or divides its batch
-                    pass
-            return out
-
-        gpn = g.gpus_per_node
-        rows = []
-        for k in range(1, 5):
-            for c in range(1, min(gpn, 9) + 1):  # one digit per node in the placement id
-                p = (c,) * k
-                pid = "".join(map(str, p))
-                rows += [(pid, int(b), s, y) for b, s, y in points(p)]
-        if not rows:
-            raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
-        path = folder / f"placements-{name}.csv"
-        _write_csv(path, ("placement", "local_bsz", "step_time", "sync_time"), rows)
-        written.append(path)
-        rows = []
-        for nodes in sorted({1, 2, 4, 8, max_nodes}):
-            for per in sorted({1, max(gpn // 2, 1), gpn}):
-                rows += [(nodes, nodes * per, int(b), s, y) for b, s, y in points((per,) * nodes)]
-        path = folder / f"scalability-{name}.csv"
-        _write_csv(path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), rows)
-        written.append(path)
+        files += _type_files(m, g, app, folder / f"placements-{name}.csv", folder / f"scalability-{name}.csv",
+                             overlap, max_nodes)  # fmt: skip
     if first is None:
         raise ValueError("gpu_types is empty")
     for b in _validation_batches(m):
         rows = []
         for e in range(m.max_epochs):
             rows.append((progress(first.model, e + 1), iteration(first.model, b, e), 0.0, *grad_stats(first.model, e)))
-        path = folder / f"validation-{b}.csv"
-        _write_csv(path, ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
-        written.append(path)
-    return written
+        files.append(
+            (folder / f"validation-{b}.csv", ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
+        )
+    for path, header, rows in files:
+        _check_rows(path, header, rows)
+    for path, header, rows in files:
+        _write_csv(path, header, rows)
+    return [path for path, _, _ in files]
 
 
-def _write_csv(path, header, rows):
+def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes):
+    """Price ``m`` on GPU type ``g``: the placements and scalability files as ``(path, header, rows)``."""
+    hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
+    if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
+        grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
+    else:
+        grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
+
+    def points(p):
+        if not hybrid:
+            return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
+                                        floor_s=app.floor), strict=True)  # fmt: skip
+        out = []
+        for b in grid:
+            try:
+                out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
+                                          floor_s=app.floor)))  # fmt: skip
+            except ValueError:  # no plan of these GPUs fits the model, or divides its batch
+                pass
+        return out
+
+    gpn = g.gpus_per_node
+    widths = range(1, min(gpn, 9) + 1)  # one digit per node in the placement id
+
+    def placement_rows(node_counts):
+        return [("".join(map(str, (c,) * k)), int(b), s, y) for k in node_counts for c in widths
+                for b, s, y in points((c,) * k)]  # fmt: skip
+
+    def scalability_rows(node_counts):
+        return [(nodes, nodes * per, int(b), s, y) for nodes in node_counts
+                for per in sorted({1, max(gpn // 2, 1), gpn}) for b, s, y in points((per,) * nodes)]  # fmt: skip
+
+    rows = placement_rows(range(1, 5))
+    scal = scalability_rows(sorted({1, 2, 4, 8, max_nodes}))
+    if hybrid and not (rows and scal):
+        # A decoder that no plan of the usual node counts holds: its fewest whole nodes, and twice as many.
+        need = -(-min_gpus(app, m.init_batch_size) // gpn)
+        rows = rows or placement_rows((need, 2 * need))
+        scal = scal or scalability_rows((need, 2 * need))
+    if not rows:
+        raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
+    return [
+        (placements_path, ("placement", "local_bsz", "step_time", "sync_time"), rows),
+        (scalability_path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), scal),
+    ]
+
+
+def _check_rows(path, header, rows):
     for r in rows:  # extreme models or GPU types can overflow the oracle's times: refuse, never write inf
         bad = [
             h for h, x in zip(header, r, strict=True) if isinstance(x, (float, np.floating)) and not 0 <= x < math.inf
         ]
         if bad:
             raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
+
+
+def _write_csv(path, header, rows):
     with atomic_open(path, "w") as f:
         w = csv.writer(f)
         w.writerow(header)

@@ -1,0 +1,47 @@
+"""Inputs a new study gives that the published studies never did: larger models, user GPU types."""
+
+import csv
+import json
+
+from fastsched.catalog import gpus as gcat
+from fastsched.catalog.profile import write_profile
+from fastsched.cli import main
+from fastsched.sim.oracle import OracleApplication
+from fastsched.sim.traces import TraceApplication
+
+
+def _placements(path):
+    with open(path, newline="") as f:
+        return [r["placement"] for r in csv.DictReader(f)]
+
+
+def test_a_decoder_larger_than_four_nodes_is_profiled_on_the_nodes_that_hold_it(tmp_path):
+    # One 4 GiB GPU per node: gpt-1.3b's training state needs eight of them.
+    cat = gcat.with_types({"small": {"base": "t4", "memory_gib": 4, "gpus_per_node": 1}})
+    app = OracleApplication("gpt-1.3b", "small", catalog=cat)
+    assert app.min_replicas == 8
+    files = write_profile("gpt-1.3b", ["small"], tmp_path, catalog=cat)
+    placements = _placements(files[0])
+    assert placements and all(sum(map(int, p)) >= app.min_replicas for p in placements)
+    read = TraceApplication(tmp_path / "gpt-1.3b", gpu_type="small")
+    step, _ = read.throughput((1,) * 8, 1)
+    assert step == app.throughput((1,) * 8, 1)[0]
+
+
+def test_profile_of_a_model_larger_than_sixty_four_gpus(tmp_path, capsys):
+    # gpt-175b needs more than 64 T4s: the summary prices it on the fewest whole nodes that hold it.
+    assert main(["profile", "gpt-175b", "--gpu", "t4", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "gpt-175b: 3 files" in out and " aws " in out
+    placements = _placements(tmp_path / "gpt-175b" / "placements-aws.csv")
+    assert placements and all(sum(map(int, p)) > 64 for p in placements)
+
+
+def test_a_profile_that_fails_on_one_type_writes_no_file(tmp_path):
+    types = tmp_path / "types.json"
+    types.write_text(json.dumps({"gpu_types": {"tiny": {"base": "t4", "memory_gib": 0.05}}}))
+    out = tmp_path / "out"
+    argv = ["profile", "cifar10", "--gpu", "t4,tiny", "--gpu-types", str(types), "--output", str(out), "-q"]
+    assert main(argv) == 2  # cifar10 does not fit one tiny GPU
+    assert not list(out.rglob("*.csv"))  # not t4's files either: a rerun needs no --force
+    assert main(["profile", "cifar10", "--gpu", "t4", "--output", str(out), "-q"]) == 0

@@ -45,3 +45,18 @@ def test_a_profile_that_fails_on_one_type_writes_no_file(tmp_path):
     assert main(argv) == 2  # cifar10 does not fit one tiny GPU
     assert not list(out.rglob("*.csv"))  # not t4's files either: a rerun needs no --force
     assert main(["profile", "cifar10", "--gpu", "t4", "--output", str(out), "-q"]) == 0
+
+
+def test_a_fixed_batch_profile_runs_at_the_batch_its_gpus_can_hold(tmp_path, capsys):
+    # A fixed batch on too few GPUs runs with gradient accumulation at a batch just below it
+    # (gpt-1.3b's 512 on one A100: 17 x 29 = 493), outside the profile's one validated batch.
+    prof = tmp_path / "prof"
+    assert main(["profile", "gpt-1.3b", "--gpu", "a100-80gb", "--output", str(prof), "-q"]) == 0
+    work = tmp_path / "w.csv"
+    work.write_text("name,time,application,num_replicas,batch_size\nb,0,gpt-1.3b,4,512\n")
+    argv = ["simulate", str(work), "--traces", str(prof), "--cluster", "1xa100-80gb", "-q", "--json"]
+    assert main([*argv, "--policy", "sia"]) == 0
+    assert json.loads(capsys.readouterr().out)["completed"] == 1
+    app = TraceApplication(prof / "gpt-1.3b", gpu_type="a100-80gb")
+    assert app.grad_stats(493, 3) == app.grad_stats(512, 3)
+    assert app.iteration(256, 3) == 2 * app.iteration(512, 3)

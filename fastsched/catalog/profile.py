@@ -207,16 +207,49 @@ def iteration(m: ModelSpec, batch_size, epoch) -> int:
     return math.ceil((epoch + 1) * m.samples_per_epoch / batch_size)
 
 
+_COLUMNS = ("placement", "local_bsz", "step_time", "sync_time")
+
+
 def _read_rows(path: Path):
+    """``(placement, local_bsz, step_time, sync_time)`` rows of a measured ``placements-<type>.csv``."""
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
+        missing = [c for c in _COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; a placements file has {list(_COLUMNS)}")
         rows = []
-        for r in reader:
-            p = tuple(int(c) for c in r["placement"].strip())
-            rows.append((p, float(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"])))
+        for line, r in enumerate(reader, start=2):
+            text = (r["placement"] or "").strip()
+            if not text.isdigit() or not any(int(c) for c in text):
+                raise ValueError(
+                    f"{path}, line {line}, column placement: expected GPUs per node as digits, got {text!r}"
+                )
+            values = []
+            for col in _COLUMNS[1:]:
+                try:
+                    x = float(r[col])
+                except (TypeError, ValueError):
+                    x = math.nan
+                if not (0 <= x < math.inf) or (x == 0 and col != "sync_time"):
+                    raise ValueError(f"{path}, line {line}, column {col}: expected a positive number, got {r[col]!r}")
+                values.append(x)
+            rows.append((tuple(int(c) for c in text), *values))
     if not rows:
         raise ValueError(f"{path}: no data rows")
     return rows
+
+
+def _calibration_model(app_dir: Path, model) -> ModelSpec:
+    if not app_dir.is_dir():
+        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
+    if isinstance(model, ModelSpec):
+        return model
+    try:
+        return model_spec(app_dir.name if model is None else model)
+    except ValueError as exc:
+        if model is not None:
+            raise
+        raise ValueError(f"calibration trace folder {app_dir}: its name is the application, {exc}") from None
 
 
 def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> dict:
@@ -244,9 +277,7 @@ def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> di
     0.25
     """
     app_dir = Path(app_dir)
-    if not app_dir.is_dir():
-        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
-    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    m = _calibration_model(app_dir, model)
     out = {}
     for t in gpu_types:
         name = gcat.trace_name(t, catalog)
@@ -275,9 +306,7 @@ def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=N
     (0.5, 0.0, 0.08)
     """
     app_dir = Path(app_dir)
-    if not app_dir.is_dir():
-        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
-    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    m = _calibration_model(app_dir, model)
     rows, types = {}, {}
     for t in gpu_types:
         name = gcat.trace_name(t, catalog)

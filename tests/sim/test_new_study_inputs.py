@@ -60,3 +60,24 @@ def test_a_fixed_batch_profile_runs_at_the_batch_its_gpus_can_hold(tmp_path, cap
     app = TraceApplication(prof / "gpt-1.3b", gpu_type="a100-80gb")
     assert app.grad_stats(493, 3) == app.grad_stats(512, 3)
     assert app.iteration(256, 3) == 2 * app.iteration(512, 3)
+
+
+def test_calibrate_names_the_file_line_and_column_of_a_bad_row(tmp_path, capsys):
+    def calibrate(folder, text):
+        folder.mkdir(parents=True)
+        (folder / "placements-aws.csv").write_text(text)
+        argv = ["profile", "imagenet", "--gpu", "t4", "--output", str(tmp_path / "out"), "--force", "-q"]
+        assert main([*argv, "--calibrate", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert "internal error" not in err
+        return err
+
+    head = "placement,local_bsz,step_time,sync_time\n"
+    err = calibrate(tmp_path / "a" / "cifar10", "placement,local_bsz,step_time\n1,32,0.1\n")
+    assert "placements-aws.csv: missing column(s) ['sync_time']" in err
+    err = calibrate(tmp_path / "b" / "cifar10", head + "1,32,0.1,0\n1a,32,0.1,0\n")
+    assert "line 3, column placement" in err
+    err = calibrate(tmp_path / "c" / "cifar10", head + "1,32,nan,0\n")
+    assert "line 2, column step_time" in err
+    err = calibrate(tmp_path / "my-runs", head + "1,32,0.1,0\n")
+    assert "calibration trace folder" in err and "its name is the application" in err

@@ -78,6 +78,8 @@ def run(args) -> int:
     if args.batch is not None:
         model = model._replace(fixed_batch=args.batch == "fixed")
     model = check_model(model)
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise ValueError(f"--output {args.output} is a file; give the folder to write {model.name}/ into")
     types = [t.strip() for t in args.gpu.split(",") if t.strip()]
     if not types:
         raise ValueError("--gpu: give at least one GPU type")

@@ -81,3 +81,11 @@ def test_calibrate_names_the_file_line_and_column_of_a_bad_row(tmp_path, capsys)
     assert "line 2, column step_time" in err
     err = calibrate(tmp_path / "my-runs", head + "1,32,0.1,0\n")
     assert "calibration trace folder" in err and "its name is the application" in err
+
+
+def test_profile_output_that_is_a_file_is_named(tmp_path, capsys):
+    out = tmp_path / "w.csv"
+    out.write_text("name\n")
+    assert main(["profile", "ncf", "--gpu", "h100", "--output", str(out), "-q"]) == 2
+    assert f"--output {out} is a file" in capsys.readouterr().err
+    assert out.read_text() == "name\n"

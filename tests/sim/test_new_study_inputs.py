@@ -89,3 +89,10 @@ def test_profile_output_that_is_a_file_is_named(tmp_path, capsys):
     assert main(["profile", "ncf", "--gpu", "h100", "--output", str(out), "-q"]) == 2
     assert f"--output {out} is a file" in capsys.readouterr().err
     assert out.read_text() == "name\n"
+
+
+def test_scale_says_max_nodes_is_not_scaled(tmp_path, capsys):
+    work = tmp_path / "w.csv"
+    work.write_text("name,time,application,num_replicas,batch_size\nx,0,cifar10,1,128\n")
+    assert main(["simulate", str(work), "--scale", "2", "--nodes", "4", "--max-nodes", "6", "-q"]) == 2
+    assert "--max-nodes 6 is below the scaled cluster's 8 nodes" in capsys.readouterr().err

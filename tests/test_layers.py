@@ -198,6 +198,24 @@ def test_import_policy_loads_no_simulator_nor_cost_model():
     assert [m for m in loaded if m.startswith(("fastsched.sim", "fastsched.costmodel", "fastsched.sweep"))] == []
 
 
+def test_loading_one_policy_imports_no_other_policy():
+    # The registry names its classes by module: a run pays for its own policy's imports only.
+    loaded = _count_loaded("from fastsched.sim.policies.registry import load_policy\nload_policy('tiresias')")
+    policy_modules = {m for m in loaded if m.startswith("fastsched.sim.policies.") and not m.endswith("._lazy")}
+    assert "fastsched.sim.policies.baselines" in policy_modules
+    others = ("gavel", "sia", "pollux", "themis", "shockwave", "gandiva", "queue", "gavel_objectives")
+    assert [m for m in policy_modules if m.rsplit(".", 1)[1] in others] == []
+
+
+def test_every_builtin_name_loads_its_policy_class():
+    from fastsched.sim.policies import SimPolicy, names, registry
+
+    for name in names.POLICY_NAMES:
+        cls = registry.load_policy(name)
+        assert isinstance(cls, type) and issubclass(cls, SimPolicy), name
+        assert registry.make_policy(name).name == name
+
+
 def test_simulate_help_loads_few_modules():
     code = "from fastsched.cli import main\ntry:\n    main(['simulate', '--help'])\nexcept SystemExit:\n    pass"
     loaded = _count_loaded(code)

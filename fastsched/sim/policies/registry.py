@@ -17,35 +17,34 @@ import importlib
 import importlib.metadata
 
 from fastsched.sim.policies.base import SimPolicy
-from fastsched.sim.policies.baselines import OptimusPolicy, TiresiasPolicy
-from fastsched.sim.policies.gandiva import GandivaPolicy
-from fastsched.sim.policies.gavel import GavelPolicy
-from fastsched.sim.policies.gavel_objectives import LasPolicy, MaxSumThroughputPolicy, MinTotalDurationPolicy
 from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
-from fastsched.sim.policies.pollux import PolluxSimPolicy
-from fastsched.sim.policies.queue import AlloxPolicy, FifoPolicy, SrtfPolicy
-from fastsched.sim.policies.shockwave import ShockwavePolicy
-from fastsched.sim.policies.sia import SiaPolicy
-from fastsched.sim.policies.themis import ThemisPolicy
 
 __all__ = ["POLICY_NAMES", "POLICY_OPTIONS", "ENTRY_POINT_GROUP", "make_policy", "load_policy", "plugin_names"]
 
+# Built-in name -> "module:Class", imported when the name is first asked for: a run loads its
+# own policy's module (and whatever that needs), not the other thirteen (Gavel's and Sia's
+# bring the whole goodput and assignment stacks).
 _REGISTRY = {
-    "pollux": PolluxSimPolicy,
-    "tiresias": TiresiasPolicy,
-    "optimus": OptimusPolicy,
-    "sia": SiaPolicy,
-    "gavel": GavelPolicy,
-    "fifo": FifoPolicy,
-    "srtf": SrtfPolicy,
-    "las": LasPolicy,
-    "themis": ThemisPolicy,
-    "min-total-duration": MinTotalDurationPolicy,
-    "max-sum-throughput": MaxSumThroughputPolicy,
-    "gandiva": GandivaPolicy,
-    "allox": AlloxPolicy,
-    "shockwave": ShockwavePolicy,
+    "pollux": "fastsched.sim.policies.pollux:PolluxSimPolicy",
+    "tiresias": "fastsched.sim.policies.baselines:TiresiasPolicy",
+    "optimus": "fastsched.sim.policies.baselines:OptimusPolicy",
+    "sia": "fastsched.sim.policies.sia:SiaPolicy",
+    "gavel": "fastsched.sim.policies.gavel:GavelPolicy",
+    "fifo": "fastsched.sim.policies.queue:FifoPolicy",
+    "srtf": "fastsched.sim.policies.queue:SrtfPolicy",
+    "las": "fastsched.sim.policies.gavel_objectives:LasPolicy",
+    "themis": "fastsched.sim.policies.themis:ThemisPolicy",
+    "min-total-duration": "fastsched.sim.policies.gavel_objectives:MinTotalDurationPolicy",
+    "max-sum-throughput": "fastsched.sim.policies.gavel_objectives:MaxSumThroughputPolicy",
+    "gandiva": "fastsched.sim.policies.gandiva:GandivaPolicy",
+    "allox": "fastsched.sim.policies.queue:AlloxPolicy",
+    "shockwave": "fastsched.sim.policies.shockwave:ShockwavePolicy",
 }
+
+
+def _builtin(name) -> type:
+    module_name, _, attr = _REGISTRY[name].partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def _entry_points() -> dict:
@@ -102,7 +101,7 @@ def load_policy(name) -> type:
     if not isinstance(name, str) or not name:
         raise TypeError(f"policy must be a non-empty string or a SimPolicy, got {name!r}")
     if name in _REGISTRY:
-        return _REGISTRY[name]
+        return _builtin(name)
     if ":" in name:
         module_name, _, attr = name.partition(":")
         if not module_name or not attr:

@@ -349,9 +349,13 @@ def write_profile(
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
     ``placements-<type>.csv``: one to four nodes with the same GPU count each (every count up
-    to the type's GPUs per node) over a geometric grid of per-GPU batches;
+    to the type's GPUs per node) over a geometric grid of per-GPU batches (a decoder no plan
+    of those holds: its fewest whole nodes that do, and twice as many);
     ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
-    ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
+    ``min-replicas-<type>.csv``, only for a model that needs several GPUs of the type: that
+    count (:func:`min_gpus` at the initial batch; the simulator's trace reader takes it);
+    ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k`` (one, ``B0``,
+    for a fixed-batch model).
     ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
 
     Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
@@ -396,6 +400,8 @@ def write_profile(
         )
     for path, header, rows in files:
         _check_rows(path, header, rows)
+        if path.name not in planned:
+            check_output(path, inputs=inputs, force=force, what="--output")
     for path, header, rows in files:
         _write_csv(path, header, rows)
     return [path for path, _, _ in files]
@@ -442,10 +448,15 @@ def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes
         scal = scal or scalability_rows((need, 2 * need))
     if not rows:
         raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
-    return [
+    out = [
         (placements_path, ("placement", "local_bsz", "step_time", "sync_time"), rows),
         (scalability_path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), scal),
     ]
+    need = min_gpus(app, m.init_batch_size) if m.transformer is not None else 1
+    if need > 1:  # the fewest GPUs it really runs on, as OracleApplication.min_replicas states it
+        name = placements_path.name.removeprefix("placements-")
+        out.append((placements_path.with_name(f"min-replicas-{name}"), ("min_replicas",), [(need,)]))
+    return out
 
 
 def _check_rows(path, header, rows):

@@ -32,7 +32,7 @@ import numpy as np
 
 from fastsched.sim._interp import barycentric_transforms
 from fastsched.sim._rules import placement_id
-from fastsched.sim._trace_files import read_trace_folder, write_example_application
+from fastsched.sim._trace_files import read_min_replicas, read_trace_folder, write_example_application
 
 __all__ = [
     "write_example_application",
@@ -240,6 +240,7 @@ class TraceApplication(Application):
         self.max_epochs = int(max_epochs or nrows)
         self.fixed_batch_size = fixed_batch_size
         self.max_replicas = max_replicas
+        self.min_replicas = read_min_replicas(trace_dir, gpu_type)
         if self.max_epochs > nrows:
             raise ValueError(
                 f"{self.name}: max_epochs={self.max_epochs} but the validation files have only {nrows} rows"

@@ -32,7 +32,7 @@ def test_profile_of_a_model_larger_than_sixty_four_gpus(tmp_path, capsys):
     # gpt-175b needs more than 64 T4s: the summary prices it on the fewest whole nodes that hold it.
     assert main(["profile", "gpt-175b", "--gpu", "t4", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "gpt-175b: 3 files" in out and " aws " in out
+    assert "gpt-175b: 4 files" in out and " aws " in out
     placements = _placements(tmp_path / "gpt-175b" / "placements-aws.csv")
     assert placements and all(sum(map(int, p)) > 64 for p in placements)
 
@@ -96,3 +96,20 @@ def test_scale_says_max_nodes_is_not_scaled(tmp_path, capsys):
     work.write_text("name,time,application,num_replicas,batch_size\nx,0,cifar10,1,128\n")
     assert main(["simulate", str(work), "--scale", "2", "--nodes", "4", "--max-nodes", "6", "-q"]) == 2
     assert "--max-nodes 6 is below the scaled cluster's 8 nodes" in capsys.readouterr().err
+
+
+def test_a_profile_keeps_the_fewest_gpus_a_model_runs_on(tmp_path, capsys):
+    # gpt-1.3b needs eight 4 GiB GPUs: the trace-driven run refuses one, as the oracle's does.
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(
+        '[gpu_types.small]\nbase = "t4"\nmemory_gib = 4\ngpus_per_node = 1\n\n[[group]]\ntype = "small"\ncount = 8\n'
+    )
+    prof = tmp_path / "prof"
+    argv = ["profile", "gpt-1.3b", "--gpu", "small", "--gpu-types", str(cluster), "--output", str(prof), "-q"]
+    assert main(argv) == 0
+    assert (prof / "gpt-1.3b" / "min-replicas-small.csv").read_text().splitlines() == ["min_replicas", "8"]
+    work = tmp_path / "w.csv"
+    work.write_text("name,time,application,num_replicas,batch_size\nb,0,gpt-1.3b,1,512\n")
+    argv = ["simulate", str(work), "--traces", str(prof), "--cluster", str(cluster), "--policy", "tiresias", "-q"]
+    assert main(argv) == 2
+    assert "fewer than its model runs on" in capsys.readouterr().err

@@ -3,9 +3,12 @@
 import csv
 import json
 
+import pytest
+
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.profile import write_profile
 from fastsched.cli import main
+from fastsched.sim.llm_workload import llm_workload
 from fastsched.sim.oracle import OracleApplication
 from fastsched.sim.traces import TraceApplication
 
@@ -113,3 +116,8 @@ def test_a_profile_keeps_the_fewest_gpus_a_model_runs_on(tmp_path, capsys):
     argv = ["simulate", str(work), "--traces", str(prof), "--cluster", str(cluster), "--policy", "tiresias", "-q"]
     assert main(argv) == 2
     assert "fewer than its model runs on" in capsys.readouterr().err
+
+
+def test_llm_workload_of_zero_jobs_is_refused():
+    with pytest.raises(ValueError, match="num_jobs must be an integer >= 1, got 0"):
+        llm_workload(0)

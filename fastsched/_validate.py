@@ -29,8 +29,25 @@ def _is_bool(x) -> bool:
     return isinstance(x, (bool, np.bool_))
 
 
-def check_finite_scalar(name: str, value, *, low=None, high=None, low_open=False) -> float:
-    """Return ``value`` as a finite Python float within ``[low, high]`` (or raise)."""
+def check_finite_scalar(name: str, value, low=None, high=None, low_open=False) -> float:
+    """Return ``value`` as a finite Python float within ``[low, high]`` (or raise).
+
+    Examples
+    --------
+    >>> check_finite_scalar("x", 3, low=0.0)
+    3.0
+    >>> check_finite_scalar("x", 0.0, low=0.0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: x must be > 0.0, got 0.0
+    """
+    # Fast path for a float or a plain int (not bool) plainly in range: what a simulator's
+    # inner loop passes. Anything else, or anything out of range, takes the checks below,
+    # which accept and reject exactly as before. ``v - v == 0.0`` is False for NaN and inf.
+    if isinstance(value, float) or type(value) is int:
+        v = float(value)
+        if v - v == 0.0 and (low is None or v > low or (v == low and not low_open)) and (high is None or v <= high):
+            return v
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     v = float(value)

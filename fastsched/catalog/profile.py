@@ -69,12 +69,15 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
     Raises
     ------
     ValueError
-        A model that fits no GPU of the type (data parallel), or that no plan prices.
+        A model that fits no GPU of the type (data parallel), or that no plan of up to 64 of
+        the type's nodes prices.
 
     Examples
     --------
     >>> oracle_type("gpt-13b", "h100").max_local_bsz  # the strategy search places the batch
     1024
+    >>> min_gpus(oracle_type("llama-70b", "h100"), 1024)  # more than one node of 8 holds it
+    16
     """
     m = check_model(model if isinstance(model, ModelSpec) else model_spec(model))
     g = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
@@ -86,9 +89,16 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         cap = m.init_batch_size  # hybrid parallel: the strategy search places the batch
     hi = int(min(cap, m.max_batch_size))
     lo = int(min(m.min_local_bsz, hi))
+    t = OracleType(m, g, eff, overlap, floor, lo, hi)
     # Step time must not fail for a model priced by the search: check once here.
-    step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
-    return OracleType(m, g, eff, overlap, floor, lo, hi)
+    try:
+        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
+    except ValueError:
+        if m.transformer is None:
+            raise
+        # A decoder larger than one node: priced() runs it on the fewest whole nodes that hold it.
+        priced(t, (g.gpus_per_node,), hi)
+    return t
 
 
 def priced(t: OracleType, placement, local_bsz) -> tuple:
@@ -197,16 +207,49 @@ def iteration(m: ModelSpec, batch_size, epoch) -> int:
     return math.ceil((epoch + 1) * m.samples_per_epoch / batch_size)
 
 
+_COLUMNS = ("placement", "local_bsz", "step_time", "sync_time")
+
+
 def _read_rows(path: Path):
+    """``(placement, local_bsz, step_time, sync_time)`` rows of a measured ``placements-<type>.csv``."""
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
+        missing = [c for c in _COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; a placements file has {list(_COLUMNS)}")
         rows = []
-        for r in reader:
-            p = tuple(int(c) for c in r["placement"].strip())
-            rows.append((p, float(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"])))
+        for line, r in enumerate(reader, start=2):
+            text = (r["placement"] or "").strip()
+            if not text.isdigit() or not any(int(c) for c in text):
+                raise ValueError(
+                    f"{path}, line {line}, column placement: expected GPUs per node as digits, got {text!r}"
+                )
+            values = []
+            for col in _COLUMNS[1:]:
+                try:
+                    x = float(r[col])
+                except (TypeError, ValueError):
+                    x = math.nan
+                if not (0 <= x < math.inf) or (x == 0 and col != "sync_time"):
+                    raise ValueError(f"{path}, line {line}, column {col}: expected a positive number, got {r[col]!r}")
+                values.append(x)
+            rows.append((tuple(int(c) for c in text), *values))
     if not rows:
         raise ValueError(f"{path}: no data rows")
     return rows
+
+
+def _calibration_model(app_dir: Path, model) -> ModelSpec:
+    if not app_dir.is_dir():
+        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
+    if isinstance(model, ModelSpec):
+        return model
+    try:
+        return model_spec(app_dir.name if model is None else model)
+    except ValueError as exc:
+        if model is not None:
+            raise
+        raise ValueError(f"calibration trace folder {app_dir}: its name is the application, {exc}") from None
 
 
 def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> dict:
@@ -234,9 +277,7 @@ def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> di
     0.25
     """
     app_dir = Path(app_dir)
-    if not app_dir.is_dir():
-        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
-    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    m = _calibration_model(app_dir, model)
     out = {}
     for t in gpu_types:
         name = gcat.trace_name(t, catalog)
@@ -265,9 +306,7 @@ def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=N
     (0.5, 0.0, 0.08)
     """
     app_dir = Path(app_dir)
-    if not app_dir.is_dir():
-        raise FileNotFoundError(f"calibration trace folder not found: {app_dir}")
-    m = model_spec(app_dir.name if model is None else model) if not isinstance(model, ModelSpec) else model
+    m = _calibration_model(app_dir, model)
     rows, types = {}, {}
     for t in gpu_types:
         name = gcat.trace_name(t, catalog)
@@ -310,9 +349,13 @@ def write_profile(
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
     ``placements-<type>.csv``: one to four nodes with the same GPU count each (every count up
-    to the type's GPUs per node) over a geometric grid of per-GPU batches;
+    to the type's GPUs per node) over a geometric grid of per-GPU batches (a decoder no plan
+    of those holds: its fewest whole nodes that do, and twice as many);
     ``scalability-<type>.csv``: 1 to ``max_nodes`` full, half and single-GPU nodes;
-    ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k``.
+    ``min-replicas-<type>.csv``, only for a model that needs several GPUs of the type: that
+    count (:func:`min_gpus` at the initial batch; the simulator's trace reader takes it);
+    ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k`` (one, ``B0``,
+    for a fixed-batch model).
     ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
 
     Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
@@ -337,70 +380,95 @@ def write_profile(
     folder.mkdir(parents=True, exist_ok=True)
     for file_name in planned:
         check_output(folder / file_name, inputs=inputs, force=force, what="--output")
-    written = []
+    files = []  # (path, header, rows): every type is priced and checked before the first file is written
     first = None
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
         app = oracle_type(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap,
                           floor=floors.get(name, floors.get(g.name)))  # fmt: skip
         first = first or app
-        hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
-        if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
-            grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
-        else:
-            grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
-
-        def points(p, grid=grid, g=g, app=app, hybrid=hybrid):
-            if not hybrid:
-                return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
-                                            floor_s=app.floor), strict=True)  # fmt: skip
-            out = []
-            for b in grid:
-                try:
-                    out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
-                                              floor_s=app.floor)))  # fmt: skip
-                except ValueError:  # no plan of these GPUs fits the model, or divides its batch
-                    pass
-            return out
-
-        gpn = g.gpus_per_node
-        rows = []
-        for k in range(1, 5):
-            for c in range(1, min(gpn, 9) + 1):  # one digit per node in the placement id
-                p = (c,) * k
-                pid = "".join(map(str, p))
-                rows += [(pid, int(b), s, y) for b, s, y in points(p)]
-        if not rows:
-            raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
-        path = folder / f"placements-{name}.csv"
-        _write_csv(path, ("placement", "local_bsz", "step_time", "sync_time"), rows)
-        written.append(path)
-        rows = []
-        for nodes in sorted({1, 2, 4, 8, max_nodes}):
-            for per in sorted({1, max(gpn // 2, 1), gpn}):
-                rows += [(nodes, nodes * per, int(b), s, y) for b, s, y in points((per,) * nodes)]
-        path = folder / f"scalability-{name}.csv"
-        _write_csv(path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), rows)
-        written.append(path)
+        files += _type_files(m, g, app, folder / f"placements-{name}.csv", folder / f"scalability-{name}.csv",
+                             overlap, max_nodes)  # fmt: skip
     if first is None:
         raise ValueError("gpu_types is empty")
     for b in _validation_batches(m):
         rows = []
         for e in range(m.max_epochs):
             rows.append((progress(first.model, e + 1), iteration(first.model, b, e), 0.0, *grad_stats(first.model, e)))
-        path = folder / f"validation-{b}.csv"
-        _write_csv(path, ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
-        written.append(path)
-    return written
+        files.append(
+            (folder / f"validation-{b}.csv", ("progress", "iteration", "metric", "grad_sqr", "grad_var"), rows)
+        )
+    for path, header, rows in files:
+        _check_rows(path, header, rows)
+        if path.name not in planned:
+            check_output(path, inputs=inputs, force=force, what="--output")
+    for path, header, rows in files:
+        _write_csv(path, header, rows)
+    return [path for path, _, _ in files]
 
 
-def _write_csv(path, header, rows):
+def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes):
+    """Price ``m`` on GPU type ``g``: the placements and scalability files as ``(path, header, rows)``."""
+    hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
+    if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
+        grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
+    else:
+        grid = np.array(_batch_grid(app.min_local_bsz, app.max_local_bsz), dtype=np.float64)
+
+    def points(p):
+        if not hybrid:
+            return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
+                                        floor_s=app.floor), strict=True)  # fmt: skip
+        out = []
+        for b in grid:
+            try:
+                out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
+                                          floor_s=app.floor)))  # fmt: skip
+            except ValueError:  # no plan of these GPUs fits the model, or divides its batch
+                pass
+        return out
+
+    gpn = g.gpus_per_node
+    widths = range(1, min(gpn, 9) + 1)  # one digit per node in the placement id
+
+    def placement_rows(node_counts):
+        return [("".join(map(str, (c,) * k)), int(b), s, y) for k in node_counts for c in widths
+                for b, s, y in points((c,) * k)]  # fmt: skip
+
+    def scalability_rows(node_counts):
+        return [(nodes, nodes * per, int(b), s, y) for nodes in node_counts
+                for per in sorted({1, max(gpn // 2, 1), gpn}) for b, s, y in points((per,) * nodes)]  # fmt: skip
+
+    rows = placement_rows(range(1, 5))
+    scal = scalability_rows(sorted({1, 2, 4, 8, max_nodes}))
+    if hybrid and not (rows and scal):
+        # A decoder that no plan of the usual node counts holds: its fewest whole nodes, and twice as many.
+        need = -(-min_gpus(app, m.init_batch_size) // gpn)
+        rows = rows or placement_rows((need, 2 * need))
+        scal = scal or scalability_rows((need, 2 * need))
+    if not rows:
+        raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
+    out = [
+        (placements_path, ("placement", "local_bsz", "step_time", "sync_time"), rows),
+        (scalability_path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), scal),
+    ]
+    need = min_gpus(app, m.init_batch_size) if m.transformer is not None else 1
+    if need > 1:  # the fewest GPUs it really runs on, as OracleApplication.min_replicas states it
+        name = placements_path.name.removeprefix("placements-")
+        out.append((placements_path.with_name(f"min-replicas-{name}"), ("min_replicas",), [(need,)]))
+    return out
+
+
+def _check_rows(path, header, rows):
     for r in rows:  # extreme models or GPU types can overflow the oracle's times: refuse, never write inf
         bad = [
             h for h, x in zip(header, r, strict=True) if isinstance(x, (float, np.floating)) and not 0 <= x < math.inf
         ]
         if bad:
             raise ValueError(f"{path.name}: the oracle gives {bad[0]} = {r[header.index(bad[0])]!r} (not finite)")
+
+
+def _write_csv(path, header, rows):
     with atomic_open(path, "w") as f:
         w = csv.writer(f)
         w.writerow(header)

@@ -66,35 +66,92 @@ GradParams(sqr=0.00136, var=0.000502)
 _MEMO_SIZE = 4096
 
 
+# (name, low, high) of each perf parameter's check, in PerfParams order.
+_PERF_CHECKS = tuple(
+    (f"perf_params.{name}", 1.0 if name == "gamma" else 0.0, 10.0 if name == "gamma" else None)
+    for name in PerfParams._fields
+)
+
+
 def _check_perf_params(perf_params) -> np.ndarray:
-    try:
-        values = tuple(perf_params)
-    except TypeError:
-        raise TypeError(
-            f"perf_params must be a PerfParams or a sequence of 7 numbers, got {type(perf_params).__name__}"
-        ) from None
-    if len(values) != 7:
-        raise ValueError(f"perf_params must have 7 entries, got {len(values)}")
-    out = np.empty(7, dtype=np.float64)
-    for i, name in enumerate(PerfParams._fields):
-        low = 1.0 if name == "gamma" else 0.0
-        high = 10.0 if name == "gamma" else None
-        out[i] = V.check_finite_scalar(f"perf_params.{name}", values[i], low=low, high=high)
-    return out
+    """Return the parameters as a new float64[7] (or raise naming the field).
+
+    Examples
+    --------
+    >>> _check_perf_params((0.5, 0.25, 0, 0, 0, 0, 2)).tolist()
+    [0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 2.0]
+    """
+    if type(perf_params) is not tuple and not isinstance(perf_params, PerfParams):
+        try:
+            perf_params = tuple(perf_params)
+        except TypeError:
+            raise TypeError(
+                f"perf_params must be a PerfParams or a sequence of 7 numbers, got {type(perf_params).__name__}"
+            ) from None
+    if len(perf_params) != 7:
+        raise ValueError(f"perf_params must have 7 entries, got {len(perf_params)}")
+    check = V.check_finite_scalar
+    return np.array(
+        # Positional arguments: this runs at every refit of a simulated job.
+        [check(name, v, low, high) for (name, low, high), v in zip(_PERF_CHECKS, perf_params, strict=True)],
+        dtype=np.float64,
+    )
 
 
 def _check_grad_params(grad_params) -> tuple[float, float]:
+    """Return ``(sqr, var)`` as finite non-negative floats (or raise naming the field).
+
+    Examples
+    --------
+    >>> _check_grad_params((0.5, 4))
+    (0.5, 4.0)
+    """
     try:
-        values = tuple(grad_params)
+        values = grad_params if type(grad_params) is tuple else tuple(grad_params)
     except TypeError:
         raise TypeError(
             f"grad_params must be a GradParams or a pair of numbers, got {type(grad_params).__name__}"
         ) from None
     if len(values) != 2:
         raise ValueError(f"grad_params must have 2 entries (sqr, var), got {len(values)}")
-    sqr = V.check_finite_scalar("grad_params.sqr", values[0], low=0.0)
-    var = V.check_finite_scalar("grad_params.var", values[1], low=0.0)
-    return sqr, var
+    # Positional arguments: this runs at every epoch crossing of a simulated job.
+    check = V.check_finite_scalar
+    return check("grad_params.sqr", values[0], 0.0), check("grad_params.var", values[1], 0.0)
+
+
+def _search_bounds(init, init_batch_size, max_batch_size, atomic_bsz_range) -> tuple[float, float, float]:
+    """``(max_bsz, min_atomic, max_atomic)`` of the batch-size search, checked (or raise naming the field).
+
+    ``init`` is the checked ``init_batch_size`` (as a float); the original is named in errors.
+    Depends on nothing else of a model, so a simulated job reuses it across its fits.
+
+    Examples
+    --------
+    >>> _search_bounds(32.0, 32, 512, (None, 64))
+    (512.0, 1.0, 64.0)
+    """
+    if max_batch_size is None:
+        max_bsz = init
+    else:
+        max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
+    if init > max_bsz:
+        raise ValueError(f"init_batch_size ({init_batch_size}) must be <= max_batch_size ({max_batch_size})")
+    if atomic_bsz_range is None:
+        lo = hi = None
+    else:
+        try:
+            lo, hi = atomic_bsz_range
+        except (TypeError, ValueError):
+            raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
+    # AdaptDL treats a falsy bound (None or 0) as "unbounded".
+    bound = {"low": 0.0, "low_open": True, "high": MAX_BATCH}
+    min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, **bound)
+    max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, **bound)
+    if lo and hi and min_atomic > max_atomic:
+        raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
+    # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
+    # batch size is then valid and the grid search reports goodput 0.
+    return max_bsz, min_atomic, max_atomic
 
 
 _ELEMENTWISE_ERRORS = {
@@ -375,36 +432,12 @@ class GoodputFunction:
             key, hit = None, None
         if hit is not None:
             return hit
-        bounds = self._check_grid_bounds(max_batch_size, atomic_bsz_range)
+        bounds = _search_bounds(self._init, self._init_batch_size, max_batch_size, atomic_bsz_range)
         if key is not None:
             if len(self._bounds_cache) >= _MEMO_SIZE:
                 self._bounds_cache.clear()
             self._bounds_cache[key] = bounds
         return bounds
-
-    def _check_grid_bounds(self, max_batch_size, atomic_bsz_range):
-        if max_batch_size is None:
-            max_bsz = self._init
-        else:
-            max_bsz = V.check_finite_scalar("max_batch_size", max_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
-        if self._init > max_bsz:
-            raise ValueError(f"init_batch_size ({self._init_batch_size}) must be <= max_batch_size ({max_batch_size})")
-        if atomic_bsz_range is None:
-            lo = hi = None
-        else:
-            try:
-                lo, hi = atomic_bsz_range
-            except (TypeError, ValueError):
-                raise TypeError("atomic_bsz_range must be a pair (min, max); either may be None") from None
-        # AdaptDL treats a falsy bound (None or 0) as "unbounded".
-        bound = {"low": 0.0, "low_open": True, "high": MAX_BATCH}
-        min_atomic = 1.0 if not lo else V.check_finite_scalar("atomic_bsz_range[0]", lo, **bound)
-        max_atomic = max_bsz if not hi else V.check_finite_scalar("atomic_bsz_range[1]", hi, **bound)
-        if lo and hi and min_atomic > max_atomic:
-            raise ValueError(f"atomic_bsz_range has min ({min_atomic:g}) > max ({max_atomic:g})")
-        # An implicit max (max_batch_size) below the min is not an error: as in AdaptDL, no
-        # batch size is then valid and the grid search reports goodput 0.
-        return max_bsz, min_atomic, max_atomic
 
     def optimize(
         self,

@@ -233,6 +233,11 @@ def _scaled(args):
         cluster, nodes = str(scale_cluster(cluster, k)), None
     else:
         nodes = (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+        if args.max_nodes is not None and args.max_nodes < nodes:
+            raise ValueError(
+                f"--max-nodes {args.max_nodes} is below the scaled cluster's {nodes} nodes "
+                f"(--scale {k} multiplies the nodes, not --max-nodes)"
+            )
     _check_sizes(cluster, nodes, args)
     return scale_workload(args.workload, k), cluster, nodes
 

@@ -64,7 +64,7 @@ def run(args) -> int:
     from fastsched.catalog.models import check_model, load_model_spec, model_spec
 
     # The catalogue's profile writer needs numpy only: no simulator, no numba.
-    from fastsched.catalog.profile import calibrate_from_traces, oracle_type, priced, write_profile
+    from fastsched.catalog.profile import calibrate_from_traces, min_gpus, oracle_type, priced, write_profile
 
     catalog = gcat.with_types(args.gpu_types) if args.gpu_types else None
     model = load_model_spec(args.model) if args.model.endswith(".json") or os.sep in args.model else None
@@ -78,6 +78,8 @@ def run(args) -> int:
     if args.batch is not None:
         model = model._replace(fixed_batch=args.batch == "fixed")
     model = check_model(model)
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise ValueError(f"--output {args.output} is a file; give the folder to write {model.name}/ into")
     types = [t.strip() for t in args.gpu.split(",") if t.strip()]
     if not types:
         raise ValueError("--gpu: give at least one GPU type")
@@ -104,7 +106,11 @@ def run(args) -> int:
                 step, _ = priced(app, (1,), app.max_local_bsz)
                 rate = app.max_local_bsz / step
             except ValueError:
-                step, _ = priced(app, (g.gpus_per_node,), 1)
+                try:
+                    step, _ = priced(app, (g.gpus_per_node,), 1)
+                except ValueError:  # too large for one node: the fewest whole nodes that hold it
+                    need = -(-min_gpus(app, app.model.init_batch_size) // g.gpus_per_node)
+                    step, _ = priced(app, (g.gpus_per_node,) * need, 1)
                 rate = 1.0 / step
             src = " (fit)" if args.calibrate and n in effs else ""
             print(

@@ -20,7 +20,7 @@ import numpy as np
 
 from fastsched.sim._rules import id_placement
 
-__all__ = ["MAX_STEP_TIME", "TraceTables", "read_trace_folder", "write_example_application"]
+__all__ = ["MAX_STEP_TIME", "TraceTables", "read_trace_folder", "read_min_replicas", "write_example_application"]
 
 
 class TraceTables(NamedTuple):
@@ -245,6 +245,28 @@ def read_trace_folder(trace_dir, gpu_type=None) -> TraceTables:
         dtype=np.float64,
     )
     return TraceTables(bsz, valid, by_placement, nd_points, nd_values, rows, pcols["local_bsz"])
+
+
+def read_min_replicas(trace_dir, gpu_type=None) -> int:
+    """Fewest GPUs the application runs on: ``min-replicas[-<gpu_type>].csv``, else 1.
+
+    ``fastsched profile`` writes the file for a model whose memory needs several GPUs of the
+    type (:attr:`fastsched.sim.oracle.OracleApplication.min_replicas`); measured traces have none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> read_min_replicas(write_example_application(tempfile.mkdtemp()))
+    1
+    """
+    path = Path(trace_dir) / (f"min-replicas-{gpu_type}.csv" if gpu_type else "min-replicas.csv")
+    if not path.is_file():
+        return 1
+    cols = _read_csv(path, ("min_replicas",))
+    n = cols["min_replicas"]
+    if len(n) != 1 or n[0] != int(n[0]) or n[0] < 1:
+        raise ValueError(f"{path}: expected one row, column 'min_replicas' a whole number >= 1, got {n!r}")
+    return int(n[0])
 
 
 # A made-up two-node application in the traces layout: the data behind the examples of this

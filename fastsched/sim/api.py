@@ -240,10 +240,10 @@ def simulate(
         if unknown:
             raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
         # Before the first round, as on a plain cluster: a bad row must not fail hours into the run.
-        preflight.check_jobs(wjobs, apps, pol.name, spec.total_gpus, source=source, per_gpu=False)
+        preflight.check_jobs(wjobs, apps, pol.name, spec.total_gpus, source=source, per_gpu=False, policy=pol)
     else:
         apps = _resolve_apps(traces, applications)
-        preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source)
+        preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source, policy=pol)
     if spec is None and pol.needs_gpu_types:
         # A policy built for GPU types on a plain cluster: one type, named "gpu".
         spec = homogeneous_cluster(nodes, gpus)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched._validate import check_finite_scalar
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
 from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import best_config
+from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim._step import OK, advance_fixed, epoch_tables
 
@@ -23,35 +25,6 @@ RESCALE_DELAY = 30
 
 # Fitted PerfParams by (observations in order, previous fit): see Job.perf_params.
 _FIT_MEMO: dict = {}
-
-_INF = float("inf")
-
-
-def _plain(value, low, high, open_low=False):
-    """``float(value)`` if it is a float or int (not bool) in ``[low, high]`` and finite, else ``None``.
-
-    A subset of what :class:`GoodputFunction` accepts, checked without its error reporting:
-    anything else goes through the full validation.
-    """
-    if type(value) is bool or not isinstance(value, (float, int)):
-        return None
-    v = float(value)
-    if not (low <= v <= high and v < _INF) or (open_low and v == low):
-        return None
-    return v
-
-
-def _plain_perf(perf_params):
-    """Return the parameters as the read-only float64[7] the kernels take, if plainly valid (else ``None``)."""
-    if not isinstance(perf_params, tuple) or len(perf_params) != 7:
-        return None
-    values = [_plain(v, 0.0, _INF) for v in perf_params[:6]]
-    values.append(_plain(perf_params[6], 1.0, 10.0))
-    if None in values:
-        return None
-    perf = np.array(values, dtype=np.float64)
-    perf.flags.writeable = False
-    return perf
 
 
 class _Model:
@@ -64,15 +37,18 @@ class _Model:
     the same inputs, so both give the same bits.
     """
 
-    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn")
+    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn", "bounds")
 
     def __init__(self, key, init_batch_size, previous):
         self.key, self.init_batch_size, self.fn = key, init_batch_size, None
         perf_params, grad_params = key
+        # GoodputFunction's own checks, in its order (so the same error is raised first).
         if previous is not None and previous.key[0] == perf_params:
             perf = previous.perf
         else:
-            perf = _plain_perf(perf_params)
+            perf = _check_perf_params(perf_params)
+            perf.flags.writeable = False
+        sqr, var = _check_grad_params(grad_params)
         if (
             previous is not None
             and previous.init_batch_size == init_batch_size
@@ -80,15 +56,12 @@ class _Model:
         ):
             init = previous.init
         else:
-            init = _plain(init_batch_size, 0.0, MAX_BATCH, open_low=True)
-        sqr = var = None
-        if isinstance(grad_params, tuple) and len(grad_params) == 2:
-            sqr, var = _plain(grad_params[0], 0.0, _INF), _plain(grad_params[1], 0.0, _INF)
-        if perf is None or init is None or sqr is None or var is None:
-            # Not plainly valid: GoodputFunction validates (and raises where it must).
-            self.fn = fn = GoodputFunction(perf_params, grad_params, init_batch_size)
-            perf, sqr, var, init = fn.kernel_params[:4]
+            init = check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
         self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
+        # The search bounds by the application's limits (a typed application's change with the
+        # GPU type): they depend on the initial batch size and those limits only, so one memo
+        # serves all of a job's models.
+        self.bounds = {} if previous is None else previous.bounds
 
     def goodput_fn(self) -> GoodputFunction:
         if self.fn is None:
@@ -101,23 +74,20 @@ class _Model:
         if not (type(num_nodes) is int and type(num_replicas) is int and 1 <= num_nodes <= num_replicas):
             _, atomic, accum = self.goodput_fn().optimize(num_nodes, num_replicas, *limits, accumulation=True)
             return int(atomic), int(accum)
-        # The bounds depend on the initial batch size and the limits only (types part of the
-        # key: 1 == True, but only one of them is a valid limit).
+        # Types are part of the key: 1 == True, but only one of them is a valid limit.
         values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
         key = (values, tuple(map(type, values)))
-        bounds = _BOUNDS.get(key)
+        memo = self.bounds
+        bounds = memo.get(key)
         if bounds is None:
-            if len(_BOUNDS) > 4096:
-                _BOUNDS.clear()
-            bounds = _BOUNDS[key] = tuple(self.goodput_fn().kernel_params_for(*limits, accumulation=True)[4:7])
+            if len(memo) >= 64:
+                memo.clear()
+            bounds = memo[key] = _search_bounds(self.init, self.init_batch_size, *limits)
         # GoodputFunction.optimize's scalar path on the same validated inputs.
         _, atomic, accum = best_config(
             self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
         )
         return int(atomic), int(accum)
-
-
-_BOUNDS: dict = {}
 
 
 class Job:

@@ -92,7 +92,9 @@ def llm_workload(num_jobs=None, *, hours=8.0, jobs_per_hour=20.0, mix=None, pret
             raise ValueError(f"{what} must be a positive finite number, got {v!r}")
     if not (isinstance(pretrain_fraction, (int, float)) and 0.0 <= pretrain_fraction <= 1.0):
         raise ValueError(f"pretrain_fraction must be in [0, 1], got {pretrain_fraction!r}")
-    for what, v in (("max_gpus", max_gpus), ("seed", seed)) + ((("num_jobs", num_jobs),) if num_jobs else ()):
+    for what, v in (("max_gpus", max_gpus), ("seed", seed)) + (
+        (("num_jobs", num_jobs),) if num_jobs is not None else ()
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if what == "seed" else 1):
             raise ValueError(f"{what} must be an integer >= {0 if what == 'seed' else 1}, got {v!r}")
     rng = np.random.default_rng(seed)

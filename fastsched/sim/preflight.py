@@ -203,17 +203,25 @@ def _atomic_batch(app, batch_size, replicas):
     return min(atomic, int(app.max_batch_size / (replicas * (accum + 1)))), accum
 
 
-def _job_problem(job, app, policy_name, total_gpus, per_gpu=True):
-    """Why ``job`` cannot run under ``policy_name`` as written, or ``None``."""
-    if policy_name not in ("tiresias", "optimus"):
+def _run_batch(job, app, policy_name, policy):
+    """Return the batch size ``job`` runs at under the policy, or ``None`` where the policy chooses it."""
+    if policy is not None:
+        # The policy's own job arguments: one rule for what it runs at, plugins included.
+        return policy.job_kwargs(job, app).get("target_batch_size")
+    return job.batch_size if policy_name in ("tiresias", "optimus") else None
+
+
+def _job_problem(job, app, policy_name, total_gpus, per_gpu=True, batch=None):
+    """Why ``job`` cannot run under ``policy_name`` at ``batch`` (see :func:`_run_batch`), or ``None``."""
+    if batch is None:
         return None  # Pollux chooses GPUs and batch sizes itself; the row's sizes are unused
     lo, hi = app.init_batch_size, app.max_batch_size
-    b = job.batch_size
+    b = batch
     if not lo <= b <= hi:
         side = "below" if b < lo else "above"
+        how = "its workload batch size" if b == job.batch_size else f"batch size {b}"
         return (
-            f"batch_size {b} is {side} {app.name}'s measured range [{lo}, {hi}] "
-            f"({policy_name} runs every job at its workload batch size)"
+            f"batch_size {b} is {side} {app.name}'s measured range [{lo}, {hi}] ({policy_name} runs this job at {how})"
         )
     if policy_name == "tiresias" and per_gpu:
         r = job.num_replicas
@@ -230,7 +238,7 @@ def _job_problem(job, app, policy_name, total_gpus, per_gpu=True):
     return None
 
 
-def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_gpu=True) -> None:
+def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_gpu=True, policy=None) -> None:
     """Check every workload row against its application and the policy that will run it.
 
     Parameters
@@ -238,9 +246,15 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_
     jobs : list of WorkloadJob
     applications : dict of str -> Application
     policy_name : str
-        ``"tiresias"`` and ``"optimus"`` run each job at its row's batch size (and Tiresias
-        on its row's GPU count), so those must lie in the application's measured range;
-        Pollux picks both itself.
+        The policy, for messages and its GPU-count rule: Tiresias runs each job on its row's
+        GPU count.
+    policy : SimPolicy, optional
+        The policy that will run the jobs: the batch size each job runs at is the one its
+        :meth:`~fastsched.sim.policies.base.SimPolicy.job_kwargs` gives
+        (``target_batch_size``; ``None`` for a policy that chooses it, as Pollux and Sia's
+        adaptive jobs), and it must lie in the application's measured range. Without it,
+        ``"tiresias"`` and ``"optimus"`` run each job at its row's batch size and every other
+        name chooses its own.
     total_gpus : int
         GPUs in the (initial) cluster.
     source : str, optional
@@ -264,7 +278,7 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_
     >>> check_jobs([WorkloadJob("a", 0, "cifar10", 2, 1)], apps, "tiresias", 64)
     Traceback (most recent call last):
     ...
-    ValueError: job 'a' (cifar10): batch_size 1 is below cifar10's measured range [128, 4096] (tiresias runs every job at its workload batch size)
+    ValueError: job 'a' (cifar10): batch_size 1 is below cifar10's measured range [128, 4096] (tiresias runs this job at its workload batch size)
     """
     where = f"{source}: " if source else ""
     unknown = sorted({j.application for j in jobs if j.application not in applications})
@@ -272,7 +286,8 @@ def check_jobs(jobs, applications, policy_name, total_gpus, *, source=None, per_
         raise ValueError(f"{where}workload uses unknown application(s) {unknown}; available: {sorted(applications)}")
     bad = []
     for j in jobs:
-        problem = _job_problem(j, applications[j.application], policy_name, total_gpus, per_gpu)
+        app = applications[j.application]
+        problem = _job_problem(j, app, policy_name, total_gpus, per_gpu, _run_batch(j, app, policy_name, policy))
         if problem is not None:
             bad.append((j, problem))
     if bad:

@@ -10,7 +10,9 @@ what each column means). :class:`TraceApplication` answers the questions the sim
   hull; anywhere else from a throughput model fitted on the measured rows
   (:meth:`~TraceApplication.is_modelled` tells which);
 * :meth:`~TraceApplication.grad_stats`: gradient statistics of a total batch size during an
-  epoch, interpolated linearly between the two measured batch sizes around it;
+  epoch, interpolated linearly between the two measured batch sizes around it (a folder with
+  one ``validation-<B>.csv``, as ``fastsched profile`` writes for a fixed-batch model, gives
+  its statistics at every batch size);
 * :meth:`~TraceApplication.progress`: statistical progress needed to finish an epoch;
 * :meth:`~TraceApplication.iteration`: optimizer steps after an epoch (Optimus's oracle).
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from fastsched.sim._interp import barycentric_transforms
 from fastsched.sim._rules import placement_id
-from fastsched.sim._trace_files import read_trace_folder, write_example_application
+from fastsched.sim._trace_files import read_min_replicas, read_trace_folder, write_example_application
 
 __all__ = [
     "write_example_application",
@@ -238,6 +240,7 @@ class TraceApplication(Application):
         self.max_epochs = int(max_epochs or nrows)
         self.fixed_batch_size = fixed_batch_size
         self.max_replicas = max_replicas
+        self.min_replicas = read_min_replicas(trace_dir, gpu_type)
         if self.max_epochs > nrows:
             raise ValueError(
                 f"{self.name}: max_epochs={self.max_epochs} but the validation files have only {nrows} rows"
@@ -254,6 +257,10 @@ class TraceApplication(Application):
 
     # -- batch-size interpolation ----------------------------------------------------------
     def _bounds(self, batch_size):
+        if len(self._bsz) == 1:
+            # One validated batch (a fixed-batch profile): nothing to interpolate between, so its
+            # statistics stand for every batch, as for the rounded batches a fixed batch runs at.
+            return self._bsz[0], self._bsz[0]
         lower = upper = None
         for b in self._bsz:
             if b <= batch_size:
@@ -322,6 +329,8 @@ class TraceApplication(Application):
         out = self._memo_it.get(key)
         if out is None:
             out = self._interp_b(batch_size, "iteration", epoch)
+            if len(self._bsz) == 1 and batch_size != self._bsz[0]:  # the same samples in steps of batch_size
+                out = out * self._bsz[0] / batch_size
             self._memo_it[key] = out
         return out
 

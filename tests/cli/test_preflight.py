@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from fastsched.cli import main
 from fastsched.sim import api, simulate
 from fastsched.sim.builtin import builtin_applications
+from fastsched.sim.policies.names import POLICY_NAMES
 from fastsched.sim.preflight import check_jobs, check_traces_dir
 from fastsched.sim.workload import WorkloadJob
 
@@ -23,7 +24,12 @@ def no_rounds(monkeypatch):
     return ran
 
 
-@pytest.mark.parametrize("policy", ["tiresias", "optimus"])
+# Every built-in policy that runs a job at its workload row's batch size (all but the two that
+# choose batch sizes themselves).
+FIXED_BATCH = [n for n in POLICY_NAMES if n not in ("pollux", "sia")]
+
+
+@pytest.mark.parametrize("policy", FIXED_BATCH)
 @pytest.mark.parametrize("batch", [1, 10**6])
 def test_batch_outside_range_fails_naming_the_job(tmp_path, capsys, no_rounds, policy, batch):
     w = write(tmp_path, "w.csv", HEADER + f"ok,0,cifar10,2,256\nbad-job,60,cifar10,2,{batch}\n")

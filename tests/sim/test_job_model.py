@@ -89,3 +89,44 @@ def test_invalid_limits_still_raise():
     job = _job_with(app, PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2), (1.0, 1.0))
     with pytest.raises(ValueError, match="init_batch_size"):
         job.update_local_bsz((2,))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    perf=st.lists(st.sampled_from([0.1, 2, -1.0, math.nan, math.inf, True, 11.0, "1"]), min_size=7, max_size=7),
+    grad=st.tuples(st.sampled_from([0.5, -1.0, math.nan]), st.sampled_from([0.5, False])),
+    init=st.sampled_from([32, 0, -1.0, math.inf, 2.0**60]),
+)
+def test_the_job_model_raises_what_goodput_function_raises(perf, grad, init):
+    app = LimitsApp(32, 1024, 8, 256)
+    app.init_batch_size = init
+    try:
+        GoodputFunction(tuple(perf), grad, init)
+        want = None
+    except (TypeError, ValueError) as exc:
+        want = (type(exc), str(exc))
+    job = _job_with(app, tuple(perf), grad)
+    try:
+        job._current_model()
+        got = None
+    except (TypeError, ValueError) as exc:
+        got = (type(exc), str(exc))
+    assert got == want
+
+
+def test_the_search_bounds_are_kept_by_the_job_and_shared_by_its_models():
+    app = LimitsApp(32, 1024, 8, 256)
+    perf = PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2)
+    job = _job_with(app, perf, (1.0, 1.0))
+    job.update_local_bsz((2,))
+    first = job._model
+    want = GoodputFunction(perf, (1.0, 1.0), 32).kernel_params_for(1024, (8, 256), accumulation=True)[4:7]
+    assert list(first.bounds.values()) == [tuple(want)]
+    app.max_local_bsz = 128  # limits that change (a typed application's, with the GPU type)
+    job.grad_params = (2.0, 1.0)
+    job.update_local_bsz((2,))
+    assert job._model is not first and job._model.bounds is first.bounds and len(first.bounds) == 2
+    assert first.fn is None and job._model.fn is None  # no GoodputFunction needed for the bounds
+    other = _job_with(app, perf, (1.0, 1.0))
+    other.update_local_bsz((2,))
+    assert other._model.bounds is not first.bounds  # each job owns its memo

@@ -6,8 +6,10 @@ and some candidates forced to 1. Candidates with a non-negative cost are never c
 optimum unless forced, so callers pass only negative-cost ones plus the forced ones.
 
 Solved exactly by a dynamic program over GPUs used per type when that table is small
-(:func:`~fastsched.sim.policies._assign_kernels.assign_dp`), otherwise with HiGHS through
-:func:`scipy.optimize.milp`; both return an optimum (ties may be broken differently).
+(:func:`~fastsched.sim.policies._assign_kernels.assign_dp`), otherwise by a Lagrangian
+reduction to a small core (:func:`~fastsched.sim.policies._assign_reduce.solve_reduced`) solved
+with HiGHS through :func:`scipy.optimize.milp`, or with HiGHS on the whole program. Each returns
+an optimum (ties may be broken differently).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.sim.policies._assign_kernels import assign_dp
+from fastsched.sim.policies._assign_reduce import solve_reduced
 
 __all__ = ["AssignProblem", "solve_assignment"]
 
@@ -70,8 +73,9 @@ def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
     ----------
     problem : AssignProblem
         Candidates sorted by job for ``method="dp"``.
-    method : {"auto", "dp", "milp"}
-        The dynamic program, HiGHS, or the DP when its table is small enough.
+    method : {"auto", "dp", "reduced", "milp"}
+        The dynamic program, the Lagrangian reduction with HiGHS on its core, HiGHS on the
+        whole program, or the DP when its table is small enough and else the reduction.
 
     Returns
     -------
@@ -98,13 +102,17 @@ def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
     k = problem.cost.shape[0]
     if k == 0:
         return np.zeros(0, dtype=bool)
-    if method not in ("auto", "dp", "milp"):
-        raise ValueError(f"method must be 'auto', 'dp' or 'milp', got {method!r}")
+    if method not in ("auto", "dp", "reduced", "milp"):
+        raise ValueError(f"method must be 'auto', 'dp', 'reduced' or 'milp', got {method!r}")
     cap = problem.capacity.astype(np.int64)
     num_states = int(np.prod(cap + 1))
     small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
     if method == "dp" or (method == "auto" and small):
         return _solve_dp(problem, cap, num_states)
+    if method != "milp":
+        chosen = solve_reduced(problem, _solve_milp)
+        if chosen is not None:
+            return chosen
     return _solve_milp(problem)
 
 

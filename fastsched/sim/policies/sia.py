@@ -77,7 +77,7 @@ class SiaPolicy(SimPolicy):
         Seconds lost per restart, per application (:data:`RESTART_PENALTIES`; others 30).
     max_replicas_cap : int
         Most GPUs one job may use (64).
-    method : {"auto", "dp", "milp"}
+    method : {"auto", "dp", "reduced", "milp"}
         Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
 
     Examples

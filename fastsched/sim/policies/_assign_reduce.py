@@ -1,0 +1,185 @@
+"""Exact reduction of the round's integer program to a small core (see :mod:`fastsched.sim.policies._assign`).
+
+For capacity multipliers ``lam >= 0`` (one per GPU type) the Lagrangian bound
+
+    LB = sum_j r_j - lam . capacity,   r_j = min(0, min_k (cost_k + lam_t(k) * gpus_k))
+
+(``r_j`` is the value of job ``j``'s forced candidate when it has one) is below the value of
+every feasible choice, and a choice using candidate ``k`` is worth at least ``LB + d_k`` with
+the reduced cost ``d_k = cost_k + lam_t(k) * gpus_k - r_j >= 0`` (infinite for the other
+candidates of a job with a forced one). Given a feasible incumbent of
+value ``U``, a candidate with ``LB + d_k > U - unit`` is in no choice better than the incumbent,
+where ``unit`` is the objective's grid (0.01 when every cost is a multiple of 0.01, as Sia's
+rounded values are; otherwise 0). What is left, the core, is usually a few hundred candidates,
+solved exactly by HiGHS; the incumbent is kept unless the core holds a strictly better choice.
+
+The multipliers are the duals of the linear relaxation (HiGHS's simplex), the best ``lam``
+there is. The incumbent is the relaxation's integral part, completed greedily: free jobs take,
+cheapest candidate first (ties by candidate order), the candidates that still fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["solve_reduced"]
+
+#: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
+#: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
+_TOL = 1e-6
+
+
+def objective_unit(cost) -> float:
+    """0.01 when every cost is a multiple of 0.01 (up to rounding), else 0.
+
+    Examples
+    --------
+    >>> objective_unit(np.array([-0.47, -1.1 + 0.93]))
+    0.01
+    >>> objective_unit(np.array([-0.471]))
+    0.0
+    """
+    scaled = np.asarray(cost, dtype=np.float64) * 100.0
+    return 0.01 if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9) else 0.0
+
+
+def _matrix(problem, k):
+    from scipy.sparse import csr_array
+
+    cols = np.arange(k)
+    rows = np.concatenate([problem.job, problem.num_jobs + problem.gtype])
+    vals = np.concatenate([np.ones(k), problem.gpus.astype(np.float64)])
+    num_rows = problem.num_jobs + problem.capacity.shape[0]
+    return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
+
+
+def _greedy_fill(problem, chosen):
+    """Complete ``chosen`` (feasible) greedily: cheapest candidate first among free jobs, if it fits."""
+    used = np.bincount(problem.gtype[chosen], weights=problem.gpus[chosen], minlength=problem.capacity.shape[0])
+    left = problem.capacity.astype(np.int64) - used.astype(np.int64)
+    busy = np.zeros(problem.num_jobs, dtype=bool)
+    busy[problem.job[chosen]] = True
+    for k in np.argsort(problem.cost, kind="stable"):
+        j, t, g = problem.job[k], problem.gtype[k], problem.gpus[k]
+        if not busy[j] and problem.cost[k] < 0 and g <= left[t]:
+            chosen[k] = True
+            busy[j] = True
+            left[t] -= g
+    return chosen
+
+
+def _feasible(problem, chosen):
+    used = np.bincount(problem.gtype[chosen], weights=problem.gpus[chosen], minlength=problem.capacity.shape[0])
+    per_job = np.bincount(problem.job[chosen], minlength=problem.num_jobs)
+    return bool(np.all(used <= problem.capacity) and np.all(per_job <= 1) and np.all(chosen[problem.forced]))
+
+
+def lagrangian(problem, lam):
+    """``(LB, reduced costs, r)`` of the relaxation of the capacity rows at multipliers ``lam >= 0``.
+
+    ``r`` holds each job's ``r_j`` (so ``-r_j`` is the reduced cost of leaving it without GPUs).
+    A job's candidates other than its forced one are in no feasible choice: their reduced cost
+    is infinite.
+
+    Examples
+    --------
+    One type of 2 GPUs, a job that may take 2 GPUs (cost -3) or 1 (cost -2): at ``lam = 1``
+    both candidates are worth -1, so the bound is -1 - 2 = -3 (the optimum).
+
+    >>> from fastsched.sim.policies._assign import AssignProblem
+    >>> p = AssignProblem(np.array([0, 0]), np.array([0, 0]), np.array([2, 1]), np.array([-3.0, -2.0]),
+    ...                   np.zeros(2, bool), np.array([2]), 1)
+    >>> lb, d, _ = lagrangian(p, np.array([1.0]))
+    >>> float(lb), d.tolist()
+    (-3.0, [0.0, 0.0])
+    """
+    v = problem.cost + lam[problem.gtype] * problem.gpus
+    r = np.zeros(problem.num_jobs)
+    np.minimum.at(r, problem.job, v)
+    r[problem.job[problem.forced]] = v[problem.forced]
+    d = v - r[problem.job]
+    has_forced = np.zeros(problem.num_jobs, dtype=bool)
+    has_forced[problem.job[problem.forced]] = True
+    d[has_forced[problem.job] & ~problem.forced] = np.inf
+    return float(r.sum() - lam @ problem.capacity), d, r
+
+
+def solve_reduced(problem, solve_core):
+    """Optimal choice (boolean mask) by the Lagrangian reduction, with ``solve_core(subproblem)`` for the core.
+
+    Returns ``None`` when the reduction does not apply (more than one forced candidate in a
+    job, or a relaxation HiGHS could not solve to optimality); the caller then solves the
+    whole program. Raises ``RuntimeError`` when the forced candidates do not fit.
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies._assign import AssignProblem, _solve_milp
+    >>> p = AssignProblem(job=np.array([0, 0, 1]), gtype=np.array([0, 0, 0]), gpus=np.array([4, 2, 2]),
+    ...                   cost=np.array([-3.0, -2.0, -1.5]), forced=np.zeros(3, bool),
+    ...                   capacity=np.array([4]), num_jobs=2)
+    >>> solve_reduced(p, _solve_milp).tolist()
+    [False, True, True]
+    """
+    from scipy.optimize import linprog
+
+    from fastsched.sim.policies._highs import quiet_stdout
+
+    k = problem.cost.shape[0]
+    if np.any(np.bincount(problem.job[problem.forced], minlength=problem.num_jobs) > 1):
+        return None
+    # Every job's best candidate fits: that is an optimum (the bound at lam = 0 is reached).
+    _, d0, _ = lagrangian(problem, np.zeros(problem.capacity.shape[0]))
+    best = (d0 == 0) & (problem.forced | (problem.cost < 0))
+    first = np.zeros(k, dtype=bool)
+    _, idx = np.unique(problem.job[best], return_index=True)
+    first[np.flatnonzero(best)[idx]] = True
+    if _feasible(problem, first):
+        return first
+    a = _matrix(problem, k)
+    b = np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
+    with quiet_stdout():
+        lp = linprog(problem.cost, A_ub=a, b_ub=b, bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)])
+    if lp.status == 2:
+        raise RuntimeError("the round's integer program has no solution (forced allocations exceed the capacity)")
+    if lp.status != 0:
+        return None
+    lam = np.maximum(-lp.ineqlin.marginals[problem.num_jobs :], 0.0)
+    lb, d, _ = lagrangian(problem, lam)
+    incumbent = lp.x > 1 - 1e-6
+    if not _feasible(problem, incumbent):
+        return None
+    incumbent = _greedy_fill(problem, incumbent)
+    unit = objective_unit(problem.cost)
+    # First a smaller core (the candidates of least reduced cost, plus the incumbent's), whose
+    # optimum is a better incumbent; then the core that incumbent leaves, unless it is inside
+    # the first one (whose optimum is then the whole program's).
+    upper = float(problem.cost[incumbent].sum())
+    small = (d <= 0.25 * (upper - unit - lb) + _TOL) & ~problem.forced & ~incumbent
+    solved = np.zeros(k, dtype=bool)
+    if np.any(small):
+        solved = small | incumbent | problem.forced
+        incumbent = _core_choice(problem, solved, incumbent, upper, unit, solve_core)
+        upper = float(problem.cost[incumbent].sum())
+    alive = (lb + d <= upper - unit + _TOL) | problem.forced
+    if not np.any(alive & ~solved):
+        return incumbent
+    incumbent = _core_choice(problem, alive, incumbent, upper, unit, solve_core)
+    return incumbent
+
+
+def _core_choice(problem, alive, incumbent, upper, unit, solve_core):
+    """Return the core's optimum when strictly better than the incumbent, else the incumbent."""
+    sub = np.flatnonzero(alive)
+    core = problem._replace(
+        job=problem.job[sub],
+        gtype=problem.gtype[sub],
+        gpus=problem.gpus[sub],
+        cost=problem.cost[sub],
+        forced=problem.forced[sub],
+    )
+    x = solve_core(core)
+    if float(core.cost[x].sum()) < upper - max(unit / 2, _TOL):
+        out = np.zeros(problem.cost.shape[0], dtype=bool)
+        out[sub[x]] = True
+        return out
+    return incumbent

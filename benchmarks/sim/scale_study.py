@@ -9,8 +9,8 @@ Usage::
 run past ``--timeout`` is stopped and recorded as not finished) on ``6xaws,3xrtx,2xdgx-ext``
 times k under ``--preset sia``, with ``workloads/scale/rate_50``'s files merged k times
 (:func:`fastsched.sim.scale.scale_workload`; the same as ``fastsched simulate
-../shared/sia-traces/workloads/scale/rate_50 --preset sia --scale K``, whose k = 1 is all ten
-files merged: here k = 1 is ``workload-1`` alone, as in the issue). One JSON line per run:
+../shared/sia-traces/workloads/scale/rate_50 --preset sia --scale K``: k = 1 is ``workload-1``
+alone, k = 4 files 1-4, as in the issue). One JSON line per run:
 wall and CPU seconds, the policy's seconds per call (median, p95), average JCT, the
 modelled-throughput share of GPU-time and the peak resident memory. ``report`` prints the
 markdown table and draws wall time against cluster size. Needs ../shared/sia-traces.
@@ -27,6 +27,15 @@ from pathlib import Path
 
 SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
 BASE = "6xaws,3xrtx,2xdgx-ext"
+
+
+def _commit() -> str:
+    """Return the checked-out commit's short hash, so each row names the code it ran."""
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+    )
+    return out.stdout.strip() or "unknown"
+
 
 _CHILD = r"""
 import json, sys, time
@@ -55,7 +64,7 @@ def run(args):
         for k in args.sizes:
             for policy in args.policies:
                 t0 = time.perf_counter()
-                row = {"k": k, "gpus": 64 * k, "policy": policy, "branch": args.label}
+                row = {"k": k, "gpus": 64 * k, "policy": policy, "branch": args.label or _commit()}
                 try:
                     p = subprocess.run(
                         [sys.executable, "-c", _CHILD, str(SIA), str(k), policy, BASE],
@@ -123,7 +132,7 @@ def main(argv=None):
     r.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 32])
     r.add_argument("--policies", nargs="+", default=["tiresias", "sia", "pollux", "gavel"])
     r.add_argument("--timeout", type=float, default=1800)
-    r.add_argument("--label", default="scale-state")
+    r.add_argument("--label", default=None, help="the code's name in each row (default: git's short commit)")
     r.add_argument("--out", default="scale.jsonl")
     r.set_defaults(func=run)
     p = sub.add_parser("report")

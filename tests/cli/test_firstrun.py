@@ -154,6 +154,21 @@ def test_estimate_is_missing_kernels_times_the_recorded_rate(tmp_path):
     assert proc.stdout.splitlines() == ["None", "0", "3 7.5", "False True", "True"]
 
 
+def test_simulation_kernels_include_every_policy(tmp_path):
+    # The simulator imports only the policy a run asks for; the simulation's kernel count (what
+    # info and the first-run notice report) still covers every built-in policy's kernels.
+    code = (
+        "from fastsched._cache import cache_state\n"
+        "s = cache_state()\n"
+        "print(sorted({k.rsplit('.', 1)[0] for k in s.missing + s.present}))"
+    )
+    proc = _run(code, tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr
+    modules = ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+    for kernels in ("fastsched.sim.policies._assign_kernels", "fastsched.sim.policies._sia_kernels"):
+        assert kernels in modules
+
+
 def test_info_says_whether_the_cache_is_complete(capsys):
     assert main(["info"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("kernels cached"))

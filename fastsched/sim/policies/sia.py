@@ -117,6 +117,8 @@ class SiaPolicy(SimPolicy):
         self._plans_seen: set = set()
         # job name -> (plan, gradient statistics' bits, row): see _adaptive_rows.
         self._rows: dict = {}
+        # The last round's program and its solution: see _solve.
+        self._last_solve = None
 
     def job_kwargs(self, wjob, app):
         """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
@@ -379,19 +381,65 @@ class SiaPolicy(SimPolicy):
         """Return ``{job name: [node id per replica]}`` for the active ``jobs`` (see :class:`SimPolicy`)."""
         if self.cluster is None:
             raise RuntimeError("SiaPolicy needs bind_cluster(spec, interval) before the first round")
+        columns, column, problem = self.round_program(now, jobs, allocations)
+        chosen = self._solve(problem)
+        want = {}
+        for k in np.flatnonzero(chosen):
+            want[jobs[problem.job[k]].name] = columns[column[k]]
+        return self._place(want, allocations)
+
+    def _solve(self, problem):
+        """:func:`solve_assignment`, reusing the last round's solution when the program is the same.
+
+        Costs are rounded to two decimals and restart factors change slowly, so a round often
+        poses exactly the previous round's program (about a quarter of the rounds of a
+        400-job trace); the solver is deterministic, so its answer is the same.
+        """
+        last = self._last_solve
+        if last is not None and all(np.array_equal(a, b) for a, b in zip(last[0], problem, strict=True)):
+            return last[1]
+        chosen = solve_assignment(problem, self.method)
+        self._last_solve = (problem, chosen)
+        return chosen
+
+    def round_program(self, now, jobs, allocations):
+        """Build the round's configurations and its integer program (see the module docstring).
+
+        Returns ``(columns, column, problem)``: the ``(type, nodes, GPUs)`` configurations (this
+        policy's, then any current or rigid one outside them), each candidate's index in
+        ``columns``, and the :class:`~fastsched.sim.policies._assign.AssignProblem` whose
+        candidates are sorted by job, each job's in its row's order. Rows are gathered per
+        job; the restart factor, the power and the rounding apply to all candidates at once.
+
+        Examples
+        --------
+        >>> from fastsched.sim.cluster_spec import parse_cluster
+        >>> from fastsched.sim.builtin import builtin_applications
+        >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
+        >>> from fastsched.sim.workload import WorkloadJob
+        >>> pol = SiaPolicy()
+        >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
+        >>> app = builtin_applications()["cifar10"]
+        >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
+        >>> jobs = make_hetero_jobs([WorkloadJob("a", 0, "cifar10", 1, 128)], apps, pol, pol.cluster)
+        >>> columns, column, problem = pol.round_program(0, jobs, {})
+        >>> [columns[c] for c in column], problem.cost.round(2).tolist()  # each type's 1-GPU configuration
+        ([('aws', 1, 1), ('rtx', 1, 1)], [-0.1, -0.1])
+        """
         types = self.node_types
         columns = list(self.configs)  # may grow with rigid jobs' own configurations
         col_of = {c: i for i, c in enumerate(columns)}
-        cand_job, cand_col, cand_val, cand_forced = [], [], [], []
         adaptive = self._adaptive_rows([job for job in jobs if job.category != "rigid"])
         adaptive_of = [j for j, job in enumerate(jobs) if job.category != "rigid"]
         row_of = {j: adaptive[i] for i, j in enumerate(adaptive_of)}
+        # Per job: its row's columns and values, its current column (-1: none), the factor
+        # of its other columns, and whether its one candidate is forced (mid-restart).
+        all_cols, all_vals, counts, current_of, factor_of, forced_of = [], [], [], [], [], []
         for j, job in enumerate(jobs):
             alloc = allocations.get(job.name, [])
             current = None
             if alloc:
-                t = types[alloc[0]]
-                key = (t, len(set(alloc)), len(alloc))
+                key = (types[alloc[0]], len(set(alloc)), len(alloc))
                 current = col_of.get(key)
                 if current is None:
                     col_of[key] = current = len(columns)
@@ -407,41 +455,40 @@ class SiaPolicy(SimPolicy):
                     cols.append(c)
             else:
                 cols, vals = row_of[j]
-            keep = alloc and job.rescale_time > 0  # mid-restart: keep the allocation
-            f = 1.0 if current is None else self.restart_factor(now, job)
-            row = {}
-            for c, v in zip(cols, vals, strict=True):
-                row[c] = v if c == current else v * f
+            keep = bool(alloc) and job.rescale_time > 0  # mid-restart: keep the allocation
             if keep:
-                row = {current: row.get(current, 1.0)}
-            for c, v in row.items():
-                a = round(max(v, _ZERO_GAIN) ** self.p, 2)
-                cost = a - self.lambda_n if self.p < 0 else self.lambda_n - a
-                forced = bool(keep)
-                if cost >= 0 and not forced:
-                    continue
-                cand_job.append(j)
-                cand_col.append(c)
-                cand_val.append(cost)
-                cand_forced.append(forced)
+                cols, vals = [current], [vals[cols.index(current)] if current in cols else 1.0]
+            all_cols += cols
+            all_vals += vals
+            counts.append(len(cols))
+            current_of.append(-1 if current is None else current)
+            factor_of.append(1.0 if current is None or keep else self.restart_factor(now, job))
+            forced_of.append(keep)
+        job = np.repeat(np.arange(len(jobs), dtype=np.int64), counts)
+        cols = np.array(all_cols, dtype=np.int64)
+        vals = np.array(all_vals, dtype=np.float64)
+        vals = np.where(cols == np.array(current_of, dtype=np.int64)[job], vals, vals * np.array(factor_of)[job])
+        p, zero = self.p, _ZERO_GAIN
+        # Python's correctly rounded decimal rounding, element by element: numpy's (x * 100, rint)
+        # differs on values within an ulp of a half cent.
+        a = np.array([round(max(v, zero) ** p, 2) for v in vals.tolist()], dtype=np.float64)
+        cost = a - self.lambda_n if p < 0 else self.lambda_n - a
+        forced = np.array(forced_of, dtype=bool)[job]
+        take = ~(cost >= 0) | forced  # a non-negative cost is never chosen unless forced
         type_index = {t: i for i, t in enumerate(self.types)}
         col_type = np.array([type_index[c[0]] for c in columns], dtype=np.int64)
         col_gpus = np.array([c[2] for c in columns], dtype=np.int64)
-        cand_col_a = np.array(cand_col, dtype=np.int64)
+        cols = cols[take]
         problem = AssignProblem(
-            job=np.array(cand_job, dtype=np.int64),
-            gtype=col_type[cand_col_a] if cand_col else np.zeros(0, np.int64),
-            gpus=col_gpus[cand_col_a] if cand_col else np.zeros(0, np.int64),
-            cost=np.array(cand_val, dtype=np.float64),
-            forced=np.array(cand_forced, dtype=bool),
+            job=job[take],
+            gtype=col_type[cols],
+            gpus=col_gpus[cols],
+            cost=cost[take],
+            forced=forced[take],
             capacity=self.capacity,
             num_jobs=len(jobs),
         )
-        chosen = solve_assignment(problem, self.method)
-        want = {}
-        for k in np.flatnonzero(chosen):
-            want[jobs[cand_job[k]].name] = columns[cand_col[k]]
-        return self._place(want, allocations)
+        return columns, cols, problem
 
     def _place(self, want, allocations):
         """Node lists for ``{job: (type, nodes, GPUs)}``, keeping unchanged jobs where they are."""

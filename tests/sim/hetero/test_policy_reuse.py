@@ -53,3 +53,32 @@ def test_sia_row_follows_new_gradient_statistics(two_type_traces):
     second = pol._adaptive_rows([job])[0]
     assert second == _sia()._adaptive_rows([job])[0]
     assert not np.allclose(second[1], first[1])
+
+
+class _SiaCountingSolves(SiaPolicy):
+    """Sia counting the rounds whose program it solved afresh (``fresh=True``: every round)."""
+
+    def __init__(self, fresh=False):
+        super().__init__()
+        self.fresh, self.solved, self.rounds = fresh, 0, 0
+
+    def _solve(self, problem):
+        if self.fresh:
+            self._last_solve = None
+        self.rounds += 1
+        before = self._last_solve
+        chosen = super()._solve(problem)
+        self.solved += self._last_solve is not before
+        return chosen
+
+
+def test_sia_reuses_the_last_solution_of_the_same_program(two_type_traces):
+    # Short rounds: restart factors change little from one round to the next.
+    work = toy_workload(n=4, spacing=30)
+    kw = {"traces": two_type_traces, "cluster": CLUSTER, "interval": 10}
+    fresh, reused = _SiaCountingSolves(fresh=True), _SiaCountingSolves()
+    a = simulate(work, policy=fresh, **kw)
+    b = simulate(work, policy=reused, **kw)
+    assert _records(a) == _records(b)
+    assert fresh.solved == fresh.rounds
+    assert reused.solved < reused.rounds  # some rounds posed the previous round's program

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
 
+from .._assign_problems import assign_problem
+
 
 def brute_force(p: AssignProblem) -> float:
     """Best objective by enumerating every choice (none or one candidate) per job."""
@@ -49,15 +51,7 @@ def problems(draw):
             forced.append(False)
     if job and draw(st.booleans()):
         forced[draw(st.integers(0, len(job) - 1))] = True
-    return AssignProblem(
-        np.array(job, dtype=np.int64),
-        np.array(gtype, dtype=np.int64),
-        np.array(gpus, dtype=np.int64),
-        np.array(cost, dtype=np.float64),
-        np.array(forced, dtype=bool),
-        capacity,
-        num_jobs,
-    )
+    return assign_problem(job, gtype, gpus, cost, forced, capacity, num_jobs)
 
 
 def _value(p, x):

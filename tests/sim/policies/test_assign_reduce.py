@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from fastsched.sim.policies._assign import AssignProblem, _solve_milp, solve_assignment
 from fastsched.sim.policies._assign_reduce import lagrangian, objective_unit, solve_reduced
 
+from .._assign_problems import assign_problem
+
 
 @st.composite
 def crowded(draw, grid=True, max_jobs=12):
@@ -31,15 +33,7 @@ def crowded(draw, grid=True, max_jobs=12):
             forced.append(False)
     if job and draw(st.booleans()):
         forced[draw(st.integers(0, len(job) - 1))] = True
-    return AssignProblem(
-        np.array(job, dtype=np.int64),
-        np.array(gtype, dtype=np.int64),
-        np.array(gpus, dtype=np.int64),
-        np.array(cost, dtype=np.float64),
-        np.array(forced, dtype=bool),
-        capacity,
-        num_jobs,
-    )
+    return assign_problem(job, gtype, gpus, cost, forced, capacity, num_jobs)
 
 
 def _check(p, x):

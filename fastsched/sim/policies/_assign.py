@@ -145,29 +145,36 @@ def _solve_dp(problem, cap, num_states):
     return chosen
 
 
+def _constraint_matrix(problem):
+    """Return the program's rows as one sparse matrix: one per job (at most one candidate), then one per GPU type."""
+    from scipy.sparse import csr_array
+
+    k = problem.cost.shape[0]
+    cols = np.arange(k)
+    rows = np.concatenate([problem.job, problem.num_jobs + problem.gtype])
+    vals = np.concatenate([np.ones(k), problem.gpus.astype(np.float64)])
+    num_rows = problem.num_jobs + problem.capacity.shape[0]
+    return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
+
+
+def _constraint_bounds(problem):
+    """Return the upper bounds of :func:`_constraint_matrix`'s rows (1 per job, each type's capacity)."""
+    return np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
+
+
 def _solve_milp(problem):
     # scipy is loaded only when a round is too large for the dynamic program.
     from scipy.optimize import Bounds, LinearConstraint
-    from scipy.sparse import csr_array
 
     from fastsched.sim.policies._highs import quiet_milp as milp  # HiGHS prints a line of its own in some solves
 
     k = problem.cost.shape[0]
-    num_types = problem.capacity.shape[0]
-    cols = np.arange(k)
-    # One row per job (at most one candidate), one per GPU type (capacity).
-    a_job = csr_array((np.ones(k), (problem.job, cols)), shape=(problem.num_jobs, k))
-    a_cap = csr_array((problem.gpus.astype(np.float64), (problem.gtype, cols)), shape=(num_types, k))
-    constraints = [
-        LinearConstraint(a_job, -np.inf, 1.0),
-        LinearConstraint(a_cap, -np.inf, problem.capacity.astype(np.float64)),
-    ]
     lb = problem.forced.astype(np.float64)
     res = milp(
         problem.cost,
         integrality=np.ones(k),
         bounds=Bounds(lb, np.ones(k)),
-        constraints=constraints,
+        constraints=[LinearConstraint(_constraint_matrix(problem), -np.inf, _constraint_bounds(problem))],
         options={"mip_rel_gap": 0.0, "presolve": True},
     )
     if res.x is None:

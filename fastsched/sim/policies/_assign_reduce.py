@@ -43,16 +43,6 @@ def objective_unit(cost) -> float:
     return 0.01 if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9) else 0.0
 
 
-def _matrix(problem, k):
-    from scipy.sparse import csr_array
-
-    cols = np.arange(k)
-    rows = np.concatenate([problem.job, problem.num_jobs + problem.gtype])
-    vals = np.concatenate([np.ones(k), problem.gpus.astype(np.float64)])
-    num_rows = problem.num_jobs + problem.capacity.shape[0]
-    return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
-
-
 def _greedy_fill(problem, chosen):
     """Complete ``chosen`` (feasible) greedily: cheapest candidate first among free jobs, if it fits."""
     used = np.bincount(problem.gtype[chosen], weights=problem.gpus[chosen], minlength=problem.capacity.shape[0])
@@ -122,6 +112,7 @@ def solve_reduced(problem, solve_core):
     """
     from scipy.optimize import linprog
 
+    from fastsched.sim.policies._assign import _constraint_bounds, _constraint_matrix
     from fastsched.sim.policies._highs import quiet_stdout
 
     k = problem.cost.shape[0]
@@ -135,10 +126,13 @@ def solve_reduced(problem, solve_core):
     first[np.flatnonzero(best)[idx]] = True
     if _feasible(problem, first):
         return first
-    a = _matrix(problem, k)
-    b = np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
     with quiet_stdout():
-        lp = linprog(problem.cost, A_ub=a, b_ub=b, bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)])
+        lp = linprog(
+            problem.cost,
+            A_ub=_constraint_matrix(problem),
+            b_ub=_constraint_bounds(problem),
+            bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)],
+        )
     if lp.status == 2:
         raise RuntimeError("the round's integer program has no solution (forced allocations exceed the capacity)")
     if lp.status != 0:

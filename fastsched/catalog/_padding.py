@@ -14,6 +14,7 @@ Evaluated by the trapezoid rule on a fixed grid of ``z``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -24,8 +25,6 @@ _Z = np.linspace(-9.0, 10.0, 3801)
 _LOG_CDF = np.log(np.array([0.5 * math.erfc(-z / math.sqrt(2.0)) for z in _Z]))
 _LOG_PDF = -0.5 * _Z**2 - 0.5 * math.log(2.0 * math.pi)
 _DZ = _Z[1] - _Z[0]
-_MEMO: dict = {}  # spread -> {draws: ratio}
-_MEMO_MAX = 100_000
 
 
 def padded_ratio(m, spread):
@@ -50,13 +49,12 @@ def padded_ratio(m, spread):
         return np.ones_like(m)
     # A profile asks for the same few draw counts many times: integrate each once per process.
     uniq, inverse = np.unique(m, return_inverse=True)
-    memo = _MEMO.setdefault(float(spread), {})
-    if len(memo) > _MEMO_MAX:
-        memo.clear()
-    new = np.array([x for x in uniq.tolist() if x not in memo])
-    if new.size:
-        flat = new.reshape(-1, 1)
-        w = np.exp(np.log(flat) + (flat - 1.0) * _LOG_CDF + _LOG_PDF + spread * _Z - 0.5 * spread**2)
-        memo.update(zip(new.tolist(), ((w.sum(axis=1) - 0.5 * (w[:, 0] + w[:, -1])) * _DZ).tolist(), strict=True))
-    out = np.array([memo[x] for x in uniq.tolist()])
+    out = np.array([_ratio(x, float(spread)) for x in uniq.tolist()])
     return out[inverse].reshape(m.shape)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _ratio(m: float, spread: float) -> float:
+    """:func:`padded_ratio` of one draw count (trapezoid rule on the fixed grid)."""
+    w = np.exp(np.log(np.array([m])) + (m - 1.0) * _LOG_CDF + _LOG_PDF + spread * _Z - 0.5 * spread**2)
+    return float((w.sum() - 0.5 * (w[0] + w[-1])) * _DZ)

@@ -439,21 +439,22 @@ def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes
         return [(nodes, nodes * per, int(b), s, y) for nodes in node_counts
                 for per in sorted({1, max(gpn // 2, 1), gpn}) for b, s, y in points((per,) * nodes)]  # fmt: skip
 
+    # The fewest GPUs the model really runs on, as OracleApplication.min_replicas states it.
+    need = min_gpus(app, m.init_batch_size) if m.transformer is not None else 1
     rows = placement_rows(range(1, 5))
     scal = scalability_rows(sorted({1, 2, 4, 8, max_nodes}))
     if hybrid and not (rows and scal):
         # A decoder that no plan of the usual node counts holds: its fewest whole nodes, and twice as many.
-        need = -(-min_gpus(app, m.init_batch_size) // gpn)
-        rows = rows or placement_rows((need, 2 * need))
-        scal = scal or scalability_rows((need, 2 * need))
+        nodes = -(-need // gpn)
+        rows = rows or placement_rows((nodes, 2 * nodes))
+        scal = scal or scalability_rows((nodes, 2 * nodes))
     if not rows:
         raise ValueError(f"{m.name} fits no placement of up to 4 nodes of {g.name}")
     out = [
         (placements_path, ("placement", "local_bsz", "step_time", "sync_time"), rows),
         (scalability_path, ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"), scal),
     ]
-    need = min_gpus(app, m.init_batch_size) if m.transformer is not None else 1
-    if need > 1:  # the fewest GPUs it really runs on, as OracleApplication.min_replicas states it
+    if need > 1:
         name = placements_path.name.removeprefix("placements-")
         out.append((placements_path.with_name(f"min-replicas-{name}"), ("min_replicas",), [(need,)]))
     return out

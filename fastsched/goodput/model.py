@@ -81,7 +81,7 @@ def _check_perf_params(perf_params) -> np.ndarray:
     >>> _check_perf_params((0.5, 0.25, 0, 0, 0, 0, 2)).tolist()
     [0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 2.0]
     """
-    if type(perf_params) is not tuple and not isinstance(perf_params, PerfParams):
+    if not isinstance(perf_params, tuple):  # PerfParams included
         try:
             perf_params = tuple(perf_params)
         except TypeError:

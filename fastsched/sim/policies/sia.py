@@ -45,6 +45,25 @@ RESTART_PENALTIES = {"deepspeech2": 25, "imagenet": 250, "cifar10": 30, "bert": 
 _ZERO_GAIN = 1e-4
 
 
+def _rounded_powers(vals, p):
+    """``round(max(v, _ZERO_GAIN) ** p, 2)`` of each ``v`` in ``vals``, the same doubles Python gives.
+
+    Python rounds the power's exact value to the nearest cent (half to even), then takes the
+    double nearest that decimal. ``rint(x * 100) / 100`` gives that double wherever ``x * 100``
+    is clear of a half cent by more than its rounding error (the cent count is then exact and
+    the division correctly rounded); the rare elements that are not clear, or are large or not
+    finite, take Python's rule. A numpy power an ulp off Python's is still clear of a half cent.
+    """
+    x = np.maximum(vals, _ZERO_GAIN) ** p
+    scaled = x * 100.0
+    out = np.rint(scaled) / 100.0
+    with np.errstate(invalid="ignore"):  # inf and nan are not clear
+        clear = (np.abs(x) < 1e6) & (np.abs(scaled - np.floor(scaled) - 0.5) > 1e-6)
+    for i in np.flatnonzero(~clear).tolist():
+        out[i] = round(max(float(vals[i]), _ZERO_GAIN) ** p, 2)
+    return out
+
+
 def sia_configurations(gpus_per_node, num_nodes) -> list[tuple[int, int]]:
     """``(nodes, GPUs)`` configurations of one GPU type: powers of two within a node, then whole nodes.
 
@@ -115,7 +134,7 @@ class SiaPolicy(SimPolicy):
         self.configs: list[tuple[str, int, int]] = []
         self._plans: dict = {}
         self._plans_seen: set = set()
-        # job name -> (plan, gradient statistics' bits, row): see _adaptive_rows.
+        # (plan's bits, gradient statistics' bits) -> row: see _adaptive_rows.
         self._rows: dict = {}
         # The last round's program and its solution: see _solve.
         self._last_solve = None
@@ -211,11 +230,15 @@ class SiaPolicy(SimPolicy):
         job's observations (:attr:`~fastsched.sim.hetero.HeteroJob.observation_version`), so
         a round rebuilds only the plans of jobs that observed something new.
         """
+        return self._plan_entry(job)[0]
+
+    def _plan_entry(self, job):
+        """:meth:`_job_plan`'s plan and its content as bytes (``None`` without a plan), cached per job."""
         key = (job.observation_version, job.target_batch_size, job.target_num_replicas)
         hit = self._plans.get(job.name)
         if hit is not None and hit[0] is job and hit[1] == key:
             return hit[2]
-        plan = None
+        plan = content = None
         if job.has_run():
             max_r = self._max_replicas(job)
             fits: dict = {}
@@ -247,42 +270,50 @@ class SiaPolicy(SimPolicy):
                     np.repeat(np.array([b[4] for b in parts], dtype=np.float64), sizes),
                     np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
                 )
+                # Everything the row is computed from, bit for bit: jobs with the same
+                # observations (often: same application, same allocations) share their rows.
+                fits = np.array([(*p_, i_, *b_) for p_, i_, b_ in fit_list], dtype=np.float64)
+                content = b"".join(a.tobytes() for a in (fits, *plan[1:]))
         if len(self._plans) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' plans
             self._plans = {k: v for k, v in self._plans.items() if k in self._plans_seen}
-        self._plans[job.name] = (job, key, plan)
-        return plan
+        entry = (plan, content)
+        self._plans[job.name] = (job, key, entry)
+        return entry
 
     def _adaptive_rows(self, jobs) -> dict:
         """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.
 
         A job's row depends only on its plan (:meth:`_job_plan`) and its gradient statistics,
-        which change at epoch crossings, not every round: a row is reused while both are
-        unchanged. One batched kernel call evaluates every other (job, configuration)
-        goodput of the round.
+        which change at epoch crossings, not every round: rows are kept by the bits of both,
+        so a row is reused while they are unchanged, and shared by jobs with the same inputs.
+        One batched kernel call evaluates the round's other rows.
         """
         out = {}
         single = [self._cols_of_type[t][0] for t in self.types]  # each type's 1-GPU configuration
         self._plans_seen = {job.name for job in jobs}
-        todo = []  # (job index, job name, plan, gradient key, grad_sqr, grad_var)
+        todo: dict = {}  # row key -> (plan, grad_sqr, grad_var, [job indices])
+        used = set()
         for j, job in enumerate(jobs):
-            plan = self._job_plan(job)
+            plan, content = self._plan_entry(job)
             if plan is None:
                 continue
             sq, va = job.grad_params
-            key = (float(sq).hex(), float(va).hex())  # the exact bits: a row is reused only for the same inputs
-            hit = self._rows.get(job.name)
-            if hit is not None and hit[0] is plan and hit[1] == key:
-                if hit[2] is not None:
-                    out[j] = hit[2]
-                continue
-            todo.append((j, job.name, plan, key, float(sq), float(va)))
-        rows = self.normalised_rows([(plan, sq, va) for _, _, plan, _, sq, va in todo])
-        for (j, name, plan, key, _, _), row in zip(todo, rows, strict=True):
-            self._rows[name] = (plan, key, row)
+            key = (content, float(sq).hex(), float(va).hex())  # the exact bits of the row's inputs
+            used.add(key)
+            if key in self._rows:
+                if self._rows[key] is not None:
+                    out[j] = self._rows[key]
+            elif key in todo:
+                todo[key][3].append(j)
+            else:
+                todo[key] = (plan, float(sq), float(va), [j])
+        rows = self.normalised_rows([item[:3] for item in todo.values()])
+        for (key, (_, _, _, idx)), row in zip(todo.items(), rows, strict=True):
+            self._rows[key] = row
             if row is not None:
-                out[j] = row
-        if len(self._rows) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' rows
-            self._rows = {k: v for k, v in self._rows.items() if k in self._plans_seen}
+                out.update(dict.fromkeys(idx, row))
+        if len(self._rows) > 8 * len(jobs) + 4096:  # keep the rows of the jobs in play
+            self._rows = {k: v for k, v in self._rows.items() if k in used}
         for j, job in enumerate(jobs):
             if j not in out:  # never ran, or no usable estimate: the fewest GPUs it runs on
                 cols = single if job.hetero_application.min_replicas <= 1 else self._fewest(job)
@@ -468,11 +499,8 @@ class SiaPolicy(SimPolicy):
         cols = np.array(all_cols, dtype=np.int64)
         vals = np.array(all_vals, dtype=np.float64)
         vals = np.where(cols == np.array(current_of, dtype=np.int64)[job], vals, vals * np.array(factor_of)[job])
-        p, zero = self.p, _ZERO_GAIN
-        # Python's correctly rounded decimal rounding, element by element: numpy's (x * 100, rint)
-        # differs on values within an ulp of a half cent.
-        a = np.array([round(max(v, zero) ** p, 2) for v in vals.tolist()], dtype=np.float64)
-        cost = a - self.lambda_n if p < 0 else self.lambda_n - a
+        a = _rounded_powers(vals, self.p)
+        cost = a - self.lambda_n if self.p < 0 else self.lambda_n - a
         forced = np.array(forced_of, dtype=bool)[job]
         take = ~(cost >= 0) | forced  # a non-negative cost is never chosen unless forced
         type_index = {t: i for i, t in enumerate(self.types)}

@@ -82,3 +82,22 @@ def test_sia_reuses_the_last_solution_of_the_same_program(two_type_traces):
     assert _records(a) == _records(b)
     assert fresh.solved == fresh.rounds
     assert reused.solved < reused.rounds  # some rounds posed the previous round's program
+
+
+def test_sia_jobs_with_the_same_inputs_share_one_row(two_type_traces):
+    # Two jobs of one application given the same allocations make the same observations:
+    # their rows are evaluated once, and equal a fresh policy's for each job alone.
+    app = load_hetero_applications(two_type_traces, ["slow", "fast"])["toy"]
+    jobs = [HeteroJob(name, app, 0) for name in ("a", "b", "c")]
+    for job, seconds in zip(jobs, (400, 400, 700), strict=True):
+        job.set_gpu_type("slow")
+        job.reallocate([2])
+        job.step(seconds)
+    pol = _sia()
+    evaluated = []
+    real = pol.normalised_rows
+    pol.normalised_rows = lambda items: evaluated.append(len(items)) or real(items)
+    rows = pol._adaptive_rows(jobs)
+    assert evaluated == [2]  # a and b share their inputs; c has run longer
+    assert rows[0] is rows[1] and rows[0] == _sia()._adaptive_rows([jobs[0]])[0]
+    assert rows[2] == _sia()._adaptive_rows([jobs[2]])[0] != rows[0]

@@ -3,10 +3,13 @@
 State: GPUs used per type, flattened with strides (``prod(capacity + 1)`` states). Jobs are
 added one at a time; each either takes none of its candidates or one that still fits. For a
 candidate of ``g`` GPUs of type ``t`` the update ``new[s + g * stride_t] = min(., dp[s] + cost)``
-runs over the states with room, as three nested loops (below, along and above type ``t``'s
-axis) so the inner loop is contiguous. The choice per job and state (the candidate's rank
-within its job, -1 for none) is kept for the traceback. Exact for any costs; its work grows
-as ``states * candidates``, so the face falls back to HiGHS on large clusters.
+runs over the states with room, in contiguous runs along type ``t``'s axis. The new table is
+filled block by block (one row of the last type's axis, when that row is long enough), each
+block taking all of the job's candidates in order while it stays in the fastest cache; every
+state sees the same updates in the same order as candidate by candidate over the whole
+table, so the table is the same. The traceback recomputes which candidate produced each
+value. Exact for any costs; its work grows as ``states * candidates``, so the face falls
+back to HiGHS on large clusters.
 """
 
 from __future__ import annotations
@@ -27,6 +30,33 @@ def _relax(src, dst, c):
         dst[i] = v if v < w else w
 
 
+@jit(inline="always")
+def _relax_block(dp, new, base, size, lo, hi, must, gtype, gpus, cost, capacity, strides):
+    """Relax the states ``base .. base + size - 1`` of ``new`` by candidates ``lo .. hi - 1`` in order.
+
+    ``size`` is a multiple of every span of a type whose span fits in it; a type whose span
+    does not is the last type, and the block is one row of its axis.
+    """
+    for k in range(lo, hi):
+        if must >= 0 and k != must:
+            continue
+        t = gtype[k]
+        g = gpus[k]
+        st = strides[t]
+        span = st * (capacity[t] + 1)
+        shift = g * st
+        n = (capacity[t] + 1 - g) * st
+        if n <= 0 or g < 0:  # does not fit (a negative slice end would wrap around)
+            continue
+        c = cost[k]
+        if span > size:  # the block is the row u of type t's axis: its source is row u - g
+            if base // st >= g:
+                _relax(dp[base - shift : base - shift + size], new[base : base + size], c)
+        else:
+            for outer in range(base, base + size, span):
+                _relax(dp[outer : outer + n], new[outer + shift : outer + shift + n], c)
+
+
 @jit
 def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, chosen):
     """Fill ``chosen`` (bool per candidate) with an optimal assignment; return its cost.
@@ -37,6 +67,9 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, 
     """
     num_jobs = start.shape[0] - 1
     num_states = layers.shape[1]
+    last = capacity.shape[0] - 1
+    # Blocks of one row of the last type's axis (a few kB) where rows are long enough to pay.
+    block = strides[last] if strides[last] >= 64 else num_states
     # layers[j] is the table after jobs 0..j-1; the traceback finds which candidate produced
     # each value by recomputing it (same operation, so equality is exact).
     layers[0, :] = inf
@@ -49,24 +82,12 @@ def assign_dp(start, gtype, gpus, cost, forced, capacity, strides, layers, inf, 
                 must = k
         dp = layers[j]
         new = layers[j + 1]
-        if must >= 0:
-            new[:] = inf
-        else:
-            new[:] = dp
-        for k in range(lo, hi):
-            if must >= 0 and k != must:
-                continue
-            t = gtype[k]
-            g = gpus[k]
-            c = cost[k]
-            st = strides[t]
-            span = st * (capacity[t] + 1)
-            shift = g * st
-            n = (capacity[t] + 1 - g) * st
-            if n <= 0 or g < 0:  # does not fit (a negative slice end would wrap around)
-                continue
-            for outer in range(0, num_states, span):
-                _relax(dp[outer : outer + n], new[outer + shift : outer + shift + n], c)
+        for base in range(0, num_states, block):
+            if must >= 0:
+                new[base : base + block] = inf
+            else:
+                new[base : base + block] = dp[base : base + block]
+            _relax_block(dp, new, base, block, lo, hi, must, gtype, gpus, cost, capacity, strides)
     dp = layers[num_jobs]
     best = 0
     for s in range(num_states):

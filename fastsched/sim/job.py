@@ -8,6 +8,8 @@ crossings rounded to whole seconds, a noise-free profile refitted on every new
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fastsched._validate import check_finite_scalar
@@ -23,8 +25,30 @@ __all__ = ["Job", "RESCALE_DELAY"]
 #: Seconds a job pauses after every (re)allocation.
 RESCALE_DELAY = 30
 
-# Fitted PerfParams by (observations in order, previous fit): see Job.perf_params.
-_FIT_MEMO: dict = {}
+
+@functools.lru_cache(maxsize=65536)
+def _fitted(observations, previous):
+    """:func:`fit_perf_params` of ``((nodes, replicas, atomic_bsz), (step, sync))`` observations, warm-started.
+
+    A pure function of its arguments, memoised for the whole process rather than per job: a
+    job never repeats its own history, but jobs of one application given the same
+    allocations make the same observations (most refits of a Sia or Pollux study repeat
+    another job's), as do the simulations of one sweep worker. The measured times are part
+    of the key: one ``(nodes, replicas, atomic_bsz)`` covers placements (2+2 vs 3+1 GPUs)
+    with different step times. So is the previous fit, the refit's extra start (never a
+    worse fit).
+    """
+    keys = [k for k, _ in observations]
+    step = np.array([v[0] for _, v in observations])
+    sync = np.array([v[1] for _, v in observations])
+    return fit_perf_params(
+        np.array([k[0] for k in keys]),
+        np.array([k[1] for k in keys]),
+        np.array([k[2] for k in keys]),
+        step - sync,
+        step,
+        initial=previous,
+    )
 
 
 class _Model:
@@ -181,34 +205,8 @@ class Job:
     def perf_params(self):
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
-            keys = tuple(self.profile)
-            # Jobs that made exactly the same observations, in the same order, share the fit. The measured times are part of the memo key: one
-            # (nodes, replicas, atomic_bsz) key covers different placements (2+2 vs 3+1 GPUs)
-            # with different step times, so the key alone would hand one job another's fit.
-            # The previous fit warm-starts the refit (an extra start: never a worse fit),
-            # so it is part of the memo key too.
-            previous = self._perf_params
-            memo_key = (tuple(self.profile.items()), previous)
-            # The fit depends on the observations and the warm start only, never on the
-            # application: one process-wide memo, bounded (a sweep worker runs many simulations).
-            memo = _FIT_MEMO
-            if len(memo) > 65536:
-                memo.clear()
-            fitted = memo.get(memo_key)
-            if fitted is None:
-                vals = list(self.profile.values())
-                step = np.array([v[0] for v in vals])
-                sync = np.array([v[1] for v in vals])
-                fitted = fit_perf_params(
-                    np.array([k[0] for k in keys]),
-                    np.array([k[1] for k in keys]),
-                    np.array([k[2] for k in keys]),
-                    step - sync,
-                    step,
-                    initial=previous,
-                )
-                memo[memo_key] = fitted
-            self._perf_params = fitted
+            # Jobs that made exactly the same observations, in the same order, share the fit.
+            self._perf_params = _fitted(tuple(self.profile.items()), self._perf_params)
             self._perf_dirty = False
         return self._perf_params
 

@@ -130,3 +130,22 @@ def test_the_search_bounds_are_kept_by_the_job_and_shared_by_its_models():
     other = _job_with(app, perf, (1.0, 1.0))
     other.update_local_bsz((2,))
     assert other._model.bounds is not first.bounds  # each job owns its memo
+
+
+def test_jobs_with_the_same_observations_share_their_fit():
+    from fastsched.goodput import fit_perf_params
+    from fastsched.sim.builtin import builtin_applications
+
+    app = builtin_applications()["cifar10"]
+    a, b, c = (Job(name, app, 0) for name in "abc")
+    for job, sync in ((a, 0.01), (b, 0.01), (c, 0.02)):
+        job.observe(1, 1, 128, 0.1, sync, 1.0, 2.0)
+        job.observe(1, 2, 128, 0.12, sync, 1.0, 2.0)
+    assert a.perf_params is b.perf_params  # one fit for both histories
+    assert c.perf_params != a.perf_params  # the measured times are part of the key
+    want = fit_perf_params([1, 1], [1, 2], [128, 128], [0.1 - 0.01, 0.12 - 0.01], [0.1, 0.12])
+    assert tuple(a.perf_params) == tuple(want)
+    a.observe(2, 4, 128, 0.2, 0.05, 1.0, 2.0)  # a refit, warm-started from the last fit
+    first = a.perf_params
+    b.observe(2, 4, 128, 0.2, 0.05, 1.0, 2.0)
+    assert b.perf_params is first

@@ -10,8 +10,6 @@ the belief's (lazily: the policies import this module).
 
 from __future__ import annotations
 
-import contextlib
-
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim.hetero_apps import (
     CATEGORIES,
@@ -74,6 +72,23 @@ def _slot_property(field):
 
 def _fresh_slot():
     return {"profile": {}, "_perf_params": None, "_perf_dirty": False, "_speedup_cache": None}
+
+
+class _OnType:
+    """:meth:`HeteroJob._on`: a plain class, as policies enter it for every type of every job they plan."""
+
+    __slots__ = ("job", "gpu_type", "saved")
+
+    def __init__(self, job, gpu_type):
+        self.job, self.gpu_type = job, gpu_type
+
+    def __enter__(self):
+        self.saved = self.job.gpu_type
+        self.job.gpu_type = self.gpu_type
+        self.job._slot_on(self.gpu_type)
+
+    def __exit__(self, *exc):
+        self.job.gpu_type = self.saved
 
 
 class HeteroJob(Job):
@@ -204,15 +219,17 @@ class HeteroJob(Job):
             self.gpu_type = gpu_type
             self._tstate.setdefault(self._slot_key(), _fresh_slot())
 
-    @contextlib.contextmanager
     def _on(self, gpu_type):
-        saved = self.gpu_type
-        self.gpu_type = gpu_type
-        self._tstate.setdefault(self._slot_key(), _fresh_slot())
-        try:
-            yield
-        finally:
-            self.gpu_type = saved
+        """Return a context in which the job's per-type state is ``gpu_type``'s (created if new)."""
+        return _OnType(self, gpu_type)
+
+    def _slot_on(self, gpu_type) -> dict:
+        """``gpu_type``'s state (created if new), as :meth:`_on` would make current, without switching."""
+        key = "merged" if self.unaware else gpu_type
+        slot = self._tstate.get(key)
+        if slot is None:
+            slot = self._tstate[key] = _fresh_slot()
+        return slot
 
     # -- per-type queries ------------------------------------------------------------------
     def profiles_by_type(self) -> dict:
@@ -291,8 +308,7 @@ class HeteroJob(Job):
         >>> job.max_profiled_replicas_on("fast"), job.max_profiled_replicas_on("slow")
         (2, 0)
         """
-        with self._on(gpu_type):
-            return self.max_profiled_replicas
+        return max((k[1] for k in self._slot_on(gpu_type)["profile"]), default=0)
 
     def perf_params_on(self, gpu_type):
         """PerfParams fitted on ``gpu_type``'s observations (``None`` without any).

@@ -21,6 +21,7 @@ jobs keep their batch size.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -171,6 +172,8 @@ class SiaPolicy(SimPolicy):
         # configuration spans nodes when laid out on the source type (bootstrap estimates).
         self._type_cols = {t: np.arange(*self._cols_of_type[t]) for t in self.types}
         self._type_gpus = {t: self._col_gpus[self._type_cols[t]] for t in self.types}
+        self._type_gpu_list = {t: g.tolist() for t, g in self._type_gpus.items()}
+        self._layouts = {}  # see _plan_arrays
         self._multi_from = {}
         for t in self.types:
             cols = self._type_cols[t]
@@ -255,30 +258,46 @@ class SiaPolicy(SimPolicy):
                     fit_list.append((tuple(p.perf), p.init_bsz, (p.max_bsz, p.min_atomic, p.max_atomic)))
                 # Configurations of a type are sorted by GPUs: those from the fewest the job
                 # runs on (its memory may need several) up to max_r are a slice.
-                gpus = self._type_gpus[t]
-                lo = int(np.searchsorted(gpus, job.hetero_application.apps[t].min_replicas, side="left"))
-                count = int(np.searchsorted(gpus, max_r, side="right"))
+                gpus = self._type_gpu_list[t]
+                lo = bisect.bisect_left(gpus, job.hetero_application.apps[t].min_replicas)
+                count = bisect.bisect_right(gpus, max_r)
                 if count > lo:
-                    parts.append((m, t, src.gpu_type, slice(lo, count), src.ratio))
+                    parts.append((m, t, src.gpu_type, lo, count, src.ratio))
             if parts:
-                sizes = [b[3].stop - b[3].start for b in parts]
-                plan = (
-                    fit_list,
-                    np.concatenate([self._type_cols[t][k] for _, t, _, k, _ in parts]),
-                    np.concatenate([self._multi_from[(t, src)][k] for _, t, src, k, _ in parts]),
-                    np.concatenate([self._type_gpus[t][k] for _, t, _, k, _ in parts]),
-                    np.repeat(np.array([b[4] for b in parts], dtype=np.float64), sizes),
-                    np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
-                )
+                *arrays, layout = self._plan_arrays(tuple(parts))
+                plan = (fit_list, *arrays)
                 # Everything the row is computed from, bit for bit: jobs with the same
                 # observations (often: same application, same allocations) share their rows.
                 fits = np.array([(*p_, i_, *b_) for p_, i_, b_ in fit_list], dtype=np.float64)
-                content = b"".join(a.tobytes() for a in (fits, *plan[1:]))
+                content = fits.tobytes() + layout
         if len(self._plans) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' plans
             self._plans = {k: v for k, v in self._plans.items() if k in self._plans_seen}
         entry = (plan, content)
         self._plans[job.name] = (job, key, entry)
         return entry
+
+    def _plan_arrays(self, parts) -> tuple:
+        """Return a plan's per-configuration arrays and their bytes, for ``(model, type, source, lo, count, ratio)`` parts.
+
+        A function of the parts and the cluster alone, and few distinct parts occur (jobs of
+        one application run on the same types), so the arrays are kept by their parts.
+        """
+        hit = self._layouts.get(parts)
+        if hit is None:
+            if len(self._layouts) > 4096:
+                self._layouts.clear()
+            sizes = [count - lo for _, _, _, lo, count, _ in parts]
+            arrays = (
+                np.concatenate([self._type_cols[t][lo:count] for _, t, _, lo, count, _ in parts]),
+                np.concatenate([self._multi_from[(t, src)][lo:count] for _, t, src, lo, count, _ in parts]),
+                np.concatenate([self._type_gpus[t][lo:count] for _, t, _, lo, count, _ in parts]),
+                np.repeat(np.array([b[5] for b in parts], dtype=np.float64), sizes),
+                np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
+            )
+            for a in arrays:  # shared by the plans of many jobs
+                a.flags.writeable = False
+            hit = self._layouts[parts] = (*arrays, b"".join(a.tobytes() for a in arrays))
+        return hit
 
     def _adaptive_rows(self, jobs) -> dict:
         """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.

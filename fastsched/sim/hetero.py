@@ -59,8 +59,8 @@ _SLOTS = ("profile", "_perf_params", "_perf_dirty", "_speedup_cache")
 
 
 def _slot_property(field):
-    def get(self):
-        return self._tstate[self._slot_key()][field]
+    def get(self):  # HeteroJob._slot_key inlined: read several times in every step of every job
+        return self._tstate["merged" if self.unaware else self.gpu_type][field]
 
     def set_(self, value):
         self._tstate.setdefault(self._slot_key(), _fresh_slot())[field] = value

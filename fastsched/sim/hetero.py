@@ -492,6 +492,7 @@ def make_hetero_jobs(
                 f"({w.application} needs {need} for its memory), under a policy that runs the requested count"
             )
     jobs = []
+    models: dict = {}  # the jobs' goodput models, shared (see Job)
     for w in wjobs:
         if w.num_replicas > largest and cap_replicas:
             w = type(w)(**{**w.__dict__, "num_replicas": largest})
@@ -509,6 +510,7 @@ def make_hetero_jobs(
                 category=getattr(w, "category", None),
                 **delays,
                 **policy.job_kwargs(w, app),
+                models=models,
             )
         )
     return jobs

@@ -61,7 +61,7 @@ class _Model:
     the same inputs, so both give the same bits.
     """
 
-    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn", "bounds")
+    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn", "bounds", "choices")
 
     def __init__(self, key, init_batch_size, previous):
         self.key, self.init_batch_size, self.fn = key, init_batch_size, None
@@ -86,6 +86,8 @@ class _Model:
         # GPU type): they depend on the initial batch size and those limits only, so one memo
         # serves all of a job's models.
         self.bounds = {} if previous is None else previous.bounds
+        # Batch choices by the limits and placement asked: the model may serve several jobs.
+        self.choices: dict = {}
 
     def goodput_fn(self) -> GoodputFunction:
         if self.fn is None:
@@ -101,6 +103,9 @@ class _Model:
         # Types are part of the key: 1 == True, but only one of them is a valid limit.
         values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
         key = (values, tuple(map(type, values)))
+        choice = self.choices.get((key, num_nodes > 1, num_replicas))
+        if choice is not None:
+            return choice
         memo = self.bounds
         bounds = memo.get(key)
         if bounds is None:
@@ -111,7 +116,10 @@ class _Model:
         _, atomic, accum = best_config(
             self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
         )
-        return int(atomic), int(accum)
+        if len(self.choices) >= 64:
+            self.choices.clear()
+        choice = self.choices[(key, num_nodes > 1, num_replicas)] = (int(atomic), int(accum))
+        return choice
 
 
 class Job:
@@ -130,6 +138,10 @@ class Job:
         Fixed total batch size; ``None`` lets the goodput model choose (Pollux).
     rescale_delay : int
         Seconds of pause after every allocation change (30 in the published study).
+    models : dict, optional
+        Goodput models by their inputs (fit, gradient statistics, initial batch size), shared
+        by the jobs given the same dict: jobs of one application given the same allocations
+        reach the same models, and a model keeps its batch choices. Default: the job's own.
 
     Examples
     --------
@@ -149,7 +161,10 @@ class Job:
         target_num_replicas=None,
         target_batch_size=None,
         rescale_delay=RESCALE_DELAY,
+        models=None,
     ):
+        if models is not None and type(models) is not dict:
+            raise TypeError(f"models must be a dict, got {type(models).__name__}")
         self.name = name
         self.application = application
         self.submission_time = submission_time
@@ -177,6 +192,7 @@ class Job:
         self.num_restarts = None
         self._speedup_cache = None
         self._model = None
+        self._models = {} if models is None else models
         self._batch_cache: dict = {}
         # The kernel's inputs for the current fixed configuration, and whether the job has
         # observed it (see _step_fixed).
@@ -247,11 +263,25 @@ class Job:
         return self._current_model().goodput_fn()
 
     def _current_model(self) -> _Model:
-        """Return the model of the current fit and gradient statistics (a new one when either changed)."""
+        """Return the model of the current fit and gradient statistics (another one when either changed).
+
+        Models are kept in :attr:`_models` by the exact inputs (types included: ``1 == True``
+        but only one of them passes the checks), so jobs sharing that dict share models.
+        """
         key = (self.perf_params, self.grad_params)
         model = self._model
         if model is None or model.key != key:
-            model = self._model = _Model(key, self.application.init_batch_size, model)
+            init = self.application.init_batch_size
+            grads = key[1]
+            types = (type(init), *map(type, key[0]), *map(type, grads)) if type(grads) is tuple else None
+            found = self._models.get((key, init, types)) if types is not None else None
+            if found is None:
+                found = _Model(key, init, model)
+                if types is not None:
+                    if len(self._models) >= 65536:
+                        self._models.clear()
+                    self._models[(key, init, types)] = found
+            model = self._model = found
         return model
 
     def speedup_fn(self):

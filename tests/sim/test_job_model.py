@@ -149,3 +149,45 @@ def test_jobs_with_the_same_observations_share_their_fit():
     first = a.perf_params
     b.observe(2, 4, 128, 0.2, 0.05, 1.0, 2.0)
     assert b.perf_params is first
+
+
+def _stepped(job_cls=Job, **kwargs):
+    from fastsched.sim.builtin import builtin_applications
+
+    app = builtin_applications()["cifar10"]
+    jobs = [job_cls(name, app, 0, **kwargs) for name in ("a", "b")]
+    for job in jobs:
+        job.reallocate([2])
+        job.step(900)  # epochs crossed: new gradient statistics, batch choices
+    return jobs
+
+
+def test_jobs_given_one_models_dict_share_models_and_choose_the_same_batches():
+    shared = {}
+    a, b = _stepped(models=shared)
+    alone, _ = _stepped()
+    assert a._model is b._model and a._models is shared  # b reached the model a built
+    assert len(a._model.choices) > 0
+    assert (a.atomic_bsz, a.accum_steps, a.progress, a.epoch) == (b.atomic_bsz, b.accum_steps, b.progress, b.epoch)
+    assert (alone.atomic_bsz, alone.accum_steps, alone.progress) == (a.atomic_bsz, a.accum_steps, a.progress)
+    assert alone._model is not a._model  # a job's own dict by default
+
+
+def test_a_shared_model_is_found_only_for_the_same_input_types():
+    app = LimitsApp(32, 1024, 8, 256)
+    perf = PerfParams(0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.2)
+    shared = {}
+    first = Job("a", app, 0, models=shared)
+    first.profile[(1, 1, 1)] = (1.0, 0.5)
+    first._perf_params, first._perf_dirty, first.grad_params = perf, False, (1.0, 1.0)
+    first.update_local_bsz((2,))
+    bad = Job("b", app, 0, models=shared)
+    bad.profile[(1, 1, 1)] = (1.0, 0.5)
+    bad._perf_params, bad._perf_dirty, bad.grad_params = perf, False, (True, 1.0)  # equal to (1.0, 1.0)
+    with pytest.raises(TypeError, match="grad_params.sqr"):
+        bad.update_local_bsz((2,))
+
+
+def test_models_must_be_a_dict():
+    with pytest.raises(TypeError, match="models"):
+        Job("a", LimitsApp(32, 1024, 8, 256), 0, models=[])

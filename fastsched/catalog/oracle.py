@@ -232,7 +232,10 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     placement : sequence of int
         GPUs used on each node (zeros allowed).
     local_bsz : int or array of int
-        Samples per GPU (an array gives arrays).
+        Samples per GPU (an array gives arrays), at least 1. A model priced by the strategy
+        search places the placement's total batch ``sum(placement) x local_bsz`` (rounded; at
+        least one sample) over its (tensor, pipeline, data) plan, so there a fraction below 1
+        is allowed: two GPUs sharing one sequence are ``local_bsz=0.5``.
     efficiency : float, optional
         Fraction of the compute and memory peaks reached (default :data:`DEFAULT_EFFICIENCY`).
     link_efficiency : float
@@ -250,7 +253,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     Raises
     ------
     ValueError
-        A batch below 1, an empty placement, or a model that fits no plan on these GPUs.
+        A batch below 1 (a total batch below 1 for the strategy search), an empty placement,
+        or a model that fits no plan on these GPUs.
 
     Examples
     --------
@@ -266,9 +270,14 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
     b = np.asarray(local_bsz, dtype=np.float64)
-    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 1):
+    hybrid = m.transformer is not None and _max_dp_batch(m, g) < 1
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
         raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
-    if m.transformer is not None and _max_dp_batch(m, g) < 1:
+    if hybrid and np.any(np.round(sum(p) * b) < 1):
+        raise ValueError(f"local_bsz x GPUs must be >= 1 (the strategy search's total batch), got {local_bsz!r}")
+    if not hybrid and np.any(b < 1):
+        raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
+    if hybrid:
         out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
         if floor_s:

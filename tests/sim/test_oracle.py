@@ -8,6 +8,7 @@ import pytest
 from fastsched.catalog import model_spec, step_time
 from fastsched.cli import main
 from fastsched.sim.hetero import HeteroApplication, load_hetero_applications
+from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.oracle import (
     OracleApplication,
     calibrate_floors_from_traces,
@@ -154,6 +155,22 @@ def test_placements_too_small_for_the_model_are_priced_time_sliced():
     fits = next(k for k in (2, 4, 8) if _fits(k))
     real, _ = app.throughput((fits,), 4 / fits)
     assert one == pytest.approx(real * fits)  # no better per GPU than the smallest placement that fits
+
+
+def test_a_placement_too_small_for_the_model_is_priced_at_every_per_gpu_batch():
+    # At one sequence per GPU the smallest plan that holds the model shares that sequence over
+    # its GPUs (tensor/pipeline parallel), so the time-sliced price exists there too.
+    app = OracleApplication("gpt-6.7b", "h100")
+    assert app.min_local_bsz == 1 and app.min_replicas == 2
+    one, sync = app.throughput((1,), 1)
+    two, _ = app.throughput((2,), 0.5)
+    assert np.isfinite(one) and sync == 0.0 and one == pytest.approx(2 * two)
+    assert one / 1 >= app.throughput((2,), 1)[0] / 2  # no faster per sample and GPU than a real plan
+    assert fixed_batch_throughput(app, (1,), 1) == pytest.approx(1 / one)
+    with pytest.raises(ValueError, match="total batch"):
+        step_time("gpt-6.7b", "h100", (2,), 0.2)  # less than one sequence on the placement
+    with pytest.raises(ValueError, match="local_bsz"):
+        step_time("cifar10", "h100", (2,), 0.5)  # data parallel: each GPU needs a sample
 
 
 def _fits(k):

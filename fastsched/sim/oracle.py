@@ -51,8 +51,9 @@ class OracleApplication(Application):
         model's).
     overlap : float, optional
         Share of the backward pass that hides the all-reduce (default
-        :data:`fastsched.catalog.oracle.OVERLAP`, 0 as in the measured 2021 stack; 1 for
-        PyTorch DDP's bucketed overlap).
+        :data:`fastsched.catalog.oracle.OVERLAP`: 1, PyTorch DDP's bucketed overlap, as in
+        the measured stack of the Sia traces; 0 for a stack that reduces after the backward
+        pass).
     floor : float, optional
         The machine's fixed host seconds per step (``floor_s`` of
         :func:`fastsched.catalog.step_time`; default 0).

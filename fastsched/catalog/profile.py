@@ -114,8 +114,8 @@ def priced(t: OracleType, placement, local_bsz) -> tuple:
     Raises
     ------
     ValueError
-        A data-parallel model at a batch that does not fit, or a decoder that no multiple up
-        to the type's 64 nodes' worth of GPUs holds (:func:`oracle_type` refuses such a model).
+        A data-parallel model below one sample per GPU, or a decoder that no multiple up to
+        the type's 64 nodes' worth of GPUs holds (:func:`oracle_type` refuses such a model).
 
     Examples
     --------

@@ -224,19 +224,16 @@ class SiaPolicy(SimPolicy):
         return extra, vals
 
     def _job_plan(self, job):
-        """Return what a job's goodput row needs besides its gradient statistics, cached per job.
+        """Return what a job's goodput row needs besides its gradient statistics, and its bits; cached per job.
 
-        ``None`` if the job has no usable fit; else ``(models, cols, multi, reps, ratio,
-        model)``: the distinct fits ``(perf, init batch, bounds)`` it draws on and, per
-        candidate configuration, its column, whether it spans nodes on the fit's type, its GPU
-        count, its bootstrap ratio and its fit's index in ``models``. Depends only on the
+        ``(None, None)`` if the job has no usable fit; else ``(plan, content)``: the plan
+        ``(models, cols, multi, reps, ratio, model)`` holds the distinct fits ``(perf, init
+        batch, bounds)`` it draws on and, per candidate configuration, its column, whether it
+        spans nodes on the fit's type, its GPU count, its bootstrap ratio and its fit's index
+        in ``models``; ``content`` is all of it as bytes (a row's key). Depends only on the
         job's observations (:attr:`~fastsched.sim.hetero.HeteroJob.observation_version`), so
         a round rebuilds only the plans of jobs that observed something new.
         """
-        return self._plan_entry(job)[0]
-
-    def _plan_entry(self, job):
-        """:meth:`_job_plan`'s plan and its content as bytes (``None`` without a plan), cached per job."""
         key = (job.observation_version, job.target_batch_size, job.target_num_replicas)
         hit = self._plans.get(job.name)
         if hit is not None and hit[0] is job and hit[1] == key:
@@ -313,7 +310,7 @@ class SiaPolicy(SimPolicy):
         todo: dict = {}  # row key -> (plan, grad_sqr, grad_var, [job indices])
         used = set()
         for j, job in enumerate(jobs):
-            plan, content = self._plan_entry(job)
+            plan, content = self._job_plan(job)
             if plan is None:
                 continue
             sq, va = job.grad_params

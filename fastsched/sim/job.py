@@ -84,7 +84,7 @@ class _Model:
         self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
         # The search bounds by the application's limits (a typed application's change with the
         # GPU type): they depend on the initial batch size and those limits only, so one memo
-        # serves all of a job's models.
+        # serves all the models descended from one (a job's, or several jobs' sharing models).
         self.bounds = {} if previous is None else previous.bounds
         # Batch choices by the limits and placement asked: the model may serve several jobs.
         self.choices: dict = {}
@@ -141,7 +141,8 @@ class Job:
     models : dict, optional
         Goodput models by their inputs (fit, gradient statistics, initial batch size), shared
         by the jobs given the same dict: jobs of one application given the same allocations
-        reach the same models, and a model keeps its batch choices. Default: the job's own.
+        reach the same models, and a model keeps its batch choices. Default: none kept
+        beyond the job's current one.
 
     Examples
     --------
@@ -192,7 +193,7 @@ class Job:
         self.num_restarts = None
         self._speedup_cache = None
         self._model = None
-        self._models = {} if models is None else models
+        self._models = models
         self._batch_cache: dict = {}
         # The kernel's inputs for the current fixed configuration, and whether the job has
         # observed it (see _step_fixed).
@@ -265,22 +266,25 @@ class Job:
     def _current_model(self) -> _Model:
         """Return the model of the current fit and gradient statistics (another one when either changed).
 
-        Models are kept in :attr:`_models` by the exact inputs (types included: ``1 == True``
-        but only one of them passes the checks), so jobs sharing that dict share models.
+        With a ``models`` dict (see :class:`Job`) models are kept there by their exact inputs
+        (types included: ``1 == True``, but only one of them passes the checks), so the jobs
+        given that dict share them.
         """
         key = (self.perf_params, self.grad_params)
         model = self._model
         if model is None or model.key != key:
             init = self.application.init_batch_size
-            grads = key[1]
-            types = (type(init), *map(type, key[0]), *map(type, grads)) if type(grads) is tuple else None
-            found = self._models.get((key, init, types)) if types is not None else None
+            shared, grads = self._models, key[1]
+            if shared is None or type(grads) is not tuple:
+                model = self._model = _Model(key, init, model)
+                return model
+            exact = (key, init, (type(init), *map(type, key[0]), *map(type, grads)))
+            found = shared.get(exact)
             if found is None:
                 found = _Model(key, init, model)
-                if types is not None:
-                    if len(self._models) >= 65536:
-                        self._models.clear()
-                    self._models[(key, init, types)] = found
+                if len(shared) >= 65536:
+                    shared.clear()
+                shared[exact] = found
             model = self._model = found
         return model
 

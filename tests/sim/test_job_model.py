@@ -170,7 +170,7 @@ def test_jobs_given_one_models_dict_share_models_and_choose_the_same_batches():
     assert len(a._model.choices) > 0
     assert (a.atomic_bsz, a.accum_steps, a.progress, a.epoch) == (b.atomic_bsz, b.accum_steps, b.progress, b.epoch)
     assert (alone.atomic_bsz, alone.accum_steps, alone.progress) == (a.atomic_bsz, a.accum_steps, a.progress)
-    assert alone._model is not a._model  # a job's own dict by default
+    assert alone._model is not a._model and alone._models is None  # no table by default
 
 
 def test_a_shared_model_is_found_only_for_the_same_input_types():

@@ -282,7 +282,7 @@ class Job:
             found = shared.get(exact)
             if found is None:
                 found = _Model(key, init, model)
-                if len(shared) >= 65536:
+                if len(shared) >= 16384:
                     shared.clear()
                 shared[exact] = found
             model = self._model = found

@@ -7,10 +7,10 @@ how many processes ran them or in which order they finished.
 
 from __future__ import annotations
 
-import concurrent.futures
 import math
 import multiprocessing
 import os
+import signal
 
 import numpy as np
 
@@ -103,14 +103,25 @@ def run_policies(policies, *, workers=None, on_done=None, **kwargs) -> list:
     else:
         # spawn, not fork: a forked child inherits the parent's thread pools (BLAS, numba) mid-state.
         ctx = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(policies)), mp_context=ctx) as pool:
-            futures = {pool.submit(_run_one, p, kwargs): p for p in policies}
-            for fut in concurrent.futures.as_completed(futures):
-                p = futures[fut]
-                results[p] = fut.result()
+        # The workers ignore Ctrl-C (the terminal sends it to them too, and an idle one would
+        # print a traceback); the parent takes it, and leaving the block terminates them at
+        # once, as it does when one run fails: nothing waits for the other runs to end.
+        with ctx.Pool(min(workers, len(policies)), initializer=_ignore_sigint) as pool:
+            tasks = [(p, kwargs) for p in policies]
+            for p, result in pool.imap_unordered(_run_named, tasks):
+                results[p] = result
                 if on_done is not None:
-                    on_done(p, results[p])
+                    on_done(p, result)
     return [results[p] for p in policies]
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_named(task):
+    policy, kwargs = task
+    return policy, _run_one(policy, kwargs)
 
 
 def _cell(value, scale, fmt):

@@ -163,8 +163,13 @@ def make_policy(name, **options) -> SimPolicy:
     if name in _REGISTRY:
         return cls(**options) if name in POLICY_OPTIONS else cls()
     try:  # a plugin's constructor is the user's code: its failure names the policy
-        return cls(**options)
+        policy = cls(**options)
     except Exception as exc:  # noqa: BLE001
         raise ValueError(
             f"policy {name!r}: {cls.__name__}(**{options!r}) failed: {type(exc).__name__}: {exc}"
         ) from None
+    if cls.optimize is SimPolicy.optimize:  # refused now, not at the first round
+        raise ValueError(
+            f"policy {name!r}: class {cls.__qualname__} does not define optimize(now, jobs, nodes, allocations)"
+        )
+    return policy

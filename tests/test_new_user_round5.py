@@ -1,0 +1,233 @@
+"""A new user's own policy, odd inputs and bad arguments: what went wrong is named, nothing hangs.
+
+Found by using the command line and the library from the documentation alone (fifth round).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from fastsched.cli import main
+from fastsched.sim import WorkloadJob, simulate, write_workload
+from fastsched.sim._compare import run_policies
+from fastsched.sim.policies import SimPolicy, make_policy
+
+ROWS = [WorkloadJob("a", 0, "ncf", 1, 32768), WorkloadJob("b", 20, "cifar10", 2, 1024)]
+
+POLICIES = textwrap.dedent(
+    """
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    from fastsched.sim.policies import SimPolicy, free_gpus, pack
+
+
+    class Fifo(SimPolicy):
+        name = "r5-fifo"
+
+        def optimize(self, now, jobs, nodes, allocations):
+            free, out = free_gpus(nodes, allocations), dict(allocations)
+            for v in self.views(jobs):
+                if not v.running:
+                    alloc = pack(v.requested_gpus, free)
+                    if alloc is not None:
+                        out[v.name] = alloc
+            return out
+
+
+    class Answers(SimPolicy):
+        # answers every round with ANSWER(jobs)
+        def optimize(self, now, jobs, nodes, allocations):
+            return type(self).ANSWER(jobs)
+
+
+    def bad(name, answer):
+        return type(name, (Answers,), {"name": name.lower(), "ANSWER": staticmethod(answer)})
+
+
+    Negative = bad("Negative", lambda jobs: {j.name: [-1] for j in jobs})
+    TooMany = bad("TooMany", lambda jobs: {j.name: [0] * 9 for j in jobs})
+    Stranger = bad("Stranger", lambda jobs: {"stranger": [0]})
+    FloatNode = bad("FloatNode", lambda jobs: {j.name: [0.5] for j in jobs})
+    Count = bad("Count", lambda jobs: {j.name: 2 for j in jobs})
+    NotDict = bad("NotDict", lambda jobs: [0])
+    Nothing = bad("Nothing", lambda jobs: None)
+    NumpyIds = bad("NumpyIds", lambda jobs: {jobs[0].name: np.array([0, 0])})
+
+
+    class Raises(SimPolicy):
+        name = "raises"
+
+        def optimize(self, now, jobs, nodes, allocations):
+            raise RuntimeError("boom in my code")
+
+
+    class Blocks(Fifo):
+        # marks that it runs, then never answers
+        name = "blocks"
+
+        def optimize(self, now, jobs, nodes, allocations):
+            Path(f"started-{self.name}").touch()
+            time.sleep(3600)
+
+
+    class RaisesLater(SimPolicy):
+        # fails once Blocks runs in another process
+        name = "raises-later"
+
+        def optimize(self, now, jobs, nodes, allocations):
+            for _ in range(1200):
+                if Path("started-blocks").exists():
+                    raise RuntimeError("boom in my code")
+                time.sleep(0.1)
+
+
+    class Quick(Fifo):
+        name = "quick"
+
+        def optimize(self, now, jobs, nodes, allocations):
+            Path("started-quick").touch()
+            return super().optimize(now, jobs, nodes, allocations)
+
+
+    class Unnamed(Fifo):
+        name = SimPolicy.name
+
+
+    class NoName(SimPolicy):
+        optimize = Fifo.optimize
+
+
+    class NoOptimize(SimPolicy):
+        name = "no-optimize"
+
+
+    def kwargs_policy(cname, answer):
+        return type(cname, (Fifo,), {"name": cname.lower(), "job_kwargs": lambda self, wjob, app: answer})
+
+
+    ZeroGpus = kwargs_policy("ZeroGpus", {"target_num_replicas": 0, "target_batch_size": 1024})
+    HalfBatch = kwargs_policy("HalfBatch", {"target_num_replicas": 1, "target_batch_size": 1024.5})
+    Unknown = kwargs_policy("Unknown", {"gpus": 1})
+    NoKwargs = kwargs_policy("NoKwargs", None)
+    """
+)
+
+
+@pytest.fixture
+def mine(tmp_path, monkeypatch):
+    """The module ``r5_policies`` in the current folder, as a user saves it."""
+    (tmp_path / "r5_policies.py").write_text(POLICIES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("r5_policies", None)
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        ("Negative", r"at t=\d+ s: over-allocated node -1: no such node \(job\(s\) \['a'"),
+        ("TooMany", r"over-allocated node 0: \d+ GPUs of its 4"),
+        ("Stranger", "allocated an unknown job 'stranger'"),
+        ("FloatNode", r"job 'a' holds 0.5 \(float\); node ids are ints"),
+        ("Count", "job 'a' must be a list of node ids.*got int 2"),
+        ("NotDict", "optimize must return a dict.*got list"),
+        ("Nothing", "optimize must return a dict.*got NoneType"),
+        ("Raises", "optimize raised RuntimeError: boom in my code"),
+        ("ZeroGpus", "job_kwargs for job 'a': target_num_replicas must be >= 1, got 0"),
+        ("HalfBatch", "job_kwargs for job 'a': target_batch_size must be an int or None, got 1024.5"),
+        ("Unknown", r"job_kwargs for job 'a': unknown argument\(s\) \['gpus'\]"),
+        ("NoKwargs", "job_kwargs for job 'a': must return a dict"),
+    ],
+)
+def test_a_bad_policy_is_named_with_the_field(mine, cls, message):
+    # Each once ended as an internal error not naming the policy, or (a float node id) ran on.
+    with pytest.raises(ValueError, match=rf"policy '{cls.lower()}' \(r5_policies\.{cls}\).*{message}"):
+        simulate(ROWS, policy=f"r5_policies:{cls}", nodes=1, gpus=4, max_time=7200)
+
+
+def test_numpy_node_ids_are_taken_as_ints(mine):
+    result = simulate(ROWS[:1], policy="r5_policies:NumpyIds", nodes=1, gpus=4, max_time=7200)
+    assert result.completed == 1 and int(result.allocations.max()) == 2
+
+
+def test_the_command_line_says_which_policy_failed(mine, capsys):
+    csv = mine / "w.csv"
+    write_workload(ROWS, csv)
+    assert main(["simulate", str(csv), "--policy", "r5_policies:Raises,fifo", "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error" not in err[0]
+    assert "policy 'raises' (r5_policies.Raises)" in err[0] and "boom in my code" in err[0]
+
+
+def test_a_policy_without_a_name_is_known_by_its_class(mine):
+    # The default name "policy" is also a preset's key: the run failed on a dict() of a string.
+    result = simulate(ROWS, policy="r5_policies:NoName", nodes=1, gpus=4)
+    assert result.policy == "NoName" and result.completed == 2
+
+
+def test_a_policy_without_optimize_is_refused_when_built(mine):
+    with pytest.raises(ValueError, match="'r5_policies:NoOptimize': class NoOptimize does not define optimize"):
+        make_policy("r5_policies:NoOptimize")
+
+
+def test_built_in_policies_are_not_wrapped():
+    from fastsched.sim.policies.queue import FifoPolicy
+
+    assert not getattr(FifoPolicy.optimize, "_checked", False)
+    assert FifoPolicy.name == "fifo" and SimPolicy.name == "policy"
+
+
+class _Alarm(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Alarm
+
+
+def test_a_failed_run_stops_the_others_at_once(mine):
+    # The pool waited for every other run to end: here, never.
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(300)  # a guard against hanging, not a timing
+    try:
+        with pytest.raises(ValueError, match="raises-later.*boom in my code"):
+            policies = ["r5_policies:Blocks", "r5_policies:RaisesLater"]
+            run_policies(policies, workers=2, workload=ROWS, nodes=1, gpus=4)
+    except _Alarm:
+        pytest.fail("run_policies waited for a run that never ends")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX process groups")
+def test_ctrl_c_ends_several_runs_at_once_without_tracebacks(mine):
+    # The terminal sends Ctrl-C to the whole group: an idle worker printed a traceback.
+    csv = mine / "w.csv"
+    write_workload(ROWS, csv)
+    cmd = [sys.executable, "-m", "fastsched", "simulate", str(csv), "-q", "--workers", "2", "--nodes", "1"]
+    cmd += ["--policy", "r5_policies:Blocks,r5_policies:Quick"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=mine)
+    try:
+        while not ((mine / "started-blocks").exists() and (mine / "started-quick").exists()):
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.2)
+        time.sleep(2)  # the quick run ends: its worker waits idle for work
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "interrupted" in err

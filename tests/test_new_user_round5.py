@@ -231,3 +231,78 @@ def test_ctrl_c_ends_several_runs_at_once_without_tracebacks(mine):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert "Traceback" not in err and "interrupted" in err
+
+
+# --- cost-model case files and `fastsched plan` -------------------------------------------------
+
+ONE_OP = {"vars": [{"name": "x", "shape": [4]}], "ops": [{"id": "a", "type": "relu", "outputs": [["Out", ["x"]]]}]}
+
+
+def _case_file(tmp_path, **changes):
+    import json
+
+    data = {"name": "t", "ranks": [json.loads(json.dumps(ONE_OP))], "microbatch_list": [1, 4]}
+    for key, value in changes.items():
+        if key.startswith("var_"):
+            data["ranks"][0]["vars"][0][key[4:]] = value
+        elif key.startswith("op_"):
+            data["ranks"][0]["ops"][0][key[3:]] = value
+        elif key.startswith("rank_"):
+            data["ranks"][0][key[5:]] = value
+        else:
+            data[key] = value
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        # a string was split into characters, then failed on int('x'); a number was "not iterable"
+        ({"microbatch_list": "x"}, "microbatch_list must be a list of microbatch counts, got str"),
+        ({"microbatch_list": 4}, "microbatch_list must be a list of microbatch counts, got int"),
+        ({"microbatch_list": [1, 0]}, r"microbatch_list\[1\] must be >= 1, got 0"),
+        ({"results": "x"}, "results must be a JSON object"),  # "dictionary update sequence element"
+        ({"ranks": 3}, "ranks must be a list of rank programs, got int"),
+        ({"rank_rank": "x"}, r"ranks\[0\]: rank must be an int, got 'x'"),  # int("x") unnamed
+        ({"rank_rank": 1.5}, r"ranks\[0\]: rank must be an int, got 1.5"),  # silently truncated to 1
+        ({"op_inputs": 3}, "Op 'a' inputs must be \\[slot, \\[var names\\]\\] pairs, got 3"),
+        ({"var_persistable": "false"}, "Var 'x': persistable must be a bool, got 'false'"),  # read as true
+        ({"var_persistable": -1}, "Var 'x': persistable must be a bool, got -1"),
+    ],
+)
+def test_bad_case_fields_are_named(tmp_path, capsys, changes, message):
+    import re
+
+    from fastsched.costmodel.case import load_case
+
+    path = _case_file(tmp_path, **changes)
+    with pytest.raises((TypeError, ValueError), match=message):
+        load_case(path).estimate()
+    assert main(["cost", str(path)]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_case_flags_and_lists_that_were_valid_still_are(tmp_path):
+    from fastsched.costmodel.case import load_case
+    from fastsched.costmodel.program import Var
+
+    for flag in (True, False, 0, 1, None):
+        assert load_case(_case_file(tmp_path, var_persistable=flag, results=None)).estimate().runtime == 0.0
+    assert load_case(_case_file(tmp_path, microbatch_list=None)).microbatch_list == []
+    assert Var("w", (2,), persistable=1).persistable is True
+    with pytest.raises(TypeError, match="persistable must be a bool"):
+        Var("w", (2,), persistable="no")
+
+
+def test_plan_takes_global_batch_for_a_transformer_and_refuses_rank(tmp_path, capsys):
+    import json
+
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps(dict(layers=4, hidden=256, heads=4, seq=128, vocab=1000, global_batch=64)))
+    # --global-batch was ignored for a transformer, and --rank too
+    assert main(["plan", str(model), "--gpus", "4", "--global-batch", "8", "--json", "--top", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["global_batch"] == 8
+    assert main(["plan", str(model), "--gpus", "4", "--rank", "1"]) == 2
+    assert "--rank reads one rank of a case or program file" in capsys.readouterr().err

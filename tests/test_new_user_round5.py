@@ -306,3 +306,17 @@ def test_plan_takes_global_batch_for_a_transformer_and_refuses_rank(tmp_path, ca
     assert json.loads(capsys.readouterr().out)["model"]["global_batch"] == 8
     assert main(["plan", str(model), "--gpus", "4", "--rank", "1"]) == 2
     assert "--rank reads one rank of a case or program file" in capsys.readouterr().err
+
+
+def test_profile_writes_one_type_named_twice_once(tmp_path, capsys):
+    # h100-sxm is another name of h100: its files were priced and written twice, two table rows.
+    out = tmp_path / "profiles"
+    assert main(["profile", "cifar10", "--gpu", "h100,h100-sxm", "--output", str(out)]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split() for line in captured.out.splitlines()[2:]]
+    assert [r[:2] for r in rows] == [["h100", "h100"]]
+    assert "'h100-sxm' is 'h100' (h100)" in captured.err and "profiled once" in captured.err
+    assert sorted(p.name for p in (out / "cifar10").glob("*-h100.csv")) == [
+        "placements-h100.csv",
+        "scalability-h100.csv",
+    ]

@@ -320,3 +320,50 @@ def test_profile_writes_one_type_named_twice_once(tmp_path, capsys):
         "placements-h100.csv",
         "scalability-h100.csv",
     ]
+
+
+# --- sweeps ---------------------------------------------------------------------------------------
+
+
+def test_a_sweep_runs_a_policy_of_ones_own(mine, capsys):
+    import json
+
+    from fastsched.sweep.spec import load_spec
+
+    write_workload(ROWS, mine / "w.csv")
+    spec = {"workloads": "w.csv", "policy": ["r5_policies:Fifo", "fifo"], "nodes": 1, "gpus": 4}
+    (mine / "s.json").write_text(json.dumps(spec))
+    # was refused: "'policy' must be one of ['pollux', ...]", though simulate --policy takes it
+    assert main(["sweep", str(mine / "s.json"), "--serial", "-q", "--output", str(mine / "out")]) == 0
+    assert "r5_policies:Fifo" in (mine / "out" / "summary.csv").read_text()
+    before = [r.run_id for r in load_spec(mine / "s.json").runs()]
+    with open(mine / "r5_policies.py", "a") as fh:
+        fh.write("# edited\n")
+    after = [r.run_id for r in load_spec(mine / "s.json").runs()]
+    assert before[0] != after[0] and before[1] == after[1]  # the edited policy runs again, fifo does not
+    spec["policy"] = "r5_policies:Nowhere"
+    with pytest.raises(ValueError, match="'policy' policy 'r5_policies:Nowhere': module 'r5_policies' has no"):
+        load_spec(spec, base_dir=mine)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"cluster": "1xaws", "nodes": 2}, "'cluster' and 'nodes' are exclusive"),  # every run failed
+        ({"cluster": "1xaws", "max_nodes": 4}, "'max_nodes' .autoscaling. needs a cluster of one unnamed GPU type"),
+        ({"preset": "sia", "max_nodes": 4}, "'max_nodes' .autoscaling. needs"),
+    ],
+)
+def test_sweep_combinations_every_run_would_fail_on_are_refused(extra, message):
+    from fastsched.sweep.spec import load_spec
+
+    with pytest.raises(ValueError, match=message):
+        load_spec({"workloads": "builtin", **extra})
+
+
+def test_sweep_serial_refuses_workers(tmp_path, capsys):
+    import json
+
+    (tmp_path / "s.json").write_text(json.dumps({"workloads": "builtin"}))
+    assert main(["sweep", str(tmp_path / "s.json"), "--serial", "--workers", "2"]) == 2
+    assert "--serial runs in this process" in capsys.readouterr().err

@@ -367,3 +367,15 @@ def test_sweep_serial_refuses_workers(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps({"workloads": "builtin"}))
     assert main(["sweep", str(tmp_path / "s.json"), "--serial", "--workers", "2"]) == 2
     assert "--serial runs in this process" in capsys.readouterr().err
+
+
+def test_cost_timeline_of_an_unknown_format_names_the_option(tmp_path, capsys):
+    from pathlib import Path
+
+    case = Path(__file__).parents[1].parent / "shared" / "paddle-cases" / "pp_tfm_S2_dp2.json"
+    if not case.is_file():
+        pytest.skip(f"shared case not found: {case}")
+    path = tmp_path / "t.txt"
+    assert main(["cost", str(case), "--timeline", str(path)]) == 2
+    assert f"--timeline {path}: Format 'txt' is not supported" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

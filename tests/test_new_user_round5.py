@@ -365,7 +365,8 @@ def test_sweep_serial_refuses_workers(tmp_path, capsys):
     import json
 
     (tmp_path / "s.json").write_text(json.dumps({"workloads": "builtin"}))
-    assert main(["sweep", str(tmp_path / "s.json"), "--serial", "--workers", "2"]) == 2
+    out = str(tmp_path / "out")
+    assert main(["sweep", str(tmp_path / "s.json"), "--serial", "--workers", "2", "--output", out]) == 2
     assert "--serial runs in this process" in capsys.readouterr().err
 
 

@@ -380,3 +380,19 @@ def test_cost_timeline_of_an_unknown_format_names_the_option(tmp_path, capsys):
     assert main(["cost", str(case), "--timeline", str(path)]) == 2
     assert f"--timeline {path}: Format 'txt' is not supported" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- CUDA launch settings (pure Python: no GPU needed) ---------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "error"), [(0, ValueError), (-32, ValueError), (2048, ValueError), ("x", TypeError)])
+def test_threads_per_block_is_checked_where_it_is_set(value, error):
+    from fastsched.cuda import set_threads_per_block
+    from fastsched.cuda._memory import launch_shape
+
+    # 0 was kept (a division by zero at the next launch); 2048 failed in the driver
+    with pytest.raises(error, match="threads_per_block"):
+        set_threads_per_block(value)
+    with pytest.raises(error, match="threads_per_block"):
+        launch_shape(100, value)
+    assert set_threads_per_block(set_threads_per_block(64)) == 64  # unchanged by the refusals

@@ -111,6 +111,28 @@ POLICIES = textwrap.dedent(
         name = "no-optimize"
 
 
+    class WantsText(Fifo):
+        name = "wantstext"
+
+        def desired_nodes(self):
+            return "two"
+
+
+    class WantsRaise(Fifo):
+        name = "wantsraise"
+
+        def desired_nodes(self):
+            raise KeyError("no size")
+
+
+    class BindRaises(Fifo):
+        name = "bindraises"
+        needs_gpu_types = True
+
+        def bind_cluster(self, spec, interval):
+            raise RuntimeError("bind boom")
+
+
     def kwargs_policy(cname, answer):
         return type(cname, (Fifo,), {"name": cname.lower(), "job_kwargs": lambda self, wjob, app: answer})
 
@@ -154,6 +176,19 @@ def test_a_bad_policy_is_named_with_the_field(mine, cls, message):
     # Each once ended as an internal error not naming the policy, or (a float node id) ran on.
     with pytest.raises(ValueError, match=rf"policy '{cls.lower()}' \(r5_policies\.{cls}\).*{message}"):
         simulate(ROWS, policy=f"r5_policies:{cls}", nodes=1, gpus=4, max_time=7200)
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        ("WantsText", "desired_nodes must return None or a node count, got 'two'"),  # a bare TypeError
+        ("WantsRaise", "desired_nodes raised KeyError: 'no size'"),  # an internal error
+        ("BindRaises", "bind_cluster raised RuntimeError: bind boom"),
+    ],
+)
+def test_the_other_methods_of_a_policy_name_it(mine, cls, message):
+    with pytest.raises(ValueError, match=rf"policy '{cls.lower()}' \(r5_policies\.{cls}\) {message}"):
+        simulate(ROWS, policy=f"r5_policies:{cls}", nodes=1, gpus=4, max_nodes=2, max_time=7200)
 
 
 def test_numpy_node_ids_are_taken_as_ints(mine):

@@ -1,8 +1,8 @@
 """Checks on a policy written outside this package: what it returns and what it raises.
 
 The built-in policies are held to their interface by the test suite. A researcher's policy is
-new code, so :class:`~fastsched.sim.policies.base.SimPolicy` wraps its ``optimize`` and
-``job_kwargs`` with these checks: a wrong answer is reported in the round it is given, naming
+new code, so :class:`~fastsched.sim.policies.base.SimPolicy` wraps its ``optimize``,
+``job_kwargs``, ``desired_nodes`` and ``bind_cluster`` with these checks: a wrong answer is reported in the round it is given, naming
 the policy, the job and the node or field, instead of surfacing later as an internal error
 of the simulator, or not at all (a float node id once ran to the end).
 """
@@ -15,7 +15,17 @@ import operator
 
 from fastsched._interrupt import is_interrupt
 
-__all__ = ["PolicyError", "describe", "check_allocations", "check_job_kwargs", "checked_optimize", "checked_job_kwargs"]
+__all__ = [
+    "PolicyError",
+    "CHECKED_METHODS",
+    "describe",
+    "check_allocations",
+    "check_job_kwargs",
+    "checked_optimize",
+    "checked_job_kwargs",
+    "checked_desired_nodes",
+    "checked_bind_cluster",
+]
 
 #: The :class:`~fastsched.sim.job.Job` arguments a policy's ``job_kwargs`` may set.
 JOB_KWARGS = ("target_num_replicas", "target_batch_size", "rescale_delay")
@@ -203,6 +213,52 @@ def checked_optimize(optimize):
 
     wrapper._checked = True
     return wrapper
+
+
+def checked_desired_nodes(desired_nodes):
+    """Wrap a policy class's ``desired_nodes``: ``None`` or an int (clamped by the cluster), errors naming the policy."""
+
+    @functools.wraps(desired_nodes)
+    def wrapper(self):
+        try:
+            want = desired_nodes(self)
+        except Exception as exc:  # noqa: BLE001
+            _reraise(self, "desired_nodes", exc)
+        if want is None:
+            return None
+        try:
+            if type(want) is bool:
+                raise TypeError
+            return operator.index(want)
+        except TypeError:
+            raise PolicyError(
+                f"{describe(self)} desired_nodes must return None or a node count, got {want!r}"
+            ) from None
+
+    wrapper._checked = True
+    return wrapper
+
+
+def checked_bind_cluster(bind_cluster):
+    """Wrap a policy class's ``bind_cluster``: its errors name the policy."""
+
+    @functools.wraps(bind_cluster)
+    def wrapper(self, spec, interval):
+        try:
+            return bind_cluster(self, spec, interval)
+        except Exception as exc:  # noqa: BLE001
+            _reraise(self, "bind_cluster", exc)
+
+    wrapper._checked = True
+    return wrapper
+
+
+#: The methods of a user's policy class that are wrapped, and their wrappers.
+CHECKED_METHODS = {
+    "optimize": checked_optimize,
+    "desired_nodes": checked_desired_nodes,
+    "bind_cluster": checked_bind_cluster,
+}
 
 
 def checked_job_kwargs(job_kwargs):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 
-from fastsched.sim.policies._user_checks import checked_job_kwargs, checked_optimize
+from fastsched.sim.policies._user_checks import CHECKED_METHODS, checked_job_kwargs
 
 __all__ = ["SimPolicy", "JobView", "free_gpus", "pack"]
 
@@ -216,8 +216,8 @@ class SimPolicy:
     :meth:`optimize`, reads jobs through :meth:`view` (see :class:`JobView` and the module
     docstring for the stable interface), and may override the others.
 
-    A subclass defined outside this package has its :meth:`optimize` and :meth:`job_kwargs`
-    checked on every call: an answer that is not ``{active job: [node id per GPU]}`` within
+    A subclass defined outside this package has its :meth:`optimize`, :meth:`job_kwargs`,
+    :meth:`desired_nodes` and :meth:`bind_cluster` checked on every call: an answer that is not ``{active job: [node id per GPU]}`` within
     the nodes' GPUs (or not valid ``Job`` arguments), and any exception they raise, become a
     ``PolicyError`` (a ``ValueError``) naming the policy, the round and the job or field.
 
@@ -274,9 +274,10 @@ class SimPolicy:
         user = not cls.__module__.startswith("fastsched.")
         if own is not None and not getattr(own, "_records_requests", False):
             cls.job_kwargs = _records_requests(checked_job_kwargs(own) if user else own)
-        opt = cls.__dict__.get("optimize")
-        if user and opt is not None and not getattr(opt, "_checked", False):
-            cls.optimize = checked_optimize(opt)
+        for method, wrap in CHECKED_METHODS.items() if user else ():
+            own = cls.__dict__.get(method)
+            if own is not None and not getattr(own, "_checked", False):
+                setattr(cls, method, wrap(own))
         if "name" not in cls.__dict__ and cls.name == SimPolicy.name:
             # A policy without a name of its own is known by its class's name, not "policy".
             cls.name = cls.__name__

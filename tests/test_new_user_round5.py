@@ -431,3 +431,27 @@ def test_threads_per_block_is_checked_where_it_is_set(value, error):
     with pytest.raises(error, match="threads_per_block"):
         launch_shape(100, value)
     assert set_threads_per_block(set_threads_per_block(64)) == 64  # unchanged by the refusals
+
+
+# --- the builtin profiles' generator ------------------------------------------------------------
+
+
+def test_derive_names_bad_arguments_and_writes_nothing(tmp_path, capsys):
+    from fastsched.sim.builtin import builtin_applications
+    from fastsched.sim.derive import main as derive_main
+    from fastsched.sim.derive import synthetic_workload
+
+    apps = builtin_applications()
+    requests = {name: (1, app.init_batch_size) for name, app in apps.items()}
+    # numpy's "negative dimensions are not allowed", and a KeyError naming only the application
+    with pytest.raises(ValueError, match="num_jobs must be >= 1, got -1"):
+        synthetic_workload(apps, requests, num_jobs=-1)
+    with pytest.raises(
+        ValueError, match=r"requests has no \(num_replicas, batch_size\) for application\(s\) \['cifar10'"
+    ):
+        synthetic_workload(apps, {})
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_:  # was a traceback, after creating --out
+        derive_main([str(tmp_path / "nowhere"), "--out", str(out)])
+    assert exit_.value.code == 2 and "traces folder not found" in capsys.readouterr().err
+    assert not out.exists()

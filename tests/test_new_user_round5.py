@@ -455,3 +455,17 @@ def test_derive_names_bad_arguments_and_writes_nothing(tmp_path, capsys):
         derive_main([str(tmp_path / "nowhere"), "--out", str(out)])
     assert exit_.value.code == 2 and "traces folder not found" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_comparing_runs_where_no_job_completed_draws_without_warnings(tmp_path):
+    import warnings
+
+    pytest.importorskip("matplotlib")
+    from fastsched.sim._compare import plot_comparison
+
+    results = run_policies(["fifo", "srtf"], workers=1, workload=ROWS, nodes=1, gpus=4, max_time=60)
+    assert [r.completed for r in results] == [0, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "No artists with labels found to put in legend" reached stderr
+        plot_comparison(results, tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 0

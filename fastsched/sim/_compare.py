@@ -195,7 +195,10 @@ def plot_comparison(results, path) -> None:
     ax2.set_xlabel("job completion time (h)")
     ax2.set_ylabel("fraction of jobs")
     ax2.set_title("JCT distribution")
-    ax2.legend(loc="lower right")
+    if any(np.size(r.jcts) for r in results):
+        ax2.legend(loc="lower right")
+    else:  # matplotlib warns on stderr about a legend with nothing in it
+        ax2.text(0.5, 0.5, "no job completed", ha="center", va="center", transform=ax2.transAxes)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

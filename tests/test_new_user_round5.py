@@ -241,6 +241,10 @@ def test_a_failed_run_stops_the_others_at_once(mine):
             run_policies(policies, workers=2, workload=ROWS, nodes=1, gpus=4)
     except _Alarm:
         pytest.fail("run_policies waited for a run that never ends")
+    else:
+        import multiprocessing
+
+        assert not multiprocessing.active_children()  # the blocking run's worker is gone too
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)

@@ -7,6 +7,7 @@ how many processes ran them or in which order they finished.
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import multiprocessing
 import os
@@ -104,14 +105,23 @@ def run_policies(policies, *, workers=None, on_done=None, **kwargs) -> list:
         # spawn, not fork: a forked child inherits the parent's thread pools (BLAS, numba) mid-state.
         ctx = multiprocessing.get_context("spawn")
         # The workers ignore Ctrl-C (the terminal sends it to them too, and an idle one would
-        # print a traceback); the parent takes it, and leaving the block terminates them at
-        # once, as it does when one run fails: nothing waits for the other runs to end.
-        with ctx.Pool(min(workers, len(policies)), initializer=_ignore_sigint) as pool:
-            tasks = [(p, kwargs) for p in policies]
-            for p, result in pool.imap_unordered(_run_named, tasks):
-                results[p] = result
+        # print a traceback); the parent takes it and terminates them at once, as it does when
+        # one run fails: nothing waits for the other runs to end. (Not multiprocessing.Pool:
+        # its daemonic workers could not start processes of their own.)
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(workers, len(policies)), mp_context=ctx, initializer=_ignore_sigint
+        )
+        try:
+            futures = {pool.submit(_run_one, p, kwargs): p for p in policies}
+            for fut in concurrent.futures.as_completed(futures):
+                p = futures[fut]
+                results[p] = fut.result()
                 if on_done is not None:
-                    on_done(p, result)
+                    on_done(p, results[p])
+        except BaseException:
+            _terminate(pool)
+            raise
+        pool.shutdown()
     return [results[p] for p in policies]
 
 
@@ -119,9 +129,18 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_named(task):
-    policy, kwargs = task
-    return policy, _run_one(policy, kwargs)
+def _terminate(pool) -> None:
+    # The other runs are not waited for (a policy of one's own may never end).
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown drops the mapping
+    for proc in procs:
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.join(5)
 
 
 def _cell(value, scale, fmt):

@@ -1,72 +1,304 @@
-"""numba kernel: barycentric transforms of a 3-D Delaunay triangulation.
+"""Piecewise-linear interpolation over Qhull's Delaunay triangulation, without scipy.interpolate.
 
 The published simulator interpolates unmeasured placements with scipy's
-``LinearNDInterpolator`` over Qhull's Delaunay triangulation. scipy computes each simplex's
-barycentric transform with LAPACK on the first query: seconds for the larger traces (one
-small LAPACK call per simplex, each waking BLAS threads), with rounding that depends on the
-BLAS build and CPU. :func:`barycentric_transforms` computes the same transforms with
-explicit 3x3 cofactor inverses in a fixed order; the simulator hands them to scipy's
-triangulation, so scipy's own point location and interpolation run unchanged.
+``LinearNDInterpolator``. Importing ``scipy.interpolate`` costs about 0.15 CPU s more than
+``scipy.spatial`` alone (its package loads ``scipy.optimize``), and a simulation asks it a
+handful of questions (2 in Sia's ``rate_50`` run under Tiresias, 8 under Sia). So only the
+triangulation comes from scipy (:class:`scipy.spatial.Delaunay`, Qhull); this module
+answers the queries itself, with the arithmetic of scipy's interpolator, operation for
+operation, so every answer has the same bits:
+
+* :func:`barycentric_transforms`: per simplex, the inverse of its edge matrix by explicit
+  3x3 cofactors (scipy would call LAPACK once per simplex, with rounding that depends on
+  the BLAS build), NaN for a flat simplex;
+* :class:`LinearInterpolator`: the point location of scipy's interpolator (a walk on the
+  lifted paraboloid, then a directed walk through neighbours, then a brute-force scan that
+  looks past flat simplices with a wider tolerance), and the barycentric sum over the
+  simplex found.
+
+Queries are few and scalar, so the walk is plain Python on lists of floats: Python's float
+operations are the IEEE double operations of the compiled original, and no compiled kernel
+has to be loaded for it.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from fastsched._jit import jit
+__all__ = ["barycentric_transforms", "LinearInterpolator", "triangulate"]
 
-_EPS = np.finfo(np.float64).eps
+_DBL_EPS = float(np.finfo(np.float64).eps)
+# The tolerances of scipy's interpolator (scipy/interpolate/_interpnd.pyx): a point within
+# 100 ulp of a simplex is inside it; next to a flat simplex the neighbour's side facing it
+# gets sqrt(eps).
+_EPS = 100 * _DBL_EPS
+_EPS_BROAD = math.sqrt(_DBL_EPS)
 
 
-@jit
 def barycentric_transforms(points, simplices):
     """Per simplex: the inverse of ``T = [v0 - v3, v1 - v3, v2 - v3]`` (rows 0-2) and ``v3`` (row 3).
 
-    ``c = Tinv (x - v3)`` are the first three barycentric coordinates of ``x``. As scipy does,
-    a simplex whose reciprocal 1-norm condition number is below machine epsilon (flat)
-    gets NaN, which point location treats as degenerate.
+    ``c = Tinv (x - v3)`` are the first three barycentric coordinates of ``x``. A simplex whose
+    reciprocal 1-norm condition number is below machine epsilon (flat) gets NaN in every
+    row, which point location treats as degenerate. Element-wise array arithmetic: each
+    simplex's entries are the same IEEE operations in the same order as a scalar loop.
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (n, 3)
+    simplices : numpy.ndarray of int, shape (m, 4)
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, 4, 3)
+
+    Examples
+    --------
+    >>> pts = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0], [0, 0, 2]])
+    >>> t = barycentric_transforms(pts, np.array([[1, 2, 3, 0]]))
+    >>> t[0, :3].tolist(), t[0, 3].tolist()
+    ([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.5]], [0.0, 0.0, 0.0])
+    >>> bool(np.isnan(barycentric_transforms(pts * [1, 1, 0], np.array([[1, 2, 3, 0]]))).all())  # flat
+    True
     """
+    points = np.asarray(points, dtype=np.float64)
+    simplices = np.asarray(simplices)
     m = simplices.shape[0]
+    v = points[simplices]  # (m, 4, 3)
+    r = v[:, 3]
+    # a[j][i] = coordinate j of (v_i - v3): the columns of T are the edge vectors.
+    a00, a10, a20 = (v[:, 0, k] - r[:, k] for k in range(3))
+    a01, a11, a21 = (v[:, 1, k] - r[:, k] for k in range(3))
+    a02, a12, a22 = (v[:, 2, k] - r[:, k] for k in range(3))
+    c00 = a11 * a22 - a12 * a21
+    c01 = a12 * a20 - a10 * a22
+    c02 = a10 * a21 - a11 * a20
+    det = a00 * c00 + a01 * c01 + a02 * c02
     out = np.empty((m, 4, 3))
-    for s in range(m):
-        r = points[simplices[s, 3]]
-        # a[j][i] = coordinate j of (v_i - v3): the columns of T are the edge vectors.
-        a00 = points[simplices[s, 0], 0] - r[0]
-        a10 = points[simplices[s, 0], 1] - r[1]
-        a20 = points[simplices[s, 0], 2] - r[2]
-        a01 = points[simplices[s, 1], 0] - r[0]
-        a11 = points[simplices[s, 1], 1] - r[1]
-        a21 = points[simplices[s, 1], 2] - r[2]
-        a02 = points[simplices[s, 2], 0] - r[0]
-        a12 = points[simplices[s, 2], 1] - r[1]
-        a22 = points[simplices[s, 2], 2] - r[2]
-        c00 = a11 * a22 - a12 * a21
-        c01 = a12 * a20 - a10 * a22
-        c02 = a10 * a21 - a11 * a20
-        det = a00 * c00 + a01 * c01 + a02 * c02
-        out[s, 3, 0] = r[0]
-        out[s, 3, 1] = r[1]
-        out[s, 3, 2] = r[2]
-        if det != 0.0:
-            inv = 1.0 / det
-            out[s, 0, 0] = c00 * inv
-            out[s, 0, 1] = (a02 * a21 - a01 * a22) * inv
-            out[s, 0, 2] = (a01 * a12 - a02 * a11) * inv
-            out[s, 1, 0] = c01 * inv
-            out[s, 1, 1] = (a00 * a22 - a02 * a20) * inv
-            out[s, 1, 2] = (a02 * a10 - a00 * a12) * inv
-            out[s, 2, 0] = c02 * inv
-            out[s, 2, 1] = (a01 * a20 - a00 * a21) * inv
-            out[s, 2, 2] = (a00 * a11 - a01 * a10) * inv
-            norm_a = max(abs(a00) + abs(a10) + abs(a20), abs(a01) + abs(a11) + abs(a21), abs(a02) + abs(a12) + abs(a22))
-            norm_inv = 0.0
-            for j in range(3):
-                col = abs(out[s, 0, j]) + abs(out[s, 1, j]) + abs(out[s, 2, j])
-                if col > norm_inv:
-                    norm_inv = col
-            if 1.0 / (norm_a * norm_inv) >= _EPS:
-                continue
-        for i in range(4):
-            for j in range(3):
-                out[s, i, j] = np.nan
+    out[:, 3] = r
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inv = 1.0 / det
+        out[:, 0, 0] = c00 * inv
+        out[:, 0, 1] = (a02 * a21 - a01 * a22) * inv
+        out[:, 0, 2] = (a01 * a12 - a02 * a11) * inv
+        out[:, 1, 0] = c01 * inv
+        out[:, 1, 1] = (a00 * a22 - a02 * a20) * inv
+        out[:, 1, 2] = (a02 * a10 - a00 * a12) * inv
+        out[:, 2, 0] = c02 * inv
+        out[:, 2, 1] = (a01 * a20 - a00 * a21) * inv
+        out[:, 2, 2] = (a00 * a11 - a01 * a10) * inv
+        norm_a = _first_max(
+            np.abs(a00) + np.abs(a10) + np.abs(a20),
+            np.abs(a01) + np.abs(a11) + np.abs(a21),
+            np.abs(a02) + np.abs(a12) + np.abs(a22),
+        )
+        norm_inv = np.zeros(m)
+        for j in range(3):
+            col = np.abs(out[:, 0, j]) + np.abs(out[:, 1, j]) + np.abs(out[:, 2, j])
+            norm_inv = np.where(col > norm_inv, col, norm_inv)
+        good = (det != 0.0) & (1.0 / (norm_a * norm_inv) >= _DBL_EPS)
+    out[~good] = np.nan
     return out
+
+
+def _first_max(a, b, c):
+    # Python's max(a, b, c): a later argument replaces the maximum only if strictly greater.
+    best = np.where(b > a, b, a)
+    return np.where(c > best, c, best)
+
+
+def triangulate(points):
+    """Qhull's Delaunay triangulation of ``points`` (scipy's options), or ``None`` if they are flat.
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (n, 3)
+
+    Returns
+    -------
+    scipy.spatial.Delaunay or None
+
+    Examples
+    --------
+    >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
+    >>> triangulate(cube).simplices.shape[1], triangulate(cube[:4] * [1, 1, 0])
+    (4, None)
+    """
+    # Deferred: scipy.spatial costs ~0.15 CPU s to import, and only unmeasured placements
+    # need a triangulation.
+    from scipy.spatial import Delaunay, QhullError
+
+    try:
+        return Delaunay(points)
+    except QhullError:  # flat point set (e.g. one node measured): nothing to interpolate in
+        return None
+
+
+class LinearInterpolator:
+    """Linear interpolation of ``values`` over a 3-D Delaunay triangulation, as scipy's ``LinearNDInterpolator``.
+
+    Same point location, tolerances and sums as ``scipy.interpolate.LinearNDInterpolator``
+    given the same triangulation and transforms: the same bits for every query (points on
+    faces and edges, outside the hull, beside flat simplices).
+
+    Parameters
+    ----------
+    tri : scipy.spatial.Delaunay
+        A 3-D triangulation (:func:`triangulate`).
+    values : array_like, shape (n, k)
+        Values at ``tri.points``.
+    transforms : numpy.ndarray, shape (m, 4, 3), optional
+        Barycentric transforms of ``tri``'s simplices; default :func:`barycentric_transforms`.
+
+    Examples
+    --------
+    >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
+    >>> f = LinearInterpolator(triangulate(cube), np.column_stack([cube.sum(axis=1), cube[:, 0]]))
+    >>> f((0.5, 0.25, 0.25)), f((1.0, 1.0, 1.0)), f((2.0, 0.0, 0.0))
+    ((1.0, 0.5), (3.0, 1.0), None)
+    """
+
+    def __init__(self, tri, values, transforms=None):
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim != 2 or values.shape[0] != tri.points.shape[0]:
+            raise ValueError(f"values must have shape (npoints, k) with npoints={tri.points.shape[0]}")
+        if tri.points.shape[1] != 3:
+            raise ValueError(f"tri must be 3-D, got {tri.points.shape[1]}-D")
+        if transforms is None:
+            transforms = barycentric_transforms(tri.points, tri.simplices)
+        # Lists of Python floats: the walk reads a few scalars per simplex visited, and a
+        # list item is a tenth of the cost of a numpy scalar.
+        self._transforms = transforms.tolist()
+        self._simplices = tri.simplices.tolist()
+        self._neighbors = tri.neighbors.tolist()
+        self._equations = tri.equations.tolist()
+        self._values = values.tolist()
+        self._scale = float(tri.paraboloid_scale)
+        self._shift = float(tri.paraboloid_shift)
+        self._lo = tri.min_bound.tolist()
+        self._hi = tri.max_bound.tolist()
+
+    def __call__(self, x):
+        """Interpolate at point ``x``: a tuple of floats, ``None`` outside the hull."""
+        x = [float(v) for v in x]
+        found = self._locate(x)
+        if found is None:
+            return None
+        s, c = found
+        vertices = self._simplices[s]
+        out = []
+        for k in range(len(self._values[0])):
+            acc = 0.0
+            for j in range(4):
+                acc = acc + c[j] * self._values[vertices[j]][k]
+            out.append(acc)
+        return tuple(out)
+
+    # -- point location: scipy.spatial._qhull's _find_simplex with start 0 --------------------
+    def _outside_box(self, x):
+        return any(x[i] < self._lo[i] - _EPS or x[i] > self._hi[i] + _EPS for i in range(3))
+
+    def _locate(self, x):
+        """``(simplex, barycentric coordinates)`` of the simplex holding ``x``, or ``None``."""
+        if self._outside_box(x) or not self._simplices:
+            return None
+        # Walk towards a simplex whose facet on the lifted paraboloid lies below the lifted
+        # point, then search from there.
+        z3 = 0.0
+        for i in range(3):
+            z3 += x[i] ** 2  # C pow(), as the compiled original
+        z = (x[0], x[1], x[2], z3 * self._scale + self._shift)
+        s = 0
+        best = self._plane_distance(s, z)
+        changed = True
+        while changed:
+            if best > 0:
+                break
+            changed = False
+            for k in range(4):
+                nb = self._neighbors[s][k]  # s may change mid-sweep: the sweep goes on from k + 1
+                if nb == -1:
+                    continue
+                dist = self._plane_distance(nb, z)
+                if dist > best + _EPS * (1 + abs(best)):
+                    s, best, changed = nb, dist, True
+        return self._directed(x, s)
+
+    def _plane_distance(self, s, z):
+        eq = self._equations[s]
+        dist = eq[4]
+        for k in range(4):
+            dist += eq[k] * z[k]
+        return dist
+
+    def _directed(self, x, s):
+        nsimplex = len(self._simplices)
+        for _ in range(1 + nsimplex // 4):
+            t = self._transforms[s]
+            c = [0.0, 0.0, 0.0, 1.0]
+            inside = 1
+            for k in range(4):
+                if k < 3:
+                    c[k] = _coordinate(t, x, k)
+                else:
+                    c[3] = ((1.0 - c[0]) - c[1]) - c[2]
+                if c[k] < -_EPS:  # x lies beyond the face opposite vertex k
+                    nb = self._neighbors[s][k]
+                    if nb == -1:
+                        return None
+                    s, inside = nb, -1
+                    break
+                if not c[k] <= 1 + _EPS:  # beyond vertex k, or NaN (a flat simplex)
+                    inside = 0
+            if inside == 1:
+                return s, c
+            if inside == 0:
+                return self._brute_force(x)
+        return self._brute_force(x)
+
+    def _brute_force(self, x):
+        if self._outside_box(x):
+            return None
+        transforms, neighbors = self._transforms, self._neighbors
+        for s in range(len(transforms)):
+            t = transforms[s]
+            if t[0][0] == t[0][0]:
+                c = _coordinates(t, x, stop_outside=True)
+                if c is not None:
+                    return s, c
+                continue
+            # A flat simplex: accept a neighbour's, with leeway on the side facing it.
+            for nb in neighbors[s]:
+                if nb == -1 or transforms[nb][0][0] != transforms[nb][0][0]:
+                    continue
+                c = _coordinates(transforms[nb], x, stop_outside=False)
+                if all((-_EPS_BROAD if neighbors[nb][m] == s else -_EPS) <= c[m] <= 1 + _EPS for m in range(4)):
+                    return nb, c
+        return None
+
+
+def _coordinate(t, x, i):
+    """Barycentric coordinate ``i < 3`` of ``x``: row ``i`` of the inverse times ``x - v3``."""
+    row, r = t[i], t[3]
+    acc = 0.0
+    for j in range(3):
+        acc += row[j] * (x[j] - r[j])
+    return acc
+
+
+def _coordinates(t, x, *, stop_outside):
+    """All four coordinates (the last one ``1 - c0 - c1 - c2``, subtracted in that order).
+
+    With ``stop_outside``, ``None`` as soon as one is outside ``[-eps, 1 + eps]``.
+    """
+    c = [0.0, 0.0, 0.0, 1.0]
+    for i in range(3):
+        c[i] = _coordinate(t, x, i)
+        c[3] -= c[i]
+        if stop_outside and not (-_EPS <= c[i] <= 1 + _EPS):
+            return None
+    if stop_outside and not (-_EPS <= c[3] <= 1 + _EPS):
+        return None
+    return c

@@ -4,7 +4,8 @@ The published simulator interpolates unmeasured placements with scipy's
 ``LinearNDInterpolator``. Importing ``scipy.interpolate`` costs about 0.15 CPU s more than
 ``scipy.spatial`` alone (its package loads ``scipy.optimize``), and a simulation asks it a
 handful of questions (2 in Sia's ``rate_50`` run under Tiresias, 8 under Sia). So only the
-triangulation comes from scipy (:class:`scipy.spatial.Delaunay`, Qhull); this module
+triangulation comes from scipy (:class:`scipy.spatial.Delaunay`, Qhull; kept in a file
+beside numba's cache, so a later process needs no scipy.spatial either); this module
 answers the queries itself, with the arithmetic of scipy's interpolator, operation for
 operation, so every answer has the same bits:
 
@@ -23,11 +24,16 @@ has to be loaded for it.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import zipfile
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["barycentric_transforms", "LinearInterpolator", "triangulate"]
+__all__ = ["barycentric_transforms", "LinearInterpolator", "Triangulation", "triangulate"]
 
 _DBL_EPS = float(np.finfo(np.float64).eps)
 # The tolerances of scipy's interpolator (scipy/interpolate/_interpnd.pyx): a point within
@@ -109,31 +115,123 @@ def _first_max(a, b, c):
     return np.where(c > best, c, best)
 
 
-def triangulate(points):
+class Triangulation(NamedTuple):
+    """Qhull's Delaunay triangulation as arrays: what :class:`LinearInterpolator` reads.
+
+    The attributes of the same names of :class:`scipy.spatial.Delaunay`.
+    """
+
+    points: np.ndarray
+    simplices: np.ndarray
+    neighbors: np.ndarray
+    equations: np.ndarray
+    paraboloid_scale: float
+    paraboloid_shift: float
+    min_bound: np.ndarray
+    max_bound: np.ndarray
+
+
+# scipy.spatial.Delaunay's default options for 3-D points ("Qt" is always added).
+_QHULL_OPTIONS = b"Qbb Qc Qz Q12 Qt"
+
+
+def triangulate(points, *, cache_dir=None):
     """Qhull's Delaunay triangulation of ``points`` (scipy's options), or ``None`` if they are flat.
+
+    Qhull's answer depends only on the points (and the scipy build), so it is kept in a file
+    beside numba's cache of fastsched's kernels, keyed by the points' bytes and scipy's
+    version: a later process reads it back instead of importing ``scipy.spatial`` (~0.15 CPU s)
+    and running Qhull. The file holds the points too, and any file that does not match
+    exactly is ignored.
 
     Parameters
     ----------
     points : numpy.ndarray, shape (n, 3)
+    cache_dir : str or path, optional
+        Where to keep triangulations; default beside numba's cache (none when there is none).
 
     Returns
     -------
-    scipy.spatial.Delaunay or None
+    Triangulation or None
 
     Examples
     --------
+    >>> import tempfile
     >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
-    >>> triangulate(cube).simplices.shape[1], triangulate(cube[:4] * [1, 1, 0])
-    (4, None)
+    >>> where = tempfile.mkdtemp()
+    >>> first, again = triangulate(cube, cache_dir=where), triangulate(cube, cache_dir=where)
+    >>> first.simplices.shape[1], bool((first.simplices == again.simplices).all())
+    (4, True)
+    >>> triangulate(cube[:4] * [1, 1, 0], cache_dir=where) is None  # flat
+    True
     """
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    path = _cache_file(points, cache_dir)
+    tri = _read_triangulation(path, points) if path is not None else None
+    if tri is not None:
+        return tri
     # Deferred: scipy.spatial costs ~0.15 CPU s to import, and only unmeasured placements
-    # need a triangulation.
+    # whose triangulation is not kept yet need it.
     from scipy.spatial import Delaunay, QhullError
 
     try:
-        return Delaunay(points)
+        d = Delaunay(points)
     except QhullError:  # flat point set (e.g. one node measured): nothing to interpolate in
         return None
+    tri = Triangulation(
+        d.points,
+        d.simplices,
+        d.neighbors,
+        d.equations,
+        float(d.paraboloid_scale),
+        float(d.paraboloid_shift),
+        d.min_bound,
+        d.max_bound,
+    )
+    if path is not None:
+        _write_triangulation(path, tri)
+    return tri
+
+
+def _cache_file(points, cache_dir):
+    if cache_dir is None:
+        from fastsched._warmup import record_path  # numba's cache folder of the goodput kernels
+
+        record = record_path()
+        if record is None:
+            return None
+        cache_dir = record.parent
+    import scipy  # the package alone: its modules load lazily
+
+    key = hashlib.sha256(points.tobytes())
+    key.update(f"{points.shape} scipy {scipy.__version__} ".encode() + _QHULL_OPTIONS)
+    return Path(cache_dir) / f"fastsched-delaunay-{key.hexdigest()[:32]}.npz"
+
+
+def _read_triangulation(path, points):
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {name: z[name] for name in Triangulation._fields}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    if arrays["points"].shape != points.shape or arrays["points"].tobytes() != points.tobytes():
+        return None
+    m = arrays["simplices"].shape
+    if len(m) != 2 or m[1] != 4 or arrays["neighbors"].shape != m or arrays["equations"].shape != (m[0], 5):
+        return None
+    arrays["paraboloid_scale"] = float(arrays["paraboloid_scale"])
+    arrays["paraboloid_shift"] = float(arrays["paraboloid_shift"])
+    return Triangulation(**arrays)
+
+
+def _write_triangulation(path, tri):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **tri._asdict())
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache: triangulate again next time
+        tmp.unlink(missing_ok=True)
 
 
 class LinearInterpolator:
@@ -145,7 +243,7 @@ class LinearInterpolator:
 
     Parameters
     ----------
-    tri : scipy.spatial.Delaunay
+    tri : Triangulation or scipy.spatial.Delaunay
         A 3-D triangulation (:func:`triangulate`).
     values : array_like, shape (n, k)
         Values at ``tri.points``.

@@ -37,8 +37,10 @@ print(json.dumps([m in sys.modules for m in ("scipy.spatial", "scipy.interpolate
 """
 
 
-def test_an_unmeasured_placement_needs_no_scipy_interpolate():
-    assert _run(_INTERPOLATE) == [True, False, False]
+def test_an_unmeasured_placement_needs_no_scipy_interpolate(tmp_path):
+    cache = str(tmp_path / "cache")
+    assert _run(_INTERPOLATE, NUMBA_CACHE_DIR=cache) == [True, False, False]  # Qhull runs once
+    assert _run(_INTERPOLATE, NUMBA_CACHE_DIR=cache) == [False, False, False]  # then kept
 
 
 _BAR = """

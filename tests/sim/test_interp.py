@@ -160,3 +160,26 @@ def test_flat_points_have_no_interpolator_and_bad_values_are_refused():
     tri = Delaunay(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype=float))
     with pytest.raises(ValueError, match="values"):
         LinearInterpolator(tri, np.zeros((4, 2)))
+
+
+def test_kept_triangulation_is_qhulls(tmp_path):
+    rng = np.random.default_rng(5)
+    points = np.unique(rng.integers(0, 4, (40, 3)).astype(float), axis=0)
+    d = Delaunay(points)
+    first = triangulate(points, cache_dir=tmp_path)
+    (kept,) = tmp_path.glob("fastsched-delaunay-*.npz")
+    again = triangulate(points, cache_dir=tmp_path)  # read back
+    for tri in (first, again):
+        for name in ("points", "simplices", "neighbors", "equations", "min_bound", "max_bound"):
+            ours, theirs = getattr(tri, name), getattr(d, name)
+            assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes(), name
+        assert (tri.paraboloid_scale, tri.paraboloid_shift) == (d.paraboloid_scale, d.paraboloid_shift)
+    values = rng.random((len(points), 2))
+    q = queries_for(rng, d, 50)
+    a = [LinearInterpolator(again, values)(x) for x in q]
+    assert a == [LinearInterpolator(d, values)(x) for x in q]
+    # Another point set is not answered from this file, and a damaged file is ignored.
+    other = points + [0.0, 0.0, 0.5]
+    assert triangulate(other, cache_dir=tmp_path).points.tobytes() == other.tobytes()
+    kept.write_bytes(b"not a triangulation")
+    assert triangulate(points, cache_dir=tmp_path).simplices.tobytes() == d.simplices.tobytes()

@@ -266,13 +266,12 @@ class LinearInterpolator:
             raise ValueError(f"tri must be 3-D, got {tri.points.shape[1]}-D")
         if transforms is None:
             transforms = barycentric_transforms(tri.points, tri.simplices)
-        # Lists of Python floats: the walk reads a few scalars per simplex visited, and a
-        # list item is a tenth of the cost of a numpy scalar.
-        self._transforms = transforms.tolist()
-        self._simplices = tri.simplices.tolist()
-        self._neighbors = tri.neighbors.tolist()
-        self._equations = tri.equations.tolist()
-        self._values = values.tolist()
+        self._tf = np.asarray(transforms, dtype=np.float64)
+        self._flat = np.isnan(self._tf[:, 0, 0])
+        self._simplices = np.asarray(tri.simplices)
+        self._nb = np.asarray(tri.neighbors)
+        self._eq = np.asarray(tri.equations, dtype=np.float64)
+        self._values = values
         self._scale = float(tri.paraboloid_scale)
         self._shift = float(tri.paraboloid_shift)
         self._lo = tri.min_bound.tolist()
@@ -285,12 +284,12 @@ class LinearInterpolator:
         if found is None:
             return None
         s, c = found
-        vertices = self._simplices[s]
+        rows = self._values[self._simplices[s]].tolist()  # the simplex's vertices, in order
         out = []
-        for k in range(len(self._values[0])):
+        for k in range(self._values.shape[1]):
             acc = 0.0
             for j in range(4):
-                acc = acc + c[j] * self._values[vertices[j]][k]
+                acc = acc + c[j] * rows[j][k]
             out.append(acc)
         return tuple(out)
 
@@ -300,7 +299,7 @@ class LinearInterpolator:
 
     def _locate(self, x):
         """``(simplex, barycentric coordinates)`` of the simplex holding ``x``, or ``None``."""
-        if self._outside_box(x) or not self._simplices:
+        if self._outside_box(x) or not len(self._simplices):
             return None
         # Walk towards a simplex whose facet on the lifted paraboloid lies below the lifted
         # point, then search from there.
@@ -316,7 +315,7 @@ class LinearInterpolator:
                 break
             changed = False
             for k in range(4):
-                nb = self._neighbors[s][k]  # s may change mid-sweep: the sweep goes on from k + 1
+                nb = int(self._nb[s, k])  # s may change mid-sweep: the sweep goes on from k + 1
                 if nb == -1:
                     continue
                 dist = self._plane_distance(nb, z)
@@ -325,16 +324,15 @@ class LinearInterpolator:
         return self._directed(x, s)
 
     def _plane_distance(self, s, z):
-        eq = self._equations[s]
+        eq = self._eq[s].tolist()
         dist = eq[4]
         for k in range(4):
             dist += eq[k] * z[k]
         return dist
 
     def _directed(self, x, s):
-        nsimplex = len(self._simplices)
-        for _ in range(1 + nsimplex // 4):
-            t = self._transforms[s]
+        for _ in range(1 + len(self._simplices) // 4):
+            t = self._tf[s].tolist()
             c = [0.0, 0.0, 0.0, 1.0]
             inside = 1
             for k in range(4):
@@ -343,7 +341,7 @@ class LinearInterpolator:
                 else:
                     c[3] = ((1.0 - c[0]) - c[1]) - c[2]
                 if c[k] < -_EPS:  # x lies beyond the face opposite vertex k
-                    nb = self._neighbors[s][k]
+                    nb = int(self._nb[s, k])
                     if nb == -1:
                         return None
                     s, inside = nb, -1
@@ -357,24 +355,36 @@ class LinearInterpolator:
         return self._brute_force(x)
 
     def _brute_force(self, x):
+        """Find the first simplex, in index order, holding ``x``; beside a flat one, its neighbours in turn.
+
+        scipy scans simplex by simplex; the same tests on every simplex at once, then the first
+        that passes in scipy's order (simplex ``s``, and for a flat ``s`` its neighbour ``k``:
+        order ``4 s + k``).
+        """
         if self._outside_box(x):
             return None
-        transforms, neighbors = self._transforms, self._neighbors
-        for s in range(len(transforms)):
-            t = transforms[s]
-            if t[0][0] == t[0][0]:
-                c = _coordinates(t, x, stop_outside=True)
-                if c is not None:
-                    return s, c
-                continue
+        c = _all_coordinates(self._tf, x)  # NaN rows for flat simplices: they pass no test
+        m = len(c)
+        never = 4 * m
+        key = np.where(np.all((c >= -_EPS) & (c <= 1 + _EPS), axis=1), 4 * np.arange(m), never)
+        flat = np.flatnonzero(self._flat)
+        if flat.size:
             # A flat simplex: accept a neighbour's, with leeway on the side facing it.
-            for nb in neighbors[s]:
-                if nb == -1 or transforms[nb][0][0] != transforms[nb][0][0]:
-                    continue
-                c = _coordinates(transforms[nb], x, stop_outside=False)
-                if all((-_EPS_BROAD if neighbors[nb][m] == s else -_EPS) <= c[m] <= 1 + _EPS for m in range(4)):
-                    return nb, c
-        return None
+            nbs = self._nb[flat]  # (f, 4)
+            usable = nbs != -1
+            nbs = np.where(usable, nbs, 0)
+            usable &= ~self._flat[nbs]
+            cc = c[nbs]  # (f, 4 neighbours, 4 coordinates)
+            lower = np.where(self._nb[nbs] == flat[:, None, None], -_EPS_BROAD, -_EPS)
+            good = usable & np.all((cc >= lower) & (cc <= 1 + _EPS), axis=2)
+            key[flat] = np.where(good, 4 * flat[:, None] + np.arange(4), never).min(axis=1)
+        first = int(key.min())
+        if first == never:
+            return None
+        s, k = divmod(first, 4)
+        if self._flat[s]:
+            s = int(self._nb[s, k])
+        return s, c[s].tolist()
 
 
 def _coordinate(t, x, i):
@@ -386,17 +396,17 @@ def _coordinate(t, x, i):
     return acc
 
 
-def _coordinates(t, x, *, stop_outside):
-    """All four coordinates (the last one ``1 - c0 - c1 - c2``, subtracted in that order).
-
-    With ``stop_outside``, ``None`` as soon as one is outside ``[-eps, 1 + eps]``.
-    """
-    c = [0.0, 0.0, 0.0, 1.0]
+def _all_coordinates(transforms, x):
+    """:func:`_coordinate` for every simplex, and the fourth ``((1 - c0) - c1) - c2``."""
+    m = transforms.shape[0]
+    d = [x[j] - transforms[:, 3, j] for j in range(3)]
+    c = np.empty((m, 4))
+    last = np.ones(m)
     for i in range(3):
-        c[i] = _coordinate(t, x, i)
-        c[3] -= c[i]
-        if stop_outside and not (-_EPS <= c[i] <= 1 + _EPS):
-            return None
-    if stop_outside and not (-_EPS <= c[3] <= 1 + _EPS):
-        return None
+        acc = np.zeros(m)
+        for j in range(3):
+            acc = acc + transforms[:, i, j] * d[j]
+        c[:, i] = acc
+        last = last - acc
+    c[:, 3] = last
     return c

@@ -62,13 +62,19 @@ def compile_estimate(command="simulate") -> tuple:
 def _nothing_to_announce(command) -> bool:
     """Whether the modules loaded so far already show that :func:`compile_notice` has nothing to say.
 
-    Looks only at the kernels of the modules this process has loaded (the run's own: the
-    simulator's and its policy's), so a warm run does not import every other policy's modules
-    to count theirs (~0.1 s). Without a warm-up record for ``command`` this is exact: one of
-    them cached means the cache is not cold. With one, the notice lists the record's kernels
-    still missing; those of modules the run has not loaded yet are left out here.
+    For ``simulate``, whose notice comes once the run is set up (the simulator's and its
+    policy's modules loaded), it looks only at the kernels of the modules this process has
+    loaded, so a warm run does not import every other policy's modules to count theirs
+    (~0.1 s). Without a warm-up record for the command this is exact: one of them cached means
+    the cache is not cold. With one, the notice lists the record's kernels still missing;
+    those of modules the run has not loaded yet are left out here. Other commands (a sweep
+    announces before its workers load anything) always take the full count.
     """
-    loaded = cache_state(COMMAND_PACKAGES.get(command, COMMAND_PACKAGES["warmup"]), load=False)
+    if command != "simulate":
+        return False
+    loaded = cache_state(COMMAND_PACKAGES[command], load=False)
+    if not loaded.kernels:
+        return False
     record = load_record()
     if record is not None and command in record["kernels"]:
         return not set(loaded.missing) & set(record["kernels"][command])

@@ -40,6 +40,18 @@ CASES = {
     "saturn1_pollux": [*_SATURN1, "--policy", "pollux"],
     "saturn1_sia": [*_SATURN1, "--policy", "sia"],
     "tiresias_x4": [*_R50, "--scale", "4", "--policy", "tiresias"],
+    # Start-up alone: the same commands stopped after their first round (one minute).
+    "startup_osdi21": [
+        str(P / "workloads" / "workload-6.csv"),
+        "--traces",
+        str(P / "traces"),
+        "--preset",
+        "osdi21",
+        "--max-time",
+        "60",
+        "--allow-incomplete",
+    ],
+    "startup_sia_x1": [*_R50, "--scale", "1", "--policy", "sia", "--max-time", "60", "--allow-incomplete"],
 }
 _TIMINGS = ("wall_s", "policy_s")
 

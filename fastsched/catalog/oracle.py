@@ -23,13 +23,18 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
   ``fixed + 2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one
   node, else the slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
-* **sync time**: the all-reduce less the share ``overlap`` (:data:`OVERLAP`) of the backward
-  pass that hides it, never less than the last gradient bucket; the step is compute plus sync
-  (the optimizer waits for the reduced gradients, and the host for the optimizer).
+* **sync time**: the all-reduce less the window that hides it, never less than the last
+  gradient bucket: the share ``overlap`` (:data:`OVERLAP`) of the GPU's backward pass, at most
+  the time the GPU adds to the host's (``compute - sqrt(host^2 + floor^2)``: while the host
+  sets the pace the GPU's work adds little wall time to hide in); the step is compute plus
+  sync (the optimizer waits for the reduced gradients, and the host for the optimizer).
 
-In the Sia traces (2021 PyTorch with AdaptDL) a multi-GPU step is mostly the one-GPU compute
-plus the measured sync, whatever the backward pass's length, so :data:`OVERLAP` is 0 here;
-PyTorch DDP's bucketed overlap of a modern stack is ``overlap=1``.
+PyTorch's DistributedDataParallel all-reduces the gradients in buckets while the backward
+pass still runs, so :data:`OVERLAP` is 1. The stack of the Sia traces (2021 PyTorch with
+AdaptDL, whose trainer is a DistributedDataParallel) does so too: their measured sync, timed
+from the last local gradient to the reduced gradients, is that exposed tail, and it shrinks as
+the batch (and the backward pass) grows at the same bytes. ``overlap=0`` prices a stack that
+reduces only after the backward pass.
 
 The two global constants, :data:`HOST_S_PER_KERNEL` (100 µs) and :data:`LINK_EFFICIENCY`
 (0.1), were chosen on the Sia traces' cifar10 rows (the calibration application; 2021-era
@@ -77,8 +82,8 @@ LATENCY_S = (10e-6, 30e-6)
 BUCKET_BYTES = 25e6
 #: Fixed seconds of one step's gradient synchronisation on several GPUs, whatever its size.
 ALLREDUCE_FIXED_S = 0.0
-#: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's ideal).
-OVERLAP = 0.0
+#: Share of the backward pass that hides the all-reduce (0: none; 1: all, DDP's bucketed overlap).
+OVERLAP = 1.0
 #: Seconds a dependent kernel takes on the GPU at least (launch and completion of a tiny kernel).
 GPU_KERNEL_S = 4e-6
 #: Fewer multiplies of Winograd F(2x2, 3x3) than a direct 3x3 convolution (Lavin & Gray 2016).
@@ -178,11 +183,18 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s, n=1):
 def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0):
     """Step and exposed sync from the parts (see the module docstring)."""
     ov = OVERLAP if overlap is None else overlap
-    sync = np.maximum(ar * last_frac, ar - ov * bwd)
     # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
-    # (max); the 2-norm sits between the two. The exposed sync adds to it: the optimizer step
-    # waits for the reduced gradients, and the next step's kernels for the optimizer.
-    return np.hypot(np.hypot(host, floor), gpu) + sync, sync
+    # (max); the 2-norm sits between the two.
+    host_side = np.hypot(host, floor)
+    compute = np.hypot(host_side, gpu)
+    # The backward pass hides the all-reduce for as long as the GPU runs it, but no longer than
+    # the GPU adds to the host's own time: while the host sets the pace, more GPU work adds
+    # little wall time and so little room to hide in (and the step never shrinks as it grows).
+    window = np.minimum(ov * bwd, compute - host_side)
+    sync = np.maximum(ar * last_frac, ar - window)
+    # The exposed sync adds to the compute: the optimizer step waits for the reduced
+    # gradients, and the next step's kernels for the optimizer.
+    return compute + sync, sync
 
 
 def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0):
@@ -232,7 +244,10 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     placement : sequence of int
         GPUs used on each node (zeros allowed).
     local_bsz : int or array of int
-        Samples per GPU (an array gives arrays).
+        Samples per GPU (an array gives arrays), at least 1. A model priced by the strategy
+        search places the placement's total batch ``sum(placement) x local_bsz`` (rounded; at
+        least one sample) over its (tensor, pipeline, data) plan, so there a fraction below 1
+        is allowed: two GPUs sharing one sequence are ``local_bsz=0.5``.
     efficiency : float, optional
         Fraction of the compute and memory peaks reached (default :data:`DEFAULT_EFFICIENCY`).
     link_efficiency : float
@@ -250,7 +265,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     Raises
     ------
     ValueError
-        A batch below 1, an empty placement, or a model that fits no plan on these GPUs.
+        A batch below 1 (a total batch below 1 for the strategy search), an empty placement,
+        or a model that fits no plan on these GPUs.
 
     Examples
     --------
@@ -266,9 +282,14 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
     b = np.asarray(local_bsz, dtype=np.float64)
-    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 1):
+    hybrid = m.transformer is not None and _max_dp_batch(m, g) < 1
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
         raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
-    if m.transformer is not None and _max_dp_batch(m, g) < 1:
+    if hybrid and np.any(np.round(sum(p) * b) < 1):
+        raise ValueError(f"local_bsz x GPUs must be >= 1 (the strategy search's total batch), got {local_bsz!r}")
+    if not hybrid and np.any(b < 1):
+        raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
+    if hybrid:
         out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
         if floor_s:

@@ -104,16 +104,26 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
 def priced(t: OracleType, placement, local_bsz) -> tuple:
     """``(step, sync)`` seconds of ``placement`` (GPUs per node, none empty) at ``local_bsz`` per GPU.
 
-    A decoder that no plan of these GPUs holds (it would run out of memory) is priced on the
-    smallest multiple of the placement that holds it, run time-sliced on these GPUs: policies
-    still ask (Sia's bootstrap prices one GPU), and no such placement looks faster per GPU than
-    a real one.
+    A placement too small for the model is still priced, as the simulator's
+    :class:`~fastsched.sim.traces.Application` interface asks (``min_replicas`` tells policies
+    not to choose it): a decoder that no plan of these GPUs holds (it would run out of memory)
+    is priced on the smallest power-of-two multiple of the placement that holds the same total
+    batch, run time-sliced on these GPUs. Policies still ask (Sia's bootstrap prices one GPU,
+    at any per-GPU batch), and no such placement looks faster per GPU than a real one.
+
+    Raises
+    ------
+    ValueError
+        A data-parallel model below one sample per GPU, or a decoder that no multiple up to
+        the type's 64 nodes' worth of GPUs holds (:func:`oracle_type` refuses such a model).
 
     Examples
     --------
     >>> t = oracle_type("gpt-6.7b", "h100")
     >>> one, two = priced(t, (1,), 4), priced(t, (2,), 2)
     >>> one[0] == 2 * two[0]  # one GPU does two GPUs' work time-sliced
+    True
+    >>> priced(t, (1,), 1)[0] == 2 * priced(t, (2,), 0.5)[0]  # two GPUs share the one sequence
     True
     """
     kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
@@ -122,13 +132,17 @@ def priced(t: OracleType, placement, local_bsz) -> tuple:
     except ValueError:
         if t.model.transformer is None:
             raise
-    for k in (2, 4, 8, 16, 32, 64):
+    k = 2
+    while k <= 64 * max(int(t.gpu.gpus_per_node), 1):
         try:
             step, sync = step_time(t.model, t.gpu, tuple(c * k for c in placement), local_bsz / k, **kw)
         except ValueError:
+            k *= 2
             continue
         return step * k, sync * k
-    raise ValueError(f"{t.model.name}: no plan on up to 64 x {tuple(placement)} GPUs of {t.gpu.name} holds the model")
+    raise ValueError(
+        f"{t.model.name}: no plan on up to {k // 2} x {tuple(placement)} GPUs of {t.gpu.name} holds the model"
+    )
 
 
 def min_gpus(t: OracleType, batch_size) -> int:

@@ -350,7 +350,10 @@ def load_hetero_applications(traces_dir, gpu_types, names=None, *, published=Tru
 
 
 def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> float:
-    """Optimizer steps per second of ``app`` on ``placement`` at total ``batch_size`` (0 if unmeasurable).
+    """Optimizer steps per second of ``app`` on ``placement`` at total ``batch_size``.
+
+    0 where the batch cannot give each of the placement's GPUs a sample within the
+    application's limits (the job cannot run there).
 
     The per-GPU batch and accumulation steps follow the simulator's rule for a fixed batch
     size (:func:`fastsched.sim._rules.fixed_batch_config`).
@@ -370,10 +373,9 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     except ValueError:  # more GPUs than the batch can use: the job cannot run there
         return 0.0
     atomic = max(min(atomic, hi), 1)
-    try:
-        step, sync = app.throughput(placement, atomic)
-    except ValueError:
-        return 0.0
+    # Applications price every non-empty placement (one too small for the model time-sliced,
+    # see Application.min_replicas), so an error here is a real one, not "cannot run".
+    step, sync = app.throughput(placement, atomic)
     total = step + (step - sync) * accum
     return 1.0 / total if total > 0 and math.isfinite(total) else 0.0
 

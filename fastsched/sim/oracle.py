@@ -51,8 +51,9 @@ class OracleApplication(Application):
         model's).
     overlap : float, optional
         Share of the backward pass that hides the all-reduce (default
-        :data:`fastsched.catalog.oracle.OVERLAP`, 0 as in the measured 2021 stack; 1 for
-        PyTorch DDP's bucketed overlap).
+        :data:`fastsched.catalog.oracle.OVERLAP`: 1, PyTorch DDP's bucketed overlap, as in
+        the measured stack of the Sia traces; 0 for a stack that reduces after the backward
+        pass).
     floor : float, optional
         The machine's fixed host seconds per step (``floor_s`` of
         :func:`fastsched.catalog.step_time`; default 0).
@@ -93,7 +94,21 @@ class OracleApplication(Application):
         self._min_replicas = None
 
     def throughput(self, placement, local_bsz):
-        """Return ``(step_time, sync_time)`` seconds of ``placement`` at ``local_bsz`` per GPU."""
+        """Return ``(step_time, sync_time)`` seconds of ``placement`` at ``local_bsz`` per GPU.
+
+        Every non-empty placement is priced. One with fewer GPUs than :attr:`min_replicas`
+        (a decoder that does not fit there) is priced run time-sliced, as the smallest
+        multiple of it that holds the model at the same total batch
+        (:func:`fastsched.catalog.profile.priced`): never faster per GPU than a placement the
+        job can really run on, and policies that choose GPU counts do not choose it.
+
+        Examples
+        --------
+        >>> app = OracleApplication("gpt-6.7b", "h100")
+        >>> one, two = app.throughput((1,), 1), app.throughput((2,), 1)
+        >>> app.min_replicas, one[0] > two[0] / 2
+        (2, True)
+        """
         key = (tuple(placement), local_bsz)
         out = self._memo.get(key)
         if out is None:

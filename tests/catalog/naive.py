@@ -56,6 +56,9 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     host_s = model.kernels * host_per_kernel
     grad = model.grad_bytes_per_param * model.parameters
     ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)
-    exposed = max(ar * min(1.0, bucket / grad), ar - overlap * backward_s)
     # host launches, the machine's per-step floor and the GPU overlap partly: their 2-norm
-    return math.sqrt(host_s**2 + floor**2 + gpu_s**2) + exposed, exposed
+    compute = math.sqrt(host_s**2 + floor**2 + gpu_s**2)
+    # the backward pass hides the all-reduce, but only for the time the GPU adds to the host's
+    window = min(overlap * backward_s, compute - math.sqrt(host_s**2 + floor**2))
+    exposed = max(ar * min(1.0, bucket / grad), ar - window)
+    return compute + exposed, exposed

@@ -41,7 +41,10 @@ def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link, fl
 def test_properties(model, gpu, placement):
     bs = np.array([1, 2, 8, 64, 512])
     step, sync = step_time(model, gpu, placement, bs)
-    assert np.all(np.diff(step) > 0)  # more samples per GPU never take less time
+    # More samples per GPU never take less time (a host-paced step may stay flat while the
+    # GPU's longer backward pass hides more of the all-reduce).
+    assert np.all(np.diff(step) >= -1e-12 * step[1:])
+    assert np.all(np.diff(step_time(model, gpu, placement, bs, overlap=0.0).step) > 0)
     assert np.all(sync >= 0) and np.all(sync <= step)
     assert np.all(np.diff(sync) <= 0)  # a longer backward pass hides more of the all-reduce
     if sum(placement) == 1:
@@ -159,8 +162,24 @@ def test_sync_grows_with_the_gpus_and_adds_to_the_compute(model, gpu, per_node, 
         assert many.step - many.sync >= one.step * (1.0 - 1e-12)
     if per_node > 1:  # one more GPU on the same node never synchronises faster (ring: 2 (n-1)/n)
         assert step_time(model, gpu, (per_node,), b).sync >= step_time(model, gpu, (per_node - 1,), b).sync
-    hidden = step_time(model, gpu, (per_node,) * nodes, b, overlap=1.0)
-    assert hidden.sync <= many.sync and hidden.step <= many.step  # overlap only hides sync
+    after_backward = step_time(model, gpu, (per_node,) * nodes, b, overlap=0.0)
+    assert many.sync <= after_backward.sync and many.step <= after_backward.step  # overlap only hides sync
+
+
+def test_the_backward_pass_hides_the_all_reduce_only_where_the_gpu_sets_the_pace():
+    # The Sia traces' stack is PyTorch DDP: at the same gradient bytes a longer backward pass
+    # hides more of the all-reduce (cifar10 on 8 x 2080 Ti: 48 ms measured at 32 per GPU,
+    # 10 ms at 1024), so the default prices the overlap.
+    small, large = step_time("cifar10", "rtx2080ti", (8,), 32), step_time("cifar10", "rtx2080ti", (8,), 1024)
+    assert large.sync < 0.7 * small.sync
+    # YOLOv3's 2,150 kernel launches pace its step on T4s: its GPU work adds little wall time,
+    # so it cannot hide the all-reduce behind it, and a larger batch never takes less time.
+    bs = np.arange(1, 65)
+    for overlap in (0.0, 0.5, 1.0):
+        step, _ = step_time("yolov3", "t4", (4, 4), bs, overlap=overlap)
+        assert np.all(np.diff(step) >= -1e-12 * step[1:])
+    host_paced = step_time("yolov3", "t4", (4, 4), 1)
+    assert host_paced.sync == pytest.approx(step_time("yolov3", "t4", (4, 4), 1, overlap=0.0).sync, rel=0.05)
 
 
 def test_units_of_a_known_step():

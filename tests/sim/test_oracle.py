@@ -8,6 +8,7 @@ import pytest
 from fastsched.catalog import model_spec, step_time
 from fastsched.cli import main
 from fastsched.sim.hetero import HeteroApplication, load_hetero_applications
+from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.oracle import (
     OracleApplication,
     calibrate_floors_from_traces,
@@ -156,6 +157,22 @@ def test_placements_too_small_for_the_model_are_priced_time_sliced():
     assert one == pytest.approx(real * fits)  # no better per GPU than the smallest placement that fits
 
 
+def test_a_placement_too_small_for_the_model_is_priced_at_every_per_gpu_batch():
+    # At one sequence per GPU the smallest plan that holds the model shares that sequence over
+    # its GPUs (tensor/pipeline parallel), so the time-sliced price exists there too.
+    app = OracleApplication("gpt-6.7b", "h100")
+    assert app.min_local_bsz == 1 and app.min_replicas == 2
+    one, sync = app.throughput((1,), 1)
+    two, _ = app.throughput((2,), 0.5)
+    assert np.isfinite(one) and sync == 0.0 and one == pytest.approx(2 * two)
+    assert one / 1 >= app.throughput((2,), 1)[0] / 2  # no faster per sample and GPU than a real plan
+    assert fixed_batch_throughput(app, (1,), 1) == pytest.approx(1 / one)
+    with pytest.raises(ValueError, match="total batch"):
+        step_time("gpt-6.7b", "h100", (2,), 0.2)  # less than one sequence on the placement
+    with pytest.raises(ValueError, match="local_bsz"):
+        step_time("cifar10", "h100", (2,), 0.5)  # data parallel: each GPU needs a sample
+
+
 def _fits(k):
     try:
         step_time("gpt-6.7b", "h100", (k,), 4 / k)
@@ -184,15 +201,15 @@ def test_calibration_reads_only_the_calibration_application(tmp_path, monkeypatc
 
 
 def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
-    measured_stack = oracle_applications(["bert"], ["v100"])["bert"]
-    ddp = oracle_applications(["bert"], ["v100"], overlap=1.0)["bert"]
-    (s0, y0), (s1, y1) = measured_stack.apps["v100"].throughput((8,), 8), ddp.apps["v100"].throughput((8,), 8)
+    after_backward = oracle_applications(["bert"], ["v100"], overlap=0.0)["bert"]
+    ddp = oracle_applications(["bert"], ["v100"])["bert"]  # the default: DDP's bucketed overlap
+    (s0, y0), (s1, y1) = after_backward.apps["v100"].throughput((8,), 8), ddp.apps["v100"].throughput((8,), 8)
     assert y1 < y0 and s1 < s0
-    write_profile("bert", ["v100"], tmp_path, overlap=1.0)
+    write_profile("bert", ["v100"], tmp_path, overlap=0.0)
     trace = TraceApplication(tmp_path / "bert", gpu_type="azure")
     b = trace.min_local_bsz
     assert trace.throughput((8,), b) == pytest.approx(
-        OracleApplication("bert", "v100", overlap=1.0).throughput((8,), b)
+        OracleApplication("bert", "v100", overlap=0.0).throughput((8,), b)
     )
 
 

@@ -211,6 +211,28 @@ def test_a_policy_without_a_name_is_known_by_its_class(mine):
     assert result.policy == "NoName" and result.completed == 2
 
 
+@pytest.mark.parametrize("name", ["interval", "cluster", "policy", "pollux"])
+def test_a_policy_named_like_a_preset_key_runs(mine, name):
+    # A preset holds options under built-in policy names next to keys such as "interval"; a
+    # policy object of any name must not be handed them ("'int' object is not iterable").
+    policy = make_policy("r5_policies:Fifo")
+    policy.name = name
+    result = simulate(ROWS, policy=policy, nodes=1, gpus=4)
+    assert result.completed == 2
+
+
+def test_policy_options_are_refused_for_a_policy_object(mine):
+    with pytest.raises(ValueError, match="given by name only"):
+        simulate(ROWS, policy=make_policy("pollux"), nodes=1, gpus=4, policy_options={"seed": 1})
+
+
+def test_workers_are_checked_for_one_policy_too(tmp_path, capsys):
+    csv = tmp_path / "w.csv"
+    write_workload(ROWS, csv)
+    assert main(["simulate", str(csv), "--policy", "fifo", "--workers", "0", "-q"]) == 2
+    assert "--workers must be >= 1" in capsys.readouterr().err
+
+
 def test_a_policy_without_optimize_is_refused_when_built(mine):
     with pytest.raises(ValueError, match="'r5_policies:NoOptimize': class NoOptimize does not define optimize"):
         make_policy("r5_policies:NoOptimize")

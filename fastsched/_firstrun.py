@@ -6,7 +6,9 @@ product of the kernels to compile (those of the command missing from numba's cac
 
 * after ``fastsched warmup``: the seconds per kernel that warm-up measured, and the kernels it
   found each command to use (:func:`fastsched._warmup.load_record`); a later run that would
-  compile any of them (say, a new policy's after an upgrade) is announced;
+  compile any of them (say, a new policy's after an upgrade) is announced, as far as the
+  modules it has loaded when it starts show (a run does not import every policy's modules
+  to count their kernels);
 * before any warm-up: a probe, the time to compile one small fixed function here, times
   :data:`PROBE_RATIO` (measured, see ``benchmarks/results/cli.md``); the notice is then shown
   only when nothing is cached at all, since which kernels a command uses is not yet known.
@@ -57,6 +59,28 @@ def compile_estimate(command="simulate") -> tuple:
     return n, n * rate, state
 
 
+def _nothing_to_announce(command) -> bool:
+    """Whether the modules loaded so far already show that :func:`compile_notice` has nothing to say.
+
+    For ``simulate``, whose notice comes once the run is set up (the simulator's and its
+    policy's modules loaded), it looks only at the kernels of the modules this process has
+    loaded, so a warm run does not import every other policy's modules to count theirs
+    (~0.1 s). Without a warm-up record for the command this is exact: one of them cached means
+    the cache is not cold. With one, the notice lists the record's kernels still missing;
+    those of modules the run has not loaded yet are left out here. Other commands (a sweep
+    announces before its workers load anything) always take the full count.
+    """
+    if command != "simulate":
+        return False
+    loaded = cache_state(COMMAND_PACKAGES[command], load=False)
+    if not loaded.kernels:
+        return False
+    record = load_record()
+    if record is not None and command in record["kernels"]:
+        return not set(loaded.missing) & set(record["kernels"][command])
+    return loaded.cached > 0
+
+
 def compile_notice(command="simulate", *, stream=None) -> bool:
     """Print a one-line notice on stderr when the next run will compile kernels.
 
@@ -81,6 +105,8 @@ def compile_notice(command="simulate", *, stream=None) -> bool:
     True
     """
     try:
+        if _nothing_to_announce(command):
+            return False
         n, seconds, state = compile_estimate(command)
     except Exception:  # noqa: BLE001 - a notice must never stop a run
         return False

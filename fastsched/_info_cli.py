@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import platform
 import sys
 import time
 
@@ -16,6 +14,11 @@ _PACKAGES = ("numpy", "scipy", "numba", "numba-cuda", "tqdm", "dask", "distribut
 
 
 def _version(dist: str):
+    # importlib.metadata (and platform) load here, not at module level: building the command
+    # line's parser imports this module for every command, and importlib.metadata costs
+    # ~20 ms there (its email and calendar modules).
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -41,6 +44,8 @@ def info() -> dict:
     >>> d["fastsched"] == __version__ and isinstance(d["cuda"], bool)
     True
     """
+    import platform
+
     import numba
 
     from fastsched import cuda  # its probe initialises the driver: only when asked

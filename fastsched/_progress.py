@@ -2,21 +2,21 @@
 
 A bar goes to stderr, and only when stderr is a terminal (tqdm's ``disable=None``), so logs,
 pipes and captured output never fill with carriage returns; ``quiet`` turns it off
-everywhere.
+everywhere. A bar that will not be shown is a stand-in that draws nothing: tqdm is then not
+imported (~25 ms, most of it ``importlib.metadata`` for tqdm's version) and starts no monitor
+thread.
 """
 
 from __future__ import annotations
 
 import sys
 
-from tqdm import tqdm
-
 from fastsched import _interrupt  # a base module too
 
-__all__ = ["progress_bar", "JobsBar", "progress_callback"]
+__all__ = ["progress_bar", "NoBar", "JobsBar", "progress_callback"]
 
 
-def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqdm:
+def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None):
     """Make a tqdm bar on stderr, shown only on a terminal and never when ``quiet``.
 
     Parameters
@@ -34,8 +34,9 @@ def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqd
 
     Returns
     -------
-    tqdm.tqdm
-        Use ``update(n)`` and ``close()`` (or ``with``).
+    tqdm.tqdm or NoBar
+        Use ``update(n)``, ``set_postfix_str(s)`` and ``close()`` (or ``with``). A bar that
+        would not be shown (``quiet``, or a stream that is not a terminal) is a :class:`NoBar`.
 
     Examples
     --------
@@ -44,10 +45,15 @@ def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqd
     >>> import io
     >>> with progress_bar(3, desc="demo", unit="run", file=io.StringIO()) as bar:
     ...     _ = bar.update(3)
-    >>> bar.disable
-    True
+    >>> bar.disable, type(bar).__name__
+    (True, 'NoBar')
     """
     stream = sys.stderr if file is None else file
+    # tqdm's own rule for disable=None: hidden when the stream says it is not a terminal.
+    if quiet or (hasattr(stream, "isatty") and not stream.isatty()):
+        return NoBar()
+    from tqdm import tqdm  # only for a bar that is drawn
+
     return tqdm(
         total=total,
         desc=desc,
@@ -58,6 +64,36 @@ def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None) -> tqd
         dynamic_ncols=True,
         mininterval=0.2,
     )
+
+
+class NoBar:
+    """The bar of :func:`progress_bar` when it is not shown: its methods do nothing.
+
+    Examples
+    --------
+    >>> with NoBar() as bar:
+    ...     bar.set_postfix_str("t=1.0 h", refresh=False)
+    ...     bar.update(2)
+    >>> bar.disable
+    True
+    """
+
+    disable = True
+
+    def update(self, n=1):
+        """Count ``n`` more items (nothing to draw)."""
+
+    def set_postfix_str(self, s="", refresh=True):
+        """Set the text after the bar (nothing to draw)."""
+
+    def close(self):
+        """Nothing to finish."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class JobsBar:

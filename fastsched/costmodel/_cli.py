@@ -166,7 +166,10 @@ def run(args) -> int:
             what="--timeline",
             force_flag=None if force is None else "--force",
         ) as tmp:
-            plot_timeline(cm.get_pipeline_schedule(), tmp, title=f"{case.name} ({args.schedule})")
+            try:
+                plot_timeline(cm.get_pipeline_schedule(), tmp, title=f"{case.name} ({args.schedule})")
+            except ValueError as exc:  # matplotlib's unknown format names neither the option nor the file
+                raise ValueError(f"--timeline {args.timeline}: {exc}") from None
     if args.json:
         d = cost.to_dict()
         d["name"] = case.name

@@ -31,6 +31,7 @@ _INT_NONE = {int, type(None)}
 _NUM_NONE = {int, float, type(None)}
 _STR = {str}
 _DICT = {dict}
+_BOOL = {bool}
 
 
 class _Fallback(Exception):
@@ -119,10 +120,10 @@ def _one_rank(program):
         shape_len.append(len(shape))
         dims += shape
         dsize.append(DTYPE_SIZES[v.get("dtype", "float32")])  # an alias: the general path normalises it
-        pers.append(1 if v.get("persistable", False) else 0)
+        pers.append(v.get("persistable", False))  # bools (checked below) pack as 0/1
         grad.append(1 if "@GRAD" in name else 0)  # a non-str name raises: general path
     nv = len(names)
-    if (names and set(map(type, names)) != _STR) or "" in names:
+    if (names and set(map(type, names)) != _STR) or "" in names or (pers and set(map(type, pers)) != _BOOL):
         raise _Fallback
     if dims and (set(map(type, dims)) != {int} or min(dims) < -1 or max(dims) > 2**53):
         raise _Fallback

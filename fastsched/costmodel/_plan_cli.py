@@ -132,9 +132,9 @@ def register(subparsers) -> None:
         "--global-batch",
         type=int,
         default=None,
-        help="program only: samples per step (default: the case's batch_size x GPUs)",
+        help="samples per step (default: the model file's global_batch; a program's: the case's batch_size x GPUs)",
     )
-    p.add_argument("--rank", type=int, default=0, help="program only: which rank's program to read (default 0)")
+    p.add_argument("--rank", type=int, default=None, help="program only: which rank's program to read (default 0)")
     p.add_argument("--gpus", type=int, required=True, help="number of GPUs")
     p.add_argument("--cluster", metavar="CLUSTER.json", default=None, help="cluster fields (the options override)")
     p.add_argument(
@@ -160,6 +160,13 @@ def run(args) -> int:
 
     with open(args.model, encoding="utf-8") as fh:
         data = json.load(fh)
+    is_program = isinstance(data, dict) and ("ranks" in data or "ops" in data)
+    if not is_program and isinstance(data, dict):
+        # a transformer: --global-batch replaces the file's (it was ignored); --rank has no meaning
+        if args.rank is not None:
+            raise ValueError(f"--rank reads one rank of a case or program file; {args.model} is a transformer model")
+        if args.global_batch is not None:
+            data["global_batch"] = args.global_batch
     # The stated bounds first: an out-of-range request is refused before the cost model loads.
     check_plan_request(args.gpus, data if isinstance(data, dict) else None)
 
@@ -168,11 +175,11 @@ def run(args) -> int:
     from fastsched.costmodel.program_search import ProgramModel
     from fastsched.costmodel.search import Transformer, search
 
-    is_program = isinstance(data, dict) and ("ranks" in data or "ops" in data)
+    rank = 0 if args.rank is None else args.rank
     if is_program:
         case = load_case(args.model) if "ranks" in data else Case("program", data)
         gb = args.global_batch if args.global_batch is not None else case.batch_size * args.gpus
-        model = ProgramModel(case, global_batch=gb, rank=args.rank)
+        model = ProgramModel(case, global_batch=gb, rank=rank)
     else:
         if not isinstance(data, dict):
             raise ValueError(f"{args.model}: a model file holds a JSON object")
@@ -204,7 +211,7 @@ def run(args) -> int:
     if is_program:
         desc = {
             "program": args.model,
-            "rank": args.rank,
+            "rank": rank,
             "forward_ops": model.n_forward,
             "parameters": model.parameters,
             "global_batch": model.global_batch,

@@ -15,7 +15,7 @@ import numpy as np
 
 from fastsched._jit import jit
 from fastsched.costmodel._comm import allreduce_ms, p2p_ms
-from fastsched.costmodel._search import GPIPE, N_OUT, ZB_H1, zero_state_bytes
+from fastsched.costmodel._search import GPIPE, N_OUT, ZB_H1, zb_h1_saving, zero_state_bytes
 
 __all__ = ["balanced_cuts", "program_stages", "program_config_cost", "program_search_kernel"]
 
@@ -103,22 +103,23 @@ def program_config_cost(sf, sa, sp, sbd, scal, cl, p, d, b, m, sched, rec, zero)
     F, gpn, bwi, lati, bwe, late = cl
     r = b / batch
     ratio = btot / ftot if ftot > 0.0 else 0.0
-    j = 0
     xmax = -1.0
     xsum = 0.0
+    wmin = np.inf  # the smallest weight gradient and forward (ZB-H1's bubble filling)
+    fmin = np.inf
     for s in range(p):
         f = r * sf[s]
-        x = f + r * (sf[s] * ratio if ftot > 0.0 else btot / p)
+        bs = r * (sf[s] * ratio if ftot > 0.0 else btot / p)
+        x = f + bs
         if rec == 2:
             x += f
         xsum += x
-        if x > xmax:
-            xmax = x
-            j = s
+        xmax = max(xmax, x)
+        wmin = min(wmin, 0.5 * bs)
+        fmin = min(fmin, f)
     T = xsum + (m - 1) * xmax
     if sched == ZB_H1:
-        bj = r * (sf[j] * ratio if ftot > 0.0 else btot / p)
-        T -= (p - 1) * min(0.5 * bj, r * sf[j])
+        T -= zb_h1_saving(p, m, wmin, fmin)
     mx = 0.0
     for s in range(p):
         mx = max(mx, sbd[s])

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _norm_dtype
+from fastsched.costmodel.program import DTYPE_SIZES, Program, Rank, _check_flag, _norm_dtype
 
 __all__ = ["INT_RANGES", "MAX_VAR_BYTES"]
 
@@ -39,6 +39,9 @@ INT_RANGES = {
 MAX_VAR_BYTES = 2.0**63
 
 
+_BOOL = {bool}
+
+
 def _check_str(what, value):
     if not isinstance(value, str) or not value:
         raise TypeError(f"{what} must be a non-empty str, got {value!r}")
@@ -48,6 +51,8 @@ def _slot_lists(where, slots):
     # Normalise [[slot, [names]], ...] (or {slot: [names]}) to [(slot, [names])], checked.
     if not slots:
         return ()
+    if not isinstance(slots, (Mapping, Sequence)) or isinstance(slots, (str, bytes)):
+        raise TypeError(f"{where} must be [slot, [var names]] pairs, got {slots!r}")
     if type(slots) is list:
         # the JSON layout: checked with C-level passes (type sets), no per-name Python code
         try:
@@ -220,7 +225,7 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
     # The case JSON layout, validated as the Var/Op constructors would (type sets first).
     if not isinstance(r, Mapping):
         raise TypeError(f"ranks[{i}] must be a Rank or a dict, got {type(r).__name__}")
-    rank_no = int(r.get("rank", i))
+    rank_no = _int_or_none(f"ranks[{i}]: rank", r.get("rank", i), allow_none=False)
     raw_vars = list(r.get("vars") or ())
     ops = list(r.get("ops") or ())
     for what, items in (("a variable", raw_vars), ("an op", ops)):
@@ -261,6 +266,9 @@ def _lists_from_dict(i: int, r: Mapping) -> _RankLists:
                 if nd not in DTYPE_SIZES:
                     raise ValueError(f"Var {n!r}: unknown dtype {dt!r}")
                 dtypes[k] = nd
+    if set(map(type, pers)) - _BOOL:
+        for n, p in zip(names, pers, strict=True):
+            _check_flag(f"Var {n!r}: persistable", p)
     pers = list(map(bool, pers))
     ids, types, ins, outs, roles, rings, desc, peers, costs = _columns(ops, _OP_FIELDS)
     if set(map(type, ids)) - {str} or set(map(type, types)) - {str} or "" in ids or "" in types:
@@ -307,6 +315,8 @@ def _rank_lists(program) -> list:
         ranks = list(program)
     else:
         raise TypeError(f"cannot build a Program from {type(program).__name__}")
+    if not isinstance(ranks, Sequence) or isinstance(ranks, (str, bytes)):
+        raise TypeError(f"ranks must be a list of rank programs, got {type(ranks).__name__}")
     out = []
     for i, r in enumerate(ranks):
         out.append(_lists_from_rank(r) if isinstance(r, Rank) else _lists_from_dict(i, r))

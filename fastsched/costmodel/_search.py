@@ -58,6 +58,22 @@ def zero_state_bytes(phi, d, zero):
 
 
 @jit(inline="always")
+def zb_h1_saving(p, m, w, f):
+    """Time ZB-H1 saves over 1F1B's ``xsum + (m - 1) xmax``, for stages whose smallest weight gradient is ``w``.
+
+    ``f`` is the smallest forward. The deferred weight gradients fill the cool-down bubble:
+    ``(p - 1) w`` always, and ``min(w, f)`` more per slot for each microbatch after the first,
+    up to ``p - 1`` slots. Exact on equal stages (``(S - 1)(f + B - min(W, f))`` is then the
+    bubble, as :mod:`.schedules` simulates it); with unequal stages the smallest ones are the
+    bound, so the time is never below the simulated schedule's. Using the heaviest stage's
+    (as before) put the step below its own compute when the logits made the last stage heavy.
+    """
+    if p <= 1:
+        return 0.0
+    return (p - 1) * w + min(m - 1, p - 1) * min(w, f)
+
+
+@jit(inline="always")
 def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     """Step time breakdown (ms) and memory (bytes) of one configuration.
 
@@ -97,9 +113,8 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     else:
         T = xsum + (m - 1) * xmax
         if sched == ZB_H1:
-            w = 0.5 * (bwd_c + 2.0 * logit_c)
-            f = fwd_c + logit_c
-            T -= (p - 1) * min(w, f)
+            # the smallest stages: the logits (the last stage's) are in no other stage
+            T -= zb_h1_saving(p, m, 0.5 * bwd_c, fwd_c)
     T += pp_c
     # parameters of the heaviest stage (first: layers + embeddings) per GPU
     phi = (Ls * (12.0 * h * h + 13.0 * h) + V * h + s * h) / t

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from fastsched._numba_private import compiled_for
+from fastsched._validate import check_int_scalar
 from fastsched.costmodel._estimate import estimate_packed
 from fastsched.costmodel._settings import check_pipeline_config
 from fastsched.costmodel.cost import Cost, _new, _set_out, _set_prep
@@ -83,7 +85,11 @@ class Case:
         self.microbatch_num = microbatch_num
         self.batch_size = batch_size
         self.opcall_overhead = opcall_overhead
-        self.microbatch_list = list(microbatch_list)
+        self.microbatch_list = _microbatch_list(microbatch_list)
+        if results and not isinstance(results, Mapping):
+            raise TypeError(
+                f"results must be a JSON object (the reference's outputs) or null, got {type(results).__name__}"
+            )
         self.results = dict(results or {})
         self.encoded: EncodedProgram = encode(program)
 
@@ -249,6 +255,14 @@ def _load_case(path: str) -> Case:
         microbatch_num=data.get("microbatch_num", 1),
         batch_size=data.get("batch_size", 1),
         opcall_overhead=data.get("opcall_overhead", 0.0),
-        microbatch_list=list(data.get("microbatch_list") or []),
-        results=dict(data.get("results") or {}),
+        microbatch_list=data.get("microbatch_list") or (),
+        results=data.get("results"),
     )
+
+
+def _microbatch_list(counts) -> list:
+    # Extra microbatch counts, each checked as microbatch_num is (a string was iterated into
+    # its characters, and a bare number failed as "'int' object is not iterable").
+    if isinstance(counts, (str, bytes, Mapping)) or not isinstance(counts, Iterable):
+        raise TypeError(f"microbatch_list must be a list of microbatch counts, got {type(counts).__name__}")
+    return [check_int_scalar(f"microbatch_list[{k}]", m, low=1) for k, m in enumerate(counts)]

@@ -91,6 +91,7 @@ class Var:
         if dt not in DTYPE_SIZES:
             raise ValueError(f"Var {self.name!r}: unknown dtype {self.dtype!r}")
         object.__setattr__(self, "dtype", dt)
+        _check_flag(f"Var {self.name!r}: persistable", self.persistable)
         object.__setattr__(self, "persistable", bool(self.persistable))
 
     def to_dict(self) -> dict:
@@ -109,10 +110,21 @@ class Var:
         }
 
 
+def _check_flag(what, value) -> None:
+    # A bool (numpy's too), 0/1, or None (not given: false); the string "false" or -1 were
+    # read as true.
+    if value is None or isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        return
+    if not (isinstance(value, numbers.Integral) and value in (0, 1)):
+        raise TypeError(f"{what} must be a bool, got {value!r}")
+
+
 def _slots(name: str, value) -> tuple:
     # Slots are ((slot, (var, ...)), ...); a mapping {slot: [vars]} is accepted too.
     if value is None:
         return ()
+    if not isinstance(value, (Mapping, Sequence)) or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be [slot, [var names]] pairs, got {value!r}")
     items = value.items() if isinstance(value, Mapping) else value
     out = []
     for item in items:

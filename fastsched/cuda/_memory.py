@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from fastsched._backend import is_device_array
+from fastsched._validate import check_int_scalar
 from fastsched.cuda._probe import cuda_api
 from fastsched.goodput._types import GoodputParams
 
@@ -85,13 +86,33 @@ def set_threads_per_block(n: int) -> int:
     """
     global THREADS_PER_BLOCK
     old = THREADS_PER_BLOCK
-    THREADS_PER_BLOCK = int(n)
+    THREADS_PER_BLOCK = _check_threads(n)
     return old
 
 
+#: CUDA's most threads in one block (every compute capability numba-cuda supports).
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def _check_threads(n) -> int:
+    # 0 divided by zero at the next launch, a negative count or one over the device's limit
+    # failed inside the driver; a string raised int()'s message naming nothing.
+    return check_int_scalar("threads_per_block", n, low=1, high=MAX_THREADS_PER_BLOCK)
+
+
 def launch_shape(n: int, threads_per_block: int | None = None) -> tuple[int, int]:
-    """``(blocks, threads_per_block)`` covering ``n`` items (grid-stride kernels)."""
-    tpb = int(threads_per_block or THREADS_PER_BLOCK)
+    """``(blocks, threads_per_block)`` covering ``n`` items (grid-stride kernels).
+
+    Examples
+    --------
+    >>> launch_shape(1000, 128)
+    (8, 128)
+    >>> launch_shape(10, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: threads_per_block must be >= 1, got 0
+    """
+    tpb = THREADS_PER_BLOCK if threads_per_block is None else _check_threads(threads_per_block)
     blocks = max(1, min(MAX_BLOCKS, (int(n) + tpb - 1) // tpb))
     return blocks, tpb
 

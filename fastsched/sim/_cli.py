@@ -283,8 +283,6 @@ def _run_many(args, policies) -> int:
 
     if args.output:
         raise ValueError("--output writes one policy's log: give one --policy, or leave --output out")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     done = []
 
     def note(policy, result):
@@ -315,6 +313,9 @@ def _run_many(args, policies) -> int:
 def run(args) -> int:
     """Run the ``simulate`` subcommand for parsed ``args``; returns the exit status."""
     policies = _policies(args.policy)
+    # Checked for one policy too: an option that is accepted and ignored is a silent surprise.
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     _check_paths(args)
     # --scale applied once, for one policy or several (see fastsched.sim.scale)
     args.workload, args.cluster, args.nodes = _scaled(args)

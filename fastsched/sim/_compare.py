@@ -11,6 +11,7 @@ import concurrent.futures
 import math
 import multiprocessing
 import os
+import signal
 
 import numpy as np
 
@@ -103,14 +104,43 @@ def run_policies(policies, *, workers=None, on_done=None, **kwargs) -> list:
     else:
         # spawn, not fork: a forked child inherits the parent's thread pools (BLAS, numba) mid-state.
         ctx = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(policies)), mp_context=ctx) as pool:
+        # The workers ignore Ctrl-C (the terminal sends it to them too, and an idle one would
+        # print a traceback); the parent takes it and terminates them at once, as it does when
+        # one run fails: nothing waits for the other runs to end. (Not multiprocessing.Pool:
+        # its daemonic workers could not start processes of their own.)
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(workers, len(policies)), mp_context=ctx, initializer=_ignore_sigint
+        )
+        try:
             futures = {pool.submit(_run_one, p, kwargs): p for p in policies}
             for fut in concurrent.futures.as_completed(futures):
                 p = futures[fut]
                 results[p] = fut.result()
                 if on_done is not None:
                     on_done(p, results[p])
+        except BaseException:
+            _terminate(pool)
+            raise
+        pool.shutdown()
     return [results[p] for p in policies]
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool) -> None:
+    # The other runs are not waited for (a policy of one's own may never end).
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown drops the mapping
+    for proc in procs:
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.join(5)
 
 
 def _cell(value, scale, fmt):
@@ -184,7 +214,10 @@ def plot_comparison(results, path) -> None:
     ax2.set_xlabel("job completion time (h)")
     ax2.set_ylabel("fraction of jobs")
     ax2.set_title("JCT distribution")
-    ax2.legend(loc="lower right")
+    if any(np.size(r.jcts) for r in results):
+        ax2.legend(loc="lower right")
+    else:  # matplotlib warns on stderr about a legend with nothing in it
+        ax2.text(0.5, 0.5, "no job completed", ha="center", va="center", transform=ax2.transAxes)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

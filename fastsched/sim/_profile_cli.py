@@ -83,7 +83,7 @@ def run(args) -> int:
     types = [t.strip() for t in args.gpu.split(",") if t.strip()]
     if not types:
         raise ValueError("--gpu: give at least one GPU type")
-    names = [gcat.trace_name(t, catalog) for t in types]  # validates every name first
+    types, names = _distinct_types(types, catalog, quiet=args.quiet)  # validates every name first
     effs = {}
     if args.efficiency is not None:
         if not 0.0 < args.efficiency <= 1.0:
@@ -118,3 +118,33 @@ def run(args) -> int:
                 f"{app.max_local_bsz:>13d} {rate:>18.1f}"
             )
     return 0
+
+
+def _distinct_types(types, catalog, quiet=False):
+    """Return ``(types, trace names)`` with each profile once: two names of one type write the same files.
+
+    ``h100,h100-sxm`` names one catalogue type twice: it is profiled once, with a note on stderr.
+    Two different types that would write the same trace files are refused.
+    """
+    import sys
+
+    from fastsched.catalog import gpus as gcat
+
+    first: dict = {}  # trace name -> the first name given for it
+    kept, names, notes = [], [], []
+    for t in types:
+        n = gcat.trace_name(t, catalog)
+        if n not in first:
+            first[n] = t
+            kept.append(t)
+            names.append(n)
+        elif gcat.gpu_type(t, catalog) == gcat.gpu_type(first[n], catalog):
+            notes.append(f"{t!r} is {first[n]!r} ({gcat.canonical_name(t, catalog)})")
+        else:
+            raise ValueError(
+                f"--gpu: {first[n]!r} and {t!r} are different GPU types with the same trace name {n!r}: "
+                "their profiles would overwrite each other"
+            )
+    if notes and not quiet:
+        print(f"fastsched profile: note: {'; '.join(notes)}: profiled once", file=sys.stderr)
+    return kept, names

@@ -194,13 +194,18 @@ def simulate(
         policy = make_policy(policy)  # "module:Class" or a plugin's name; a ValueError naming it otherwise
     seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
     pol_name = policy.name if isinstance(policy, SimPolicy) else policy
-    if policy_options and pol_name not in POLICY_OPTIONS:
+    # Only a built-in policy given by name is built here, so only it takes the preset's options
+    # (keyed by its name) and policy_options; a policy object is already built, and its name
+    # may be any string, a preset key such as "interval" included.
+    by_name = not isinstance(policy, SimPolicy)
+    if policy_options and not (by_name and pol_name in POLICY_OPTIONS):
         raise ValueError(
-            f"policy_options apply to {list(POLICY_OPTIONS)} only; {pol_name} takes none, got {policy_options!r}"
+            f"policy_options apply to the built-in policies {list(POLICY_OPTIONS)} given by name only;"
+            f" {pol_name} takes none, got {policy_options!r}"
         )
-    options = dict(cfg.get(pol_name, {}))
+    options = dict(cfg.get(pol_name, {})) if by_name else {}
     options.update(policy_options or {})
-    if pol_name == "pollux":
+    if by_name and pol_name == "pollux":
         options["seed"] = seed
     pol = make_policy(policy, **options) if policy in POLICY_OPTIONS else make_policy(policy)
     if cluster is not None and (nodes is not None or gpus is not None):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched._validate import check_int_scalar
 from fastsched.goodput import fit_perf_params
 from fastsched.sim._rules import id_placement
 from fastsched.sim.builtin import _PROFILES, BUILTIN_WORKLOAD_NAME, ModelApplication
@@ -160,8 +161,16 @@ def synthetic_workload(apps, requests, *, num_jobs=48, duration=2 * 3600, seed=2
     >>> synthetic_workload(apps, requests, num_jobs=3, seed=0) == jobs
     True
     """
-    rng = np.random.default_rng(seed)
+    num_jobs = check_int_scalar("num_jobs", num_jobs, low=1)
+    duration = check_int_scalar("duration", duration, low=1)
+    seed = check_int_scalar("seed", seed, low=0)
     names = [n for n in WORKLOAD_MIX if n in apps]
+    if not names:
+        raise ValueError(f"apps holds none of the workload mix's applications {sorted(WORKLOAD_MIX)}")
+    missing = [n for n in names if n not in requests]
+    if missing:
+        raise ValueError(f"requests has no (num_replicas, batch_size) for application(s) {missing}")
+    rng = np.random.default_rng(seed)
     p = np.array([WORKLOAD_MIX[n] for n in names])
     p /= p.sum()
     times = np.sort(rng.uniform(0, duration, size=num_jobs)).astype(int)
@@ -190,9 +199,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "data"))
     args = parser.parse_args(argv)
     out = Path(args.out)
+    try:  # one line naming the problem, as the fastsched command gives, and nothing written
+        profiles = derive_profiles(args.traces)
+        requests = _requests(args.workloads, profiles)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
     out.mkdir(parents=True, exist_ok=True)
-    profiles = derive_profiles(args.traces)
-    requests = _requests(args.workloads, profiles)
     doc = {
         "about": "Builtin application profiles derived from the Pollux traces by fastsched.sim.derive",
         "applications": {name: prof.to_dict() for name, prof in profiles.items()},

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.sim._interp import barycentric_transforms
+from fastsched.sim._interp import LinearInterpolator, triangulate
 from fastsched.sim._rules import placement_id
 from fastsched.sim._trace_files import read_min_replicas, read_trace_folder, write_example_application
 
@@ -459,9 +459,9 @@ class TraceApplication(Application):
                 self._nd_interp = _nd_interpolator(self._nd_points, self._nd_values) or False
             if self._nd_interp is not False:
                 num_nodes = min(len(placement), 16)
-                step, sync = self._nd_interp([num_nodes, sum(placement), local_bsz])[0]
-                if math.isfinite(step) and math.isfinite(sync):
-                    return float(step), float(sync), False
+                answer = self._nd_interp((num_nodes, sum(placement), local_bsz))
+                if answer is not None and math.isfinite(answer[0]) and math.isfinite(answer[1]):
+                    return answer[0], answer[1], False
         from fastsched.sim._throughput_model import predict_throughput
 
         step, sync = predict_throughput(
@@ -471,28 +471,15 @@ class TraceApplication(Application):
 
 
 def _nd_interpolator(points, values):
-    """Build scipy's ``LinearNDInterpolator`` on Qhull's triangulation, with our barycentric transforms.
+    """Linear interpolation of ``values`` over Qhull's triangulation of ``points`` (scipy's ``LinearNDInterpolator``).
 
-    ``None`` if the points span less than three dimensions (no triangulation exists).
-
-    scipy would compute the transforms on the first query with one LAPACK call per simplex
-    (seconds for the larger traces; rounding that depends on the BLAS build). The same
-    transforms from :func:`fastsched.sim._interp.barycentric_transforms` make that instant
-    and machine-independent; point location and interpolation stay scipy's.
+    ``None`` if the points span less than three dimensions (no triangulation exists). The
+    answers are those of ``scipy.interpolate.LinearNDInterpolator`` on the same
+    triangulation and transforms (:mod:`fastsched.sim._interp`), without importing
+    ``scipy.interpolate``.
     """
-    # Deferred: scipy.spatial/interpolate cost ~0.3 s to import, and only unmeasured
-    # placements need them.
-    from scipy.interpolate import LinearNDInterpolator
-    from scipy.spatial import Delaunay, QhullError
-
-    try:
-        tri = Delaunay(points)
-    except QhullError:  # flat point set (e.g. one node measured): nothing to interpolate in
-        return None
-    transforms = barycentric_transforms(tri.points, np.ascontiguousarray(tri.simplices, dtype=np.int64))
-    if getattr(tri, "_transform", "missing") is None:  # scipy's lazy cache slot
-        tri._transform = transforms
-    return LinearNDInterpolator(tri, values)
+    tri = triangulate(points)
+    return None if tri is None else LinearInterpolator(tri, values)
 
 
 def load_application(trace_dir, *, published=True, **overrides) -> TraceApplication:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -86,6 +87,21 @@ def _check_dask() -> None:
         )
 
 
+def _current_folder_importable(spec_path) -> None:
+    # A policy module:Class of a file here is found, as `fastsched simulate --policy` finds it
+    # (only then: the folder could shadow other modules).
+    from fastsched.sweep._spec_read import read_spec_file
+
+    try:
+        raw = read_spec_file(spec_path)
+    except (OSError, ValueError):
+        return  # load_spec reports it
+    policies = raw.get("policy") if isinstance(raw, dict) else None
+    policies = policies if isinstance(policies, list) else [policies]
+    if any(isinstance(p, str) and ":" in p for p in policies) and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
 def run(args) -> int:
     """Run the ``sweep`` subcommand; returns 0, 1 when some runs failed, 3 when some were incomplete."""
     from fastsched.sweep.client import MAX_WORKERS, check_timeout
@@ -95,6 +111,9 @@ def run(args) -> int:
         raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {args.workers}")
     if args.scheduler and args.workers is not None:
         raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
+    if args.serial and (args.workers is not None or args.scheduler):
+        raise ValueError("--serial runs in this process: --workers and --scheduler do not apply")
+    _current_folder_importable(Path(args.spec))
     check_timeout(args.connect_timeout)
     if not args.serial:
         _check_dask()

@@ -1,7 +1,7 @@
 """Validating a sweep spec's mapping: keys, values, stated size bounds (see :mod:`.spec`).
 
 Every bound is checked before anything is expanded. Imports no simulator engine: the policies
-are loaded only to check ``policy_options``.
+are loaded only to check ``policy_options`` and to import a policy named ``module:Class``.
 """
 
 from __future__ import annotations
@@ -105,8 +105,15 @@ def _check_values(key, values, base_dir, *, typed=False):
     out = []
     for v in values:
         if key == "policy":
-            if not isinstance(v, str) or v not in POLICY_NAMES:
-                _fail(key, f"must be one of {list(POLICY_NAMES)}, got {v!r}")
+            if not isinstance(v, str) or not v:
+                _fail(key, f"must be one of {list(POLICY_NAMES)}, 'package.module:Class' or a plugin's name, got {v!r}")
+            if v not in POLICY_NAMES:  # a researcher's own policy, as `fastsched simulate --policy` takes it
+                from fastsched.sim.policies.registry import load_policy
+
+                try:
+                    load_policy(v)
+                except (TypeError, ValueError) as exc:
+                    _fail(key, str(exc))
         elif key == "preset":
             if not isinstance(v, str) or v not in PRESETS:
                 _fail(key, f"must be one of {sorted(PRESETS)}, got {v!r}")
@@ -177,6 +184,19 @@ def _check_policy_options(grid) -> None:
                     make_policy(name, **{**PRESETS[preset].get(name, {}), **opts, **seed})
                 except (TypeError, ValueError) as exc:
                     _fail("policy_options", f"{opts!r} is not valid for {name} (preset {preset!r}): {exc}")
+
+
+def _check_cluster_options(raw, grid, presets) -> None:
+    """Refuse combinations every run would fail on (simulate's rules), before any run."""
+    if "cluster" in raw:
+        both = [k for k in ("nodes", "gpus") if k in raw]
+        if both:
+            _fail("cluster", f"and {' and '.join(map(repr, both))} are exclusive: give one cluster description")
+    typed = "cluster" in raw or (
+        "nodes" not in raw and "gpus" not in raw and any(PRESETS[p].get("cluster") for p in grid.get("preset", []))
+    )
+    if typed and any(n is not None for n in grid.get("max_nodes", [])):
+        _fail("max_nodes", "(autoscaling) needs a cluster of one unnamed GPU type (nodes/gpus), not a typed cluster")
 
 
 def validate(raw: dict, base: Path) -> tuple:
@@ -254,6 +274,7 @@ def validate(raw: dict, base: Path) -> tuple:
     biggest = max([*grid.get("nodes", [16]), *(n for n in grid.get("max_nodes", []) if n is not None)])
     if biggest * max(grid.get("gpus", [4])) > MAX_GPUS:
         _fail("nodes", f"x gpus reaches {biggest * max(grid.get('gpus', [4]))} GPUs, more than the limit of {MAX_GPUS}")
+    _check_cluster_options(raw, grid, presets)
     _check_policy_options(grid)
     json_raw = json.loads(json.dumps(raw, default=str))
     return workloads, grid, seeds, seed, output, json_raw

@@ -12,6 +12,11 @@ A spec is a mapping (a Python dict, or a JSON / TOML / YAML file holding one):
     The sweep's base seed (default 0), an integer >= 0.
 ``output``
     Default output folder (relative paths resolved like the workloads).
+``policy``
+    A built-in name, ``"package.module:Class"`` or a plugin's name, as ``fastsched simulate
+    --policy`` takes it (the command line imports modules of the current folder too; on an
+    existing ``--scheduler`` the workers must be able to import it). A policy's own file is
+    part of its runs' ids: an edited policy is run again.
 any :func:`fastsched.sim.simulate` option
     ``policy``, ``preset``, ``traces``, ``cluster``, ``nodes``, ``gpus``, ``interval``,
     ``interference``, ``max_nodes``, ``max_time``, ``policy_options``: a scalar, or a list of
@@ -45,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from fastsched._version import __version__
+from fastsched.sim.policies.names import POLICY_NAMES
 from fastsched.sweep._spec_check import (
     BUILTIN,
     GRID_KEYS,
@@ -235,6 +241,8 @@ class SweepSpec:
         files = {"workload": kwargs["workload"], "traces": kwargs.get("traces")}
         if isinstance(cfg.get("cluster"), str) and cfg["cluster"].lower().endswith((".toml", ".json")):
             files["cluster"] = cfg["cluster"]
+        if cfg.get("policy") is not None and cfg["policy"] not in POLICY_NAMES:
+            files["policy"] = _policy_source(cfg["policy"])  # an edited policy is run again
         out = {}
         for key, path in files.items():
             if path is not None:
@@ -272,6 +280,16 @@ class SweepSpec:
         '/tmp/sweeps/out'
         """
         return None if self.output is None else self._resolve(self.output)
+
+
+def _policy_source(name):
+    """Return the file defining a policy named ``module:Class`` or by a plugin (``None``: no file)."""
+    import sys
+
+    from fastsched.sim.policies.registry import load_policy
+
+    path = getattr(sys.modules.get(load_policy(name).__module__), "__file__", None)
+    return path if path and os.path.isfile(path) else None
 
 
 def _digest(path: Path) -> str:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 
+from fastsched.sim.policies._user_checks import CHECKED_METHODS, checked_job_kwargs
+
 __all__ = ["SimPolicy", "JobView", "free_gpus", "pack"]
 
 
@@ -214,10 +216,15 @@ class SimPolicy:
     :meth:`optimize`, reads jobs through :meth:`view` (see :class:`JobView` and the module
     docstring for the stable interface), and may override the others.
 
+    A subclass defined outside this package has its :meth:`optimize`, :meth:`job_kwargs`,
+    :meth:`desired_nodes` and :meth:`bind_cluster` checked on every call: an answer that is not ``{active job: [node id per GPU]}`` within
+    the nodes' GPUs (or not valid ``Job`` arguments), and any exception they raise, become a
+    ``PolicyError`` (a ``ValueError``) naming the policy, the round and the job or field.
+
     Attributes
     ----------
     name : str
-        Registry name.
+        Registry name (default: the class's name).
     heterogeneity_unaware : bool
         Jobs keep one merged throughput model for all GPU types (Pollux in Sia's study).
     needs_gpu_types : bool
@@ -262,8 +269,18 @@ class SimPolicy:
         # even one that overrides job_kwargs without calling super(): the simulator's job
         # objects only carry them when job_kwargs passes them on (a trap users fell into).
         own = cls.__dict__.get("job_kwargs")
+        # A policy written outside this package is new code: its answers are checked each
+        # time, and its errors name it (see _user_checks). The built-in ones are tested instead.
+        user = not cls.__module__.startswith("fastsched.")
         if own is not None and not getattr(own, "_records_requests", False):
-            cls.job_kwargs = _records_requests(own)
+            cls.job_kwargs = _records_requests(checked_job_kwargs(own) if user else own)
+        for method, wrap in CHECKED_METHODS.items() if user else ():
+            own = cls.__dict__.get(method)
+            if own is not None and not getattr(own, "_checked", False):
+                setattr(cls, method, wrap(own))
+        if "name" not in cls.__dict__ and cls.name == SimPolicy.name:
+            # A policy without a name of its own is known by its class's name, not "policy".
+            cls.name = cls.__name__
 
     def _note_request(self, wjob) -> None:
         # Bookkeeping only: a row-like object without these fields (tests' stand-ins) is skipped.
@@ -343,7 +360,7 @@ class SimPolicy:
             Current node id per GPU of each job holding GPUs (a copy: the policy may change
             it). A job left out of the result loses its GPUs.
         """
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__qualname__} does not define optimize(now, jobs, nodes, allocations)")
 
     def desired_nodes(self):
         """Cluster size the policy asks for (autoscaling), or ``None``."""

@@ -14,7 +14,6 @@ A built-in name wins over a plugin of the same name.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 
 from fastsched.sim.policies.base import SimPolicy
 from fastsched.sim.policies.names import ENTRY_POINT_GROUP, POLICY_NAMES, POLICY_OPTIONS
@@ -48,6 +47,10 @@ def _builtin(name) -> type:
 
 
 def _entry_points() -> dict:
+    # Imported here: importlib.metadata costs ~20 ms to import, and a built-in policy's run
+    # never looks at entry points.
+    import importlib.metadata
+
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
@@ -163,8 +166,13 @@ def make_policy(name, **options) -> SimPolicy:
     if name in _REGISTRY:
         return cls(**options) if name in POLICY_OPTIONS else cls()
     try:  # a plugin's constructor is the user's code: its failure names the policy
-        return cls(**options)
+        policy = cls(**options)
     except Exception as exc:  # noqa: BLE001
         raise ValueError(
             f"policy {name!r}: {cls.__name__}(**{options!r}) failed: {type(exc).__name__}: {exc}"
         ) from None
+    if cls.optimize is SimPolicy.optimize:  # refused now, not at the first round
+        raise ValueError(
+            f"policy {name!r}: class {cls.__qualname__} does not define optimize(now, jobs, nodes, allocations)"
+        )
+    return policy

@@ -9,8 +9,8 @@ used, and the seconds per kernel this machine took to compile them, which
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import time
 from pathlib import Path
 
@@ -126,12 +126,12 @@ def _write_record(rec) -> None:
     path = record_path()
     if path is None:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache: the estimates fall back to the probe
-        tmp.unlink(missing_ok=True)
+    from fastsched._atomic import atomic_path
+
+    # A read-only cache: the estimates fall back to the probe. atomic_path's temporary file has a
+    # unique name and is removed on failure (a second OSError from removing it cannot escape).
+    with contextlib.suppress(OSError, ValueError), atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _tiny_simulations(policies, out, stream):

@@ -24,9 +24,10 @@ has to be loaded for it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
-import os
+import platform
 import zipfile
 from pathlib import Path
 from typing import NamedTuple
@@ -119,6 +120,15 @@ class Triangulation(NamedTuple):
     """Qhull's Delaunay triangulation as arrays: what :class:`LinearInterpolator` reads.
 
     The attributes of the same names of :class:`scipy.spatial.Delaunay`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
+    >>> with tempfile.TemporaryDirectory() as where:
+    ...     tri = triangulate(cube, cache_dir=where)
+    >>> type(tri).__name__, tri.simplices.shape[1], tri.neighbors.shape == tri.simplices.shape
+    ('Triangulation', 4, True)
     """
 
     points: np.ndarray
@@ -158,12 +168,11 @@ def triangulate(points, *, cache_dir=None):
     --------
     >>> import tempfile
     >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
-    >>> where = tempfile.mkdtemp()
-    >>> first, again = triangulate(cube, cache_dir=where), triangulate(cube, cache_dir=where)
-    >>> first.simplices.shape[1], bool((first.simplices == again.simplices).all())
-    (4, True)
-    >>> triangulate(cube[:4] * [1, 1, 0], cache_dir=where) is None  # flat
-    True
+    >>> with tempfile.TemporaryDirectory() as where:
+    ...     first, again = triangulate(cube, cache_dir=where), triangulate(cube, cache_dir=where)
+    ...     flat = triangulate(cube[:4] * [1, 1, 0], cache_dir=where)
+    >>> first.simplices.shape[1], bool((first.simplices == again.simplices).all()), flat is None
+    (4, True, True)
     """
     points = np.ascontiguousarray(points, dtype=np.float64)
     path = _cache_file(points, cache_dir)
@@ -204,7 +213,10 @@ def _cache_file(points, cache_dir):
     import scipy  # the package alone: its modules load lazily
 
     key = hashlib.sha256(points.tobytes())
-    key.update(f"{points.shape} scipy {scipy.__version__} ".encode() + _QHULL_OPTIONS)
+    # Qhull's choice among equally valid triangulations of co-spherical points (the traces'
+    # grids) may differ across builds and machines: a cache shared by several is keyed apart.
+    build = f"{points.shape} scipy {scipy.__version__} numpy {np.__version__} {platform.machine()} "
+    key.update(build.encode() + _QHULL_OPTIONS)
     return Path(cache_dir) / f"fastsched-delaunay-{key.hexdigest()[:32]}.npz"
 
 
@@ -225,13 +237,14 @@ def _read_triangulation(path, points):
 
 
 def _write_triangulation(path, tri):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
+    # Best effort: a cache that cannot be written (read-only, full) only means Qhull runs again
+    # next time (atomic_path refuses a path it cannot inspect with a ValueError). Its temporary
+    # file has a unique name and is removed on failure.
+    from fastsched._atomic import atomic_path
+
+    with contextlib.suppress(OSError, ValueError), atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, **tri._asdict())
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache: triangulate again next time
-        tmp.unlink(missing_ok=True)
 
 
 class LinearInterpolator:
@@ -252,8 +265,11 @@ class LinearInterpolator:
 
     Examples
     --------
+    >>> import tempfile
     >>> cube = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
-    >>> f = LinearInterpolator(triangulate(cube), np.column_stack([cube.sum(axis=1), cube[:, 0]]))
+    >>> with tempfile.TemporaryDirectory() as where:
+    ...     tri = triangulate(cube, cache_dir=where)
+    >>> f = LinearInterpolator(tri, np.column_stack([cube.sum(axis=1), cube[:, 0]]))
     >>> f((0.5, 0.25, 0.25)), f((1.0, 1.0, 1.0)), f((2.0, 0.0, 0.0))
     ((1.0, 0.5), (3.0, 1.0), None)
     """

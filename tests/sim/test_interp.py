@@ -137,13 +137,13 @@ def test_real_traces_answer_as_scipy(shared_dir):
     assert got.tobytes() == one_by_one(theirs, q).tobytes()
 
 
-def test_simulator_interpolator_is_ours_on_its_transforms():
+def test_simulator_interpolator_is_ours_on_its_transforms(tmp_path):
     rng = np.random.default_rng(3)
     points = np.column_stack([rng.integers(1, 5, 60), rng.integers(1, 17, 60), rng.integers(8, 128, 60)]).astype(float)
     points = np.unique(points, axis=0)
     values = rng.random((len(points), 2))
     ours = _nd_interpolator(points, values)
-    tri = triangulate(points)
+    tri = triangulate(points, cache_dir=tmp_path)
     same = LinearInterpolator(tri, values, transforms=barycentric_transforms(points, tri.simplices))
     theirs = LinearNDInterpolator(points, values)  # LAPACK's transforms: equal to rounding
     queries = np.column_stack([rng.uniform(1, 4, 200), rng.uniform(1, 16, 200), rng.uniform(8, 127, 200)])
@@ -154,9 +154,9 @@ def test_simulator_interpolator_is_ours_on_its_transforms():
     assert np.allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-12, atol=1e-12)
 
 
-def test_flat_points_have_no_interpolator_and_bad_values_are_refused():
+def test_flat_points_have_no_interpolator_and_bad_values_are_refused(tmp_path):
     flat = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 1, 0]], dtype=float)
-    assert triangulate(flat) is None and _nd_interpolator(flat, np.zeros((5, 2))) is None
+    assert triangulate(flat, cache_dir=tmp_path) is None and _nd_interpolator(flat, np.zeros((5, 2))) is None
     tri = Delaunay(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype=float))
     with pytest.raises(ValueError, match="values"):
         LinearInterpolator(tri, np.zeros((4, 2)))
@@ -183,3 +183,14 @@ def test_kept_triangulation_is_qhulls(tmp_path):
     assert triangulate(other, cache_dir=tmp_path).points.tobytes() == other.tobytes()
     kept.write_bytes(b"not a triangulation")
     assert triangulate(points, cache_dir=tmp_path).simplices.tobytes() == d.simplices.tobytes()
+
+
+def test_a_cache_that_cannot_be_written_only_costs_a_triangulation(tmp_path):
+    # A cache folder that cannot hold files (here a plain file; a read-only mount behaves
+    # alike): the triangulation is still returned and nothing is left behind.
+    points = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    tri = triangulate(points, cache_dir=blocked)
+    assert tri is not None and tri.points.tobytes() == points.tobytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder"]

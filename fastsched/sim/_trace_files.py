@@ -58,6 +58,9 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> dict[str, list[float]]:
     return cols if cols is not None else _read_csv_rows(path, required)
 
 
+_OTHER_LINE_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 def _read_plain_csv(path: Path, required: tuple[str, ...]):
     """Read the columns of a plain numeric CSV with numpy's parser; ``None`` for anything else.
 
@@ -72,8 +75,12 @@ def _read_plain_csv(path: Path, required: tuple[str, ...]):
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return None
+    # str.splitlines also breaks at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029, where the csv
+    # module (and so the row reader's line numbers) does not: such a file goes to the row reader.
+    if '"' in text or any(c in text for c in _OTHER_LINE_BREAKS):
+        return None
     lines = text.splitlines()
-    if not lines or '"' in text:
+    if not lines:
         return None
     header = [h.strip() for h in lines[0].split(",")]
     if any(c not in header for c in required):

@@ -17,7 +17,30 @@ _NUMBER = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=32).map(lambda x: f"{x:.9g}"),
     st.integers(-(10**20), 10**20).map(str),
     st.sampled_from(
-        ["1e5", " 3", "4 ", ".5", "-0", "+2", "1_0", "0x10", "inf", "nan", "", " ", "\t", "#1", '"7"', "\u0661", "1\r"]
+        [
+            "1e5",
+            " 3",
+            "4 ",
+            ".5",
+            "-0",
+            "+2",
+            "1_0",
+            "0x10",
+            "inf",
+            "nan",
+            "",
+            " ",
+            "\t",
+            "#1",
+            '"7"',
+            "\u0661",
+            "1\r",
+            "2\x0b",
+            "\x0c",
+            "3\x1e",
+            "\x85",
+            "4\u2028",
+        ]
     ),
 )
 _ROW = st.lists(_NUMBER, min_size=1, max_size=4).map(",".join)
@@ -57,3 +80,12 @@ def test_trace_files_take_the_fast_path(shared_dir):
             pytest.skip(f"needs {path}")
         fast = _read_plain_csv(path, required)
         assert fast is not None and fast == _read_csv_rows(path, required)
+
+
+@pytest.mark.parametrize("brk", ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_line_numbers_follow_the_csv_module_on_odd_line_breaks(tmp_path, brk):
+    # str.splitlines breaks lines where csv does not: the numbers named in errors must agree.
+    path = tmp_path / "t.csv"
+    path.write_text(f"a,b\n1,2{brk}\n\n3,4\n", encoding="utf-8")
+    assert _read_plain_csv(path, REQUIRED) is None
+    assert _outcome(_read_csv, path) == _outcome(_read_csv_rows, path)

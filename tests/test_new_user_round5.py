@@ -422,6 +422,19 @@ def test_sweep_combinations_every_run_would_fail_on_are_refused(extra, message):
         load_spec({"workloads": "builtin", **extra})
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"preset": ["sia", "osdi21"], "max_nodes": 4},  # the osdi21 runs autoscale on nodes x gpus
+        {"preset": "sia", "max_nodes": [None, 4]},  # the runs without max_nodes are fine
+    ],
+)
+def test_sweep_grids_where_some_runs_work_are_taken(extra):
+    from fastsched.sweep.spec import load_spec
+
+    assert len(load_spec({"workloads": "builtin", "policy": "pollux", **extra}).runs()) == 2
+
+
 def test_sweep_serial_refuses_workers(tmp_path, capsys):
     import json
 

@@ -192,10 +192,18 @@ def _check_cluster_options(raw, grid, presets) -> None:
         both = [k for k in ("nodes", "gpus") if k in raw]
         if both:
             _fail("cluster", f"and {' and '.join(map(repr, both))} are exclusive: give one cluster description")
-    typed = "cluster" in raw or (
-        "nodes" not in raw and "gpus" not in raw and any(PRESETS[p].get("cluster") for p in grid.get("preset", []))
-    )
-    if typed and any(n is not None for n in grid.get("max_nodes", [])):
+    # A run fails when it autoscales (max_nodes set) on a typed cluster: the spec's own, or its
+    # preset's when the spec gives no nodes/gpus. Refused only when that is every run; a grid
+    # that mixes (presets with and without a typed cluster, max_nodes None and set) is the
+    # cross product the user asked for, and its failing runs are reported as failed runs.
+    def typed(preset) -> bool:
+        if "cluster" in raw:
+            return True
+        return "nodes" not in raw and "gpus" not in raw and bool(PRESETS[preset].get("cluster"))
+
+    all_typed = all(typed(p) for p in grid.get("preset", ["default"]))  # simulate's default preset
+    every_autoscales = "max_nodes" in grid and all(n is not None for n in grid["max_nodes"])
+    if all_typed and every_autoscales:
         _fail("max_nodes", "(autoscaling) needs a cluster of one unnamed GPU type (nodes/gpus), not a typed cluster")
 
 

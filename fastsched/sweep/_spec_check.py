@@ -192,6 +192,7 @@ def _check_cluster_options(raw, grid, presets) -> None:
         both = [k for k in ("nodes", "gpus") if k in raw]
         if both:
             _fail("cluster", f"and {' and '.join(map(repr, both))} are exclusive: give one cluster description")
+
     # A run fails when it autoscales (max_nodes set) on a typed cluster: the spec's own, or its
     # preset's when the spec gives no nodes/gpus. Refused only when that is every run; a grid
     # that mixes (presets with and without a typed cluster, max_nodes None and set) is the

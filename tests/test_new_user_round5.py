@@ -508,3 +508,20 @@ def test_comparing_runs_where_no_job_completed_draws_without_warnings(tmp_path):
         warnings.simplefilter("error")  # "No artists with labels found to put in legend" reached stderr
         plot_comparison(results, tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 0
+
+
+def test_policy_checks_on_an_empty_cluster_and_numpy_delays():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from fastsched.sim.policies._user_checks import PolicyError, check_allocations, check_job_kwargs
+
+    pol, jobs = SimpleNamespace(name="p", cluster=None), [SimpleNamespace(name="a")]
+    with pytest.raises(PolicyError, match="no such node .*the cluster's nodes are none"):
+        check_allocations(pol, 60, {"a": [0]}, jobs, {})
+    for delay in (np.int64(10), np.float32(2.5), 0):
+        assert check_job_kwargs(pol, {"rescale_delay": delay}, ROWS[0])["rescale_delay"] == delay
+    for delay in (np.True_, True, -1, float("nan"), "10"):
+        with pytest.raises(PolicyError, match="rescale_delay must be"):
+            check_job_kwargs(pol, {"rescale_delay": delay}, ROWS[0])

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import operator
+
+import numpy as np
 
 from fastsched._interrupt import is_interrupt
 
@@ -136,7 +139,7 @@ def check_allocations(policy, now, result, jobs, nodes) -> dict:
         if n not in nodes:
             raise PolicyError(
                 f"{where}: over-allocated node {n!r}: no such node (job(s) {sorted(set(holders[n]))}; "
-                f"the cluster's nodes are {min(nodes)}..{max(nodes)})"
+                f"the cluster's nodes are {f'{min(nodes)}..{max(nodes)}' if nodes else 'none'})"
             )
         if count > nodes[n]:
             raise PolicyError(
@@ -189,7 +192,12 @@ def check_job_kwargs(policy, result, wjob) -> dict:
     _check_count(where, "target_num_replicas", result.get("target_num_replicas"), 1)
     _check_count(where, "target_batch_size", result.get("target_batch_size"), 1)
     delay = result.get("rescale_delay", 0)
-    if type(delay) is bool or not isinstance(delay, (int, float)) or not (math.isfinite(delay) and delay >= 0):
+    # numbers.Real: numpy's integers and floats too, as everywhere else a policy returns numbers.
+    if (
+        isinstance(delay, (bool, np.bool_))
+        or not isinstance(delay, numbers.Real)
+        or not (math.isfinite(delay) and delay >= 0)
+    ):
         raise PolicyError(f"{where}: rescale_delay must be a finite number of seconds >= 0, got {delay!r}")
     return result
 

@@ -107,6 +107,14 @@ POLICIES = textwrap.dedent(
         optimize = Fifo.optimize
 
 
+    class NoNameEither(NoName):
+        pass
+
+
+    class NamedChild(Fifo):
+        pass
+
+
     class NoOptimize(SimPolicy):
         name = "no-optimize"
 
@@ -209,6 +217,9 @@ def test_a_policy_without_a_name_is_known_by_its_class(mine):
     # The default name "policy" is also a preset's key: the run failed on a dict() of a string.
     result = simulate(ROWS, policy="r5_policies:NoName", nodes=1, gpus=4)
     assert result.policy == "NoName" and result.completed == 2
+    # A subclass of an unnamed policy is known by its own class; one of a named policy keeps the name.
+    assert make_policy("r5_policies:NoNameEither").name == "NoNameEither"
+    assert make_policy("r5_policies:NamedChild").name == "r5-fifo"
 
 
 @pytest.mark.parametrize("name", ["interval", "cluster", "policy", "pollux"])

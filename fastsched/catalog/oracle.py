@@ -284,7 +284,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     b = np.asarray(local_bsz, dtype=np.float64)
     hybrid = m.transformer is not None and _max_dp_batch(m, g) < 1
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
-        raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
+        rule = "> 0 (with local_bsz x GPUs >= 1)" if hybrid else ">= 1"
+        raise ValueError(f"local_bsz must be {rule}, got {local_bsz!r}")
     if hybrid and np.any(np.round(sum(p) * b) < 1):
         raise ValueError(f"local_bsz x GPUs must be >= 1 (the strategy search's total batch), got {local_bsz!r}")
     if not hybrid and np.any(b < 1):

@@ -278,9 +278,11 @@ class SimPolicy:
             own = cls.__dict__.get(method)
             if own is not None and not getattr(own, "_checked", False):
                 setattr(cls, method, wrap(own))
-        if "name" not in cls.__dict__ and cls.name == SimPolicy.name:
-            # A policy without a name of its own is known by its class's name, not "policy".
-            cls.name = cls.__name__
+        inherited_auto = cls.name == getattr(cls, "_auto_name", None)
+        if "name" not in cls.__dict__ and (cls.name == SimPolicy.name or inherited_auto):
+            # A policy without a name of its own is known by its class's name, not "policy",
+            # nor the name its unnamed parent got from its own class.
+            cls.name = cls._auto_name = cls.__name__
 
     def _note_request(self, wjob) -> None:
         # Bookkeeping only: a row-like object without these fields (tests' stand-ins) is skipped.

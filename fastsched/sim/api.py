@@ -268,7 +268,10 @@ def simulate(
             restart_on_move=not study,  # the study restarts a job only on a new shape, type or resume
         )
     else:
-        jobs = [Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application])) for w in wjobs]
+        fits: dict = {}  # the jobs' perf-param fits, shared (see Job)
+        jobs = [
+            Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application]), fits=fits) for w in wjobs
+        ]
 
     config = {
         "nodes": nodes,

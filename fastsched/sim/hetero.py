@@ -492,7 +492,8 @@ def make_hetero_jobs(
                 f"({w.application} needs {need} for its memory), under a policy that runs the requested count"
             )
     jobs = []
-    models: dict = {}  # the jobs' goodput models, shared (see Job)
+    models: dict = {}  # the jobs' goodput models and fits, shared (see Job)
+    fits: dict = {}
     for w in wjobs:
         if w.num_replicas > largest and cap_replicas:
             w = type(w)(**{**w.__dict__, "num_replicas": largest})
@@ -511,6 +512,7 @@ def make_hetero_jobs(
                 **delays,
                 **policy.job_kwargs(w, app),
                 models=models,
+                fits=fits,
             )
         )
     return jobs

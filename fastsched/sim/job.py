@@ -8,8 +8,6 @@ crossings rounded to whole seconds, a noise-free profile refitted on every new
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from fastsched._validate import check_finite_scalar
@@ -26,17 +24,18 @@ __all__ = ["Job", "RESCALE_DELAY"]
 RESCALE_DELAY = 30
 
 
-@functools.lru_cache(maxsize=65536)
+#: Entries a shared fit memo holds before it is emptied (a few hundred MB at most).
+_FITS_KEPT = 65536
+
+
 def _fitted(observations, previous):
     """:func:`fit_perf_params` of ``((nodes, replicas, atomic_bsz), (step, sync))`` observations, warm-started.
 
-    A pure function of its arguments, memoised for the whole process rather than per job: a
-    job never repeats its own history, but jobs of one application given the same
-    allocations make the same observations (most refits of a Sia or Pollux study repeat
-    another job's), as do the simulations of one sweep worker. The measured times are part
-    of the key: one ``(nodes, replicas, atomic_bsz)`` covers placements (2+2 vs 3+1 GPUs)
-    with different step times. So is the previous fit, the refit's extra start (never a
-    worse fit).
+    A pure function of its arguments, so jobs that made the same observations from the same
+    previous fit may share its answer (see ``fits`` in :class:`Job`). The measured times are
+    part of the observations: one ``(nodes, replicas, atomic_bsz)`` covers placements (2+2 vs
+    3+1 GPUs) with different step times. So is the previous fit, the refit's extra start
+    (never a worse fit).
     """
     keys = [k for k, _ in observations]
     step = np.array([v[0] for _, v in observations])
@@ -143,6 +142,11 @@ class Job:
         by the jobs given the same dict: jobs of one application given the same allocations
         reach the same models, and a model keeps its batch choices. Default: none kept
         beyond the job's current one.
+    fits : dict, optional
+        Fitted perf params by their observations and warm start, shared by the jobs given
+        the same dict: a job never repeats its own history, but jobs of one application
+        given the same allocations make the same observations (most refits of a Sia or
+        Pollux study repeat another job's). Default: every refit is computed.
 
     Examples
     --------
@@ -163,9 +167,11 @@ class Job:
         target_batch_size=None,
         rescale_delay=RESCALE_DELAY,
         models=None,
+        fits=None,
     ):
-        if models is not None and type(models) is not dict:
-            raise TypeError(f"models must be a dict, got {type(models).__name__}")
+        for field, value in (("models", models), ("fits", fits)):
+            if value is not None and type(value) is not dict:
+                raise TypeError(f"{field} must be a dict, got {type(value).__name__}")
         self.name = name
         self.application = application
         self.submission_time = submission_time
@@ -194,6 +200,7 @@ class Job:
         self._speedup_cache = None
         self._model = None
         self._models = models
+        self._fits = fits
         self._batch_cache: dict = {}
         # The kernel's inputs for the current fixed configuration, and whether the job has
         # observed it (see _step_fixed).
@@ -222,8 +229,19 @@ class Job:
     def perf_params(self):
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
-            # Jobs that made exactly the same observations, in the same order, share the fit.
-            self._perf_params = _fitted(tuple(self.profile.items()), self._perf_params)
+            observations, previous = tuple(self.profile.items()), self._perf_params
+            fits = self._fits
+            if fits is None:
+                self._perf_params = _fitted(observations, previous)
+            else:
+                # Jobs that made exactly the same observations, in the same order, share the fit.
+                key = (observations, previous)
+                fitted = fits.get(key)
+                if fitted is None:
+                    if len(fits) >= _FITS_KEPT:
+                        fits.clear()
+                    fitted = fits[key] = _fitted(observations, previous)
+                self._perf_params = fitted
             self._perf_dirty = False
         return self._perf_params
 

@@ -137,8 +137,10 @@ def test_jobs_with_the_same_observations_share_their_fit():
     from fastsched.sim.builtin import builtin_applications
 
     app = builtin_applications()["cifar10"]
-    a, b, c = (Job(name, app, 0) for name in "abc")
-    for job, sync in ((a, 0.01), (b, 0.01), (c, 0.02)):
+    fits: dict = {}
+    a, b, c = (Job(name, app, 0, fits=fits) for name in "abc")
+    alone = Job("alone", app, 0)  # no shared dict: its own fit, equal in value
+    for job, sync in ((a, 0.01), (b, 0.01), (c, 0.02), (alone, 0.01)):
         job.observe(1, 1, 128, 0.1, sync, 1.0, 2.0)
         job.observe(1, 2, 128, 0.12, sync, 1.0, 2.0)
     assert a.perf_params is b.perf_params  # one fit for both histories
@@ -149,6 +151,9 @@ def test_jobs_with_the_same_observations_share_their_fit():
     first = a.perf_params
     b.observe(2, 4, 128, 0.2, 0.05, 1.0, 2.0)
     assert b.perf_params is first
+    assert alone.perf_params == want
+    with pytest.raises(TypeError, match="fits must be a dict"):
+        Job("x", app, 0, fits=[])
 
 
 def _stepped(job_cls=Job, **kwargs):

@@ -59,7 +59,7 @@ _SLOTS = ("profile", "_perf_params", "_perf_dirty", "_speedup_cache")
 
 
 def _slot_property(field):
-    def get(self):  # HeteroJob._slot_key inlined: read several times in every step of every job
+    def get(self):  # HeteroJob._slot_key_of inlined: read several times in every step of every job
         return self._tstate["merged" if self.unaware else self.gpu_type][field]
 
     def set_(self, value):
@@ -177,7 +177,11 @@ class HeteroJob(Job):
 
     # -- the current type ------------------------------------------------------------------
     def _slot_key(self):
-        return "merged" if self.unaware else self.gpu_type
+        return self._slot_key_of(self.gpu_type)
+
+    def _slot_key_of(self, gpu_type):
+        """Key of ``gpu_type``'s state: one merged state for a heterogeneity-unaware policy."""
+        return "merged" if self.unaware else gpu_type
 
     @property
     def application(self):
@@ -225,7 +229,7 @@ class HeteroJob(Job):
 
     def _slot_on(self, gpu_type) -> dict:
         """``gpu_type``'s state (created if new), as :meth:`_on` would make current, without switching."""
-        key = "merged" if self.unaware else gpu_type
+        key = self._slot_key_of(gpu_type)
         slot = self._tstate.get(key)
         if slot is None:
             slot = self._tstate[key] = _fresh_slot()

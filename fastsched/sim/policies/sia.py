@@ -230,7 +230,7 @@ class SiaPolicy(SimPolicy):
         ``(models, cols, multi, reps, ratio, model)`` holds the distinct fits ``(perf, init
         batch, bounds)`` it draws on and, per candidate configuration, its column, whether it
         spans nodes on the fit's type, its GPU count, its bootstrap ratio and its fit's index
-        in ``models``; ``content`` is all of it as bytes (a row's key). Depends only on the
+        in ``models``; ``content`` is all of it as a pair of byte strings (a row's key). Depends only on the
         job's observations (:attr:`~fastsched.sim.hetero.HeteroJob.observation_version`), so
         a round rebuilds only the plans of jobs that observed something new.
         """
@@ -266,7 +266,7 @@ class SiaPolicy(SimPolicy):
                 # Everything the row is computed from, bit for bit: jobs with the same
                 # observations (often: same application, same allocations) share their rows.
                 fits = np.array([(*p_, i_, *b_) for p_, i_, b_ in fit_list], dtype=np.float64)
-                content = fits.tobytes() + layout
+                content = (fits.tobytes(), layout)  # a pair: no two splits of one byte string meet
         if len(self._plans) > 4 * len(self._plans_seen) + 256:  # drop finished jobs' plans
             self._plans = {k: v for k, v in self._plans.items() if k in self._plans_seen}
         entry = (plan, content)

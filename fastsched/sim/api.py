@@ -268,9 +268,11 @@ def simulate(
             restart_on_move=not study,  # the study restarts a job only on a new shape, type or resume
         )
     else:
-        fits: dict = {}  # the jobs' perf-param fits, shared (see Job)
+        models: dict = {}  # the jobs' goodput models and fits, shared (see Job)
+        fits: dict = {}
         jobs = [
-            Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application]), fits=fits) for w in wjobs
+            Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application]), models=models, fits=fits)
+            for w in wjobs
         ]
 
     config = {

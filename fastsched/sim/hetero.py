@@ -24,7 +24,7 @@ from fastsched.sim.hetero_apps import (
     one_gpu_throughput,
     resolve_hetero_applications,
 )
-from fastsched.sim.job import RESCALE_DELAY, Job
+from fastsched.sim.job import RESCALE_DELAY, Job, _max_replicas
 
 __all__ = [
     "HeteroApplication",
@@ -63,7 +63,7 @@ def _slot_property(field):
         return self._tstate["merged" if self.unaware else self.gpu_type][field]
 
     def set_(self, value):
-        self._tstate.setdefault(self._slot_key(), _fresh_slot())[field] = value
+        self._slot_on(self.gpu_type)[field] = value
         if field == "profile":
             self._obs_version += 1
 
@@ -176,9 +176,6 @@ class HeteroJob(Job):
         super().__init__(name, application, submission_time, rescale_delay=rescale_delay, **kwargs)
 
     # -- the current type ------------------------------------------------------------------
-    def _slot_key(self):
-        return self._slot_key_of(self.gpu_type)
-
     def _slot_key_of(self, gpu_type):
         """Key of ``gpu_type``'s state: one merged state for a heterogeneity-unaware policy."""
         return "merged" if self.unaware else gpu_type
@@ -221,7 +218,7 @@ class HeteroJob(Job):
                 self.num_migrations += 1
                 self._pending_migration = True
             self.gpu_type = gpu_type
-            self._tstate.setdefault(self._slot_key(), _fresh_slot())
+            self._slot_on(gpu_type)
 
     def _on(self, gpu_type):
         """Return a context in which the job's per-type state is ``gpu_type``'s (created if new)."""
@@ -312,7 +309,7 @@ class HeteroJob(Job):
         >>> job.max_profiled_replicas_on("fast"), job.max_profiled_replicas_on("slow")
         (2, 0)
         """
-        return max((k[1] for k in self._slot_on(gpu_type)["profile"]), default=0)
+        return _max_replicas(self._slot_on(gpu_type)["profile"])
 
     def perf_params_on(self, gpu_type):
         """PerfParams fitted on ``gpu_type``'s observations (``None`` without any).

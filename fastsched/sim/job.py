@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched._memo import remember
 from fastsched._validate import check_finite_scalar
 from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
 from fastsched.goodput._formulas import MAX_BATCH
@@ -24,8 +25,19 @@ __all__ = ["Job", "RESCALE_DELAY"]
 RESCALE_DELAY = 30
 
 
-#: Entries a shared fit memo holds before it is emptied (a few hundred MB at most).
+#: Entries a shared fit memo and a shared model memo hold before they are emptied (see
+#: fastsched._memo; a few hundred MB at most at the largest scales).
 _FITS_KEPT = 65536
+_MODELS_KEPT = 16384
+#: Batch choices one model keeps (its job's few placements; more when several jobs share it),
+#: and search bounds the models descended from one keep (one per set of application limits).
+_CHOICES_KEPT = 64
+_BOUNDS_KEPT = 64
+
+
+def _max_replicas(profile) -> int:
+    """Largest replica count among a profile's ``(nodes, replicas, atomic_bsz)`` keys (0 if empty)."""
+    return max((k[1] for k in profile), default=0)
 
 
 def _fitted(observations, previous):
@@ -102,23 +114,18 @@ class _Model:
         # Types are part of the key: 1 == True, but only one of them is a valid limit.
         values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
         key = (values, tuple(map(type, values)))
-        choice = self.choices.get((key, num_nodes > 1, num_replicas))
-        if choice is not None:
-            return choice
-        memo = self.bounds
-        bounds = memo.get(key)
-        if bounds is None:
-            if len(memo) >= 64:
-                memo.clear()
-            bounds = memo[key] = _search_bounds(self.init, self.init_batch_size, *limits)
-        # GoodputFunction.optimize's scalar path on the same validated inputs.
-        _, atomic, accum = best_config(
-            self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
-        )
-        if len(self.choices) >= 64:
-            self.choices.clear()
-        choice = self.choices[(key, num_nodes > 1, num_replicas)] = (int(atomic), int(accum))
-        return choice
+
+        def search():
+            bounds = remember(
+                self.bounds, key, lambda: _search_bounds(self.init, self.init_batch_size, *limits), _BOUNDS_KEPT
+            )
+            # GoodputFunction.optimize's scalar path on the same validated inputs.
+            _, atomic, accum = best_config(
+                self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
+            )
+            return int(atomic), int(accum)
+
+        return remember(self.choices, (key, num_nodes > 1, num_replicas), search, _CHOICES_KEPT)
 
 
 class Job:
@@ -223,25 +230,18 @@ class Job:
     @property
     def max_profiled_replicas(self) -> int:
         """Largest replica count the job has run with (0 if it never ran)."""
-        return max((k[1] for k in self.profile), default=0)
+        return _max_replicas(self.profile)
 
     @property
     def perf_params(self):
         """PerfParams fitted on the profile (refitted lazily after a new observation)."""
         if self._perf_dirty:
             observations, previous = tuple(self.profile.items()), self._perf_params
-            fits = self._fits
-            if fits is None:
+            if self._fits is None:
                 self._perf_params = _fitted(observations, previous)
-            else:
-                # Jobs that made exactly the same observations, in the same order, share the fit.
-                key = (observations, previous)
-                fitted = fits.get(key)
-                if fitted is None:
-                    if len(fits) >= _FITS_KEPT:
-                        fits.clear()
-                    fitted = fits[key] = _fitted(observations, previous)
-                self._perf_params = fitted
+            else:  # jobs that made exactly the same observations, in the same order, share the fit
+                make = lambda: _fitted(observations, previous)  # noqa: E731
+                self._perf_params = remember(self._fits, (observations, previous), make, _FITS_KEPT)
             self._perf_dirty = False
         return self._perf_params
 
@@ -297,13 +297,7 @@ class Job:
                 model = self._model = _Model(key, init, model)
                 return model
             exact = (key, init, (type(init), *map(type, key[0]), *map(type, grads)))
-            found = shared.get(exact)
-            if found is None:
-                found = _Model(key, init, model)
-                if len(shared) >= 16384:
-                    shared.clear()
-                shared[exact] = found
-            model = self._model = found
+            model = self._model = remember(shared, exact, lambda: _Model(key, init, model), _MODELS_KEPT)
         return model
 
     def speedup_fn(self):

@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from fastsched._memo import remember
 from fastsched.goodput import GoodputParams
 from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
@@ -279,22 +280,20 @@ class SiaPolicy(SimPolicy):
         A function of the parts and the cluster alone, and few distinct parts occur (jobs of
         one application run on the same types), so the arrays are kept by their parts.
         """
-        hit = self._layouts.get(parts)
-        if hit is None:
-            if len(self._layouts) > 4096:
-                self._layouts.clear()
-            sizes = [count - lo for _, _, _, lo, count, _ in parts]
-            arrays = (
-                np.concatenate([self._type_cols[t][lo:count] for _, t, _, lo, count, _ in parts]),
-                np.concatenate([self._multi_from[(t, src)][lo:count] for _, t, src, lo, count, _ in parts]),
-                np.concatenate([self._type_gpus[t][lo:count] for _, t, _, lo, count, _ in parts]),
-                np.repeat(np.array([b[5] for b in parts], dtype=np.float64), sizes),
-                np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
-            )
-            for a in arrays:  # shared by the plans of many jobs
-                a.flags.writeable = False
-            hit = self._layouts[parts] = (*arrays, b"".join(a.tobytes() for a in arrays))
-        return hit
+        return remember(self._layouts, parts, lambda: self._build_plan_arrays(parts), 4096)
+
+    def _build_plan_arrays(self, parts) -> tuple:
+        sizes = [count - lo for _, _, _, lo, count, _ in parts]
+        arrays = (
+            np.concatenate([self._type_cols[t][lo:count] for _, t, _, lo, count, _ in parts]),
+            np.concatenate([self._multi_from[(t, src)][lo:count] for _, t, src, lo, count, _ in parts]),
+            np.concatenate([self._type_gpus[t][lo:count] for _, t, _, lo, count, _ in parts]),
+            np.repeat(np.array([b[5] for b in parts], dtype=np.float64), sizes),
+            np.repeat(np.array([b[0] for b in parts], dtype=np.int64), sizes),
+        )
+        for a in arrays:  # shared by the plans of many jobs
+            a.flags.writeable = False
+        return (*arrays, b"".join(a.tobytes() for a in arrays))
 
     def _adaptive_rows(self, jobs) -> dict:
         """``{job index: (columns, normalised goodputs)}`` of adaptive / scale-gpus jobs.

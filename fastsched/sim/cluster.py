@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from fastsched.sim._state import StateTable, step_jobs
+
 __all__ = ["Cluster", "placement_of"]
 
 
@@ -131,6 +133,11 @@ class Cluster:
         self.node_types = None if spec is None else spec.node_types
         if spec is not None:
             self.min_nodes = self.num_nodes = self.max_nodes = spec.num_nodes
+        # The jobs' state as arrays, one row per job in workload order (see fastsched.sim._state):
+        # the fixed-configuration jobs held in a round are stepped by one kernel call.
+        self._table = StateTable(len(jobs))
+        for i, job in enumerate(jobs):
+            job._bind(self._table, i)
 
     def nodes(self) -> dict:
         """``{node id: GPUs}`` of the current cluster.
@@ -197,14 +204,17 @@ class Cluster:
         slow = self._slowdowns()
         jobs = self.jobs
         start = self.current_time
-        finished = []
-        for i in sorted(self._held):
-            job = jobs[i]
-            job.current_time = start
-            job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
-            if job.completion_time is not None:
-                # It keeps its nodes until the next scheduling point but never trains again.
-                finished.append(i)
+        if type(seconds) is int and type(start) is int:
+            finished = step_jobs(jobs, self._table, sorted(self._held), seconds, start, slow)
+        else:  # a fractional clock: every job steps itself (its reference loop)
+            finished = []
+            for i in sorted(self._held):
+                job = jobs[i]
+                job.current_time = start
+                job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
+                if job.completion_time is not None:
+                    # It keeps its nodes until the next scheduling point but never trains again.
+                    finished.append(i)
         for i in finished:
             self._held.discard(i)
             self._is_active[i] = False

@@ -473,7 +473,8 @@ class Job(Stateful):
         give the epoch tables. A configuration seen last time is kept with its observed flag.
         """
         app, inputs, r = self.application, self._t.inputs, self._r
-        key = (app, self.placement, self.atomic_bsz, self.accum_steps)
+        # The profile observed into is part of the key: a HeteroJob keeps one per GPU type.
+        key = (app, self.placement, self.atomic_bsz, self.accum_steps, id(self.profile))
         fast = self._fast
         if fast is None or fast[0] != key:
             placement = tuple(filter(None, self.placement))

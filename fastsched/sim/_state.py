@@ -460,6 +460,12 @@ class Stateful:
 
     def _set_batch_config(self, atomic, accum):
         """Set the per-GPU batch and accumulation steps at once (a new configuration to prepare)."""
+        if type(atomic) is int and type(accum) is int and 0 <= atomic < _TOP and 0 <= accum < _TOP:
+            s, r = self._s, self._r  # the common case, written at once (adaptive jobs: every epoch)
+            s.atomic[r], s.accum[r] = atomic, accum
+            s.batch[r] = atomic * (accum + 1) * s.gpus.item(r)
+            self._t.inputs.ready[r] = 0
+            return
         self._atomic = atomic
         self._accum = accum
         self._sync_batch()

@@ -34,7 +34,6 @@ __all__ = [
     "StateTable",
     "advance_round",
     "step_jobs",
-    "CROSSED",
     "TRAINED",
     "WHOLE_STEP",
     "LOOP",
@@ -45,11 +44,11 @@ __all__ = [
 ODD = np.iinfo(np.int64).min
 NONE = ODD + 1
 
-#: Flags of :func:`advance_round` per stepped row: an epoch was crossed; the job trained
-#: (``last`` holds the epoch of its last iteration); the row was not touched and the job's
-#: whole step must run in Python; the re-scale delay was applied but the training must run
-#: in the reference loop (``left`` seconds).
-CROSSED, TRAINED, WHOLE_STEP, LOOP = 1, 2, 4, 8
+#: Flags of :func:`advance_round` per stepped row: the job trained a configuration it has not
+#: observed yet (``last`` holds the epoch of its last iteration); the row was not touched and
+#: the job's whole step must run in Python; the re-scale delay was applied but the training
+#: must run in the reference loop (``left`` seconds).
+TRAINED, WHOLE_STEP, LOOP = 2, 4, 8
 
 
 class JobState(NamedTuple):
@@ -82,7 +81,10 @@ class FixedInputs(NamedTuple):
     max_epochs: np.ndarray  # int64
     slowdown: np.ndarray  # float64: the true goodput is divided by it (HeteroJob)
     observed: np.ndarray  # int8: the configuration's profile key was observed
-    grad_epoch: np.ndarray  # int64: the epoch grad_params were last taken at by the kernel path (-1)
+    # int64, -1 or an epoch e: grad_params (best_metric) are the configuration's application's
+    # grad_stats(batch, e) (best_metric(batch, e)), computed when read (see Job.grad_params).
+    grad_epoch: np.ndarray
+    metric_epoch: np.ndarray
 
 
 def _new_state(n) -> JobState:
@@ -109,6 +111,7 @@ def _new_inputs(n) -> FixedInputs:
         z(n, dtype=np.int64),
         np.ones(n),
         z(n, dtype=np.int8),
+        np.full(n, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
     )
 
@@ -188,6 +191,7 @@ def advance_round(
     slowdown,
     observed,
     grad_epoch,
+    metric_epoch,
     gain,
     prog,
     flags,
@@ -205,9 +209,10 @@ def advance_round(
     holding :data:`ODD` is not touched at all (:data:`WHOLE_STEP`).
 
     ``flags[k]``, ``last[k]`` (the epoch of the last iteration, -1 if none) and ``left[k]``
-    (seconds after the delay) are written for every ``k``. :data:`TRAINED` is flagged only
-    where the job's observation changes: its configuration not yet observed, or its gradient
-    statistics last taken (``grad_epoch``) at another epoch than ``last[k]``.
+    (seconds after the delay) are written for every ``k``. :data:`TRAINED` is flagged where
+    the job's configuration is not yet observed (its profile gains a key: done in Python);
+    otherwise the epochs of its gradient statistics and of its logged metric are marked in
+    ``grad_epoch`` and ``metric_epoch`` (the job computes them when they are read).
     """
     for k in range(len(rows)):
         r = rows[k]
@@ -276,12 +281,13 @@ def advance_round(
             flags[k] = 8
             continue
         now += sec
-        f = 0
+        if lst >= 0:
+            if observed[r] == 0:
+                flags[k] = 2  # the configuration's first observation
+            else:
+                grad_epoch[r] = lst
         if e != epoch[r]:
-            f |= 1
-        if lst >= 0 and (observed[r] == 0 or grad_epoch[r] != lst):
-            f |= 2  # the statistics of a new epoch, or the configuration's first observation
-        flags[k] = f
+            metric_epoch[r] = e
         last[k] = lst
         progress[r], epoch[r], clock[r], attained[r], modelled_service[r] = p, e, now, att, msvc
         if done >= 0:
@@ -337,6 +343,7 @@ def step_jobs(jobs, table, held, seconds, start, slow=None) -> list:
             inputs.slowdown,
             inputs.observed,
             inputs.grad_epoch,
+            inputs.metric_epoch,
             tables.gain,
             tables.prog,
             flags,
@@ -356,9 +363,6 @@ def step_jobs(jobs, table, held, seconds, start, slow=None) -> list:
                 continue
             if flag & TRAINED:
                 job._trained(int(last[k]))
-            if flag & CROSSED:
-                fast = job._fast  # logging only: computed when read
-                job._best_metric_at = (fast[0][0], fast[1], job.epoch)
     return rows[state.completion[rows] != NONE].tolist()
 
 
@@ -476,6 +480,19 @@ class Stateful:
         s.batch[r] = ODD if a == ODD or c == ODD else a * (c + 1) * s.gpus.item(r)
         self._t.inputs.ready[r] = 0
 
+    def _settle(self):
+        """Resolve what the round kernel marked to compute when read, with the configuration it trained."""
+        inputs, r = self._t.inputs, self._r
+        g, m = inputs.grad_epoch.item(r), inputs.metric_epoch.item(r)
+        if g >= 0 or m >= 0:
+            app, batch = self._fast[0][0], self._fast[1]
+            if g >= 0:
+                self._grad_params = app.grad_stats(batch, g)
+                inputs.grad_epoch[r] = -1
+            if m >= 0:
+                self._best_metric_at = (app, batch, m)  # logging only: computed when read
+                inputs.metric_epoch[r] = -1
+
     @property
     def placement(self) -> tuple:
         """GPUs per node held (a tuple; empty without GPUs)."""
@@ -517,11 +534,12 @@ class Stateful:
 
     def _bind(self, table, row):
         """Move the job's state into ``row`` of ``table`` (a cluster's); the job then reads and writes it there."""
+        self._settle()
         for src, dst in zip(self._s, table.state, strict=True):
             dst[row] = src[self._r]
         old, new = self._t.inputs, table.inputs
         for name in ("kind", "slowdown", "observed"):
             getattr(new, name)[row] = getattr(old, name)[self._r]
         new.ready[row] = 0  # the epoch tables' offsets are the new table's
-        new.grad_epoch[row] = -1
+        new.grad_epoch[row] = new.metric_epoch[row] = -1
         self._t, self._s, self._r = table, table.state, row

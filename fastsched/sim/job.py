@@ -206,6 +206,8 @@ class Job(Stateful):
     @property
     def grad_params(self):
         """Gradient statistics ``(sqr, var)`` last observed (``None`` before)."""
+        if self._t.inputs.grad_epoch.item(self._r) >= 0:  # marked by a cluster's round kernel
+            self._settle()
         return self._grad_params
 
     @grad_params.setter
@@ -216,6 +218,8 @@ class Job(Stateful):
     @property
     def best_metric(self):
         """Best validation metric so far (the application's :meth:`~Application.best_metric`; logging only)."""
+        if self._t.inputs.metric_epoch.item(self._r) >= 0:  # marked by a cluster's round kernel
+            self._settle()
         at = self._best_metric_at
         if at is not None:
             self._best_metric, self._best_metric_at = at[0].best_metric(at[1], at[2]), None
@@ -224,6 +228,7 @@ class Job(Stateful):
     @best_metric.setter
     def best_metric(self, value):
         self._best_metric, self._best_metric_at = value, None
+        self._t.inputs.metric_epoch[self._r] = -1
 
     # -- observed model --------------------------------------------------------------------
     @property
@@ -420,6 +425,7 @@ class Job(Stateful):
         attained, msvc, completion = self.attained_service, self.modelled_service, self.completion_time
         atomic, accum = self.atomic_bsz, self.accum_steps
         point_bsz = None
+        crossed = False
         try:
             while seconds > 0 and completion is None:
                 if epoch >= app.max_epochs:
@@ -453,6 +459,7 @@ class Job(Stateful):
                         completion = now + delta
                     progress = next_progress
                     self._best_metric_at = (app, batch_size, epoch)  # logging only: computed when read
+                    crossed = True
                     now += delta
                     attained += delta * gpus
                     if modelled:
@@ -465,6 +472,8 @@ class Job(Stateful):
         finally:
             self.progress, self.epoch, self.current_time = progress, epoch, now
             self.attained_service, self.modelled_service, self.completion_time = attained, msvc, completion
+            if crossed:  # newer than an epoch a round kernel marked
+                self._t.inputs.metric_epoch[self._r] = -1
 
     def _prepare_fixed(self) -> bool:
         """Fill the job's kernel inputs for its current fixed configuration (its row of ``inputs``).
@@ -492,6 +501,7 @@ class Job(Stateful):
             obs = (len(placement), num_replicas, self.atomic_bsz, step_time, sync_time)
             completion_epoch = int(app.completion_epoch(batch_size))
             fast = (key, batch_size, float(total_time), modelled, gain, prog, completion_epoch, obs)
+            self._settle()  # what the kernel marked belongs to the configuration replaced
             self._fast = fast
             inputs.observed[r] = 0
         _, batch_size, total_time, modelled, gain, prog, completion_epoch, _ = fast
@@ -502,15 +512,10 @@ class Job(Stateful):
         return True
 
     def _trained(self, last):
-        """After the kernel trained the job up to epoch ``last``: its observation, as the reference loop makes it."""
+        """After the round kernel trained a configuration not yet observed, up to epoch ``last``: observe it."""
         _, batch_size, *_, obs = fast = self._fast
-        app, inputs, r = fast[0][0], self._t.inputs, self._r
-        if inputs.observed[r]:  # the key is in the profile: only the gradient statistics change
-            self.grad_params = app.grad_stats(batch_size, last)
-        else:
-            self.observe(*obs, *app.grad_stats(batch_size, last))
-            inputs.observed[r] = 1
-        inputs.grad_epoch[r] = last
+        self.observe(*obs, *fast[0][0].grad_stats(batch_size, last))
+        self._t.inputs.observed[self._r] = 1
 
     def _step_fixed(self, app, seconds, gpus, interference) -> bool:
         """Run the training part of :meth:`step` on the kernel (a fixed batch configuration).
@@ -545,11 +550,15 @@ class Job(Stateful):
         if status != OK:
             return False
         if last >= 0:
-            self._trained(last)
+            if self._t.inputs.observed[self._r]:  # the key is in the profile: only the gradient statistics change
+                self.grad_params = app.grad_stats(batch_size, last)
+            else:
+                self._trained(last)
         self.progress = float(progress)
         if epoch != self.epoch:
             self.epoch = int(epoch)
             self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
+            self._t.inputs.metric_epoch[self._r] = -1
         if completion >= 0:
             self.completion_time = int(completion)
         self.current_time = int(now)

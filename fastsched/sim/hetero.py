@@ -404,21 +404,25 @@ class HeteroJob(Job):
         >>> job.atomic_bsz, job.accum_steps
         (128, 0)
         """
+        self._choose_local_bsz(placement)
+
+    def _choose_local_bsz(self, placement) -> tuple:
         if self.gpu_type is None or self.target_batch_size is None or not any(placement):
-            super().update_local_bsz(placement)
+            atomic, accum = super()._choose_local_bsz(placement)
             if self.gpu_type is None:
-                return
+                return atomic, accum
         else:
             app = self.application
             cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
-            self._set_batch_config(
-                *self._fixed_config(
-                    app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
-                )
+            atomic, accum = self._fixed_config(
+                app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
             )
+            self._set_batch_config(atomic, accum)
         cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
-        if self.atomic_bsz > cap:
-            self.atomic_bsz = cap
+        if atomic > cap:
+            atomic = cap
+            self._set_batch_config(atomic, accum)
+        return atomic, accum
 
     def reallocate(self, placement):
         """As :meth:`Job.reallocate`; a move to another GPU type pauses ``migrate_delay`` seconds.

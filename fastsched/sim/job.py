@@ -17,8 +17,8 @@ from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import best_config
 from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
-from fastsched.sim._state import Stateful
-from fastsched.sim._step import OK, advance_fixed, epoch_tables
+from fastsched.sim._state import NONE, Stateful
+from fastsched.sim._step import FixedStepping
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
@@ -129,7 +129,7 @@ class _Model:
         return remember(self.choices, (key, num_nodes > 1, num_replicas), search, _CHOICES_KEPT)
 
 
-class Job(Stateful):
+class Job(Stateful, FixedStepping):
     """State of one job in the simulation.
 
     Parameters
@@ -347,6 +347,10 @@ class Job(Stateful):
         >>> job.atomic_bsz, job.accum_steps
         (128, 0)
         """
+        self._choose_local_bsz(placement)
+
+    def _choose_local_bsz(self, placement) -> tuple:
+        """:meth:`update_local_bsz`, returning the ``(atomic_bsz, accum_steps)`` it set."""
         app = self.application
         placement = tuple(filter(None, placement))
         num_nodes, num_replicas = len(placement), sum(placement)
@@ -365,7 +369,9 @@ class Job(Stateful):
         else:
             atomic, accum = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
         count = num_replicas * (accum + 1)
-        self._set_batch_config(min(atomic, int(app.max_batch_size / count)), accum)
+        atomic = min(atomic, int(app.max_batch_size / count))
+        self._set_batch_config(atomic, accum)
+        return atomic, accum
 
     def _fixed_config(self, app, num_replicas, batch_size, max_local_bsz):
         """:func:`~fastsched.sim._rules.fixed_batch_config`, its refusal naming the job."""
@@ -394,20 +400,29 @@ class Job(Stateful):
         >>> job.current_time, job.epoch, len(job.profile) > 0
         (60, 1, True)
         """
-        slowdown = self.slowdown
+        s, r = self._s, self._r
+        slowdown = self._t.inputs.slowdown.item(r)
         if slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
             interference = 1.0 - (1.0 - interference) / slowdown
-        if not self.placement:
+        if not self._placement:
             self.current_time += seconds
             return
         app = self.application
-        gpus = sum(self.placement)
-        delay = min(self.rescale_time, seconds)
-        self.current_time += delay
-        self.attained_service += delay * gpus
-        self.rescale_time -= delay
+        gpus = sum(self._placement)
+        if self._odd is None and type(seconds) is int and type(gpus) is int:
+            # Plain ints in the row and in the step (the simulator's case): read and written directly.
+            rescale = s.rescale.item(r)
+            delay = min(rescale, seconds)
+            s.clock[r] = s.clock.item(r) + delay
+            s.attained[r] = s.attained.item(r) + delay * gpus
+            s.rescale[r] = rescale - delay
+        else:
+            delay = min(self.rescale_time, seconds)
+            self.current_time += delay
+            self.attained_service += delay * gpus
+            self.rescale_time -= delay
         seconds -= delay
-        if self.target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
+        if self._target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
             return
         self._loop(app, seconds, gpus, interference)
 
@@ -418,12 +433,20 @@ class Job(Stateful):
         """
         # The placement is fixed within a step; the (memoised) true throughput changes only
         # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
-        placement = tuple(filter(None, self.placement))
+        placement = tuple(filter(None, self._placement))
         num_nodes, num_replicas = len(placement), sum(placement)
-        adaptive = self.target_batch_size is None
-        progress, epoch, now = self.progress, self.epoch, self.current_time
-        attained, msvc, completion = self.attained_service, self.modelled_service, self.completion_time
-        atomic, accum = self.atomic_bsz, self.accum_steps
+        adaptive = self._target_batch_size is None
+        s, r = self._s, self._r
+        plain = self._odd is None and type(seconds) is int and type(gpus) is int  # see step
+        if plain:
+            progress, epoch, now = s.progress.item(r), s.epoch.item(r), s.clock.item(r)
+            attained, msvc, completion = s.attained.item(r), s.modelled.item(r), s.completion.item(r)
+            completion = None if completion == NONE else completion
+            atomic, accum = s.atomic.item(r), s.accum.item(r)
+        else:
+            progress, epoch, now = self.progress, self.epoch, self.current_time
+            attained, msvc, completion = self.attained_service, self.modelled_service, self.completion_time
+            atomic, accum = self.atomic_bsz, self.accum_steps
         point_bsz = None
         crossed = False
         try:
@@ -466,105 +489,19 @@ class Job(Stateful):
                         msvc += delta * gpus
                     seconds -= delta
                 if adaptive:  # a fixed batch's split depends on the placement only
-                    self.update_local_bsz(self.placement)
-                    atomic, accum = self.atomic_bsz, self.accum_steps
+                    atomic, accum = self._choose_local_bsz(self._placement)
             now += seconds
         finally:
-            self.progress, self.epoch, self.current_time = progress, epoch, now
-            self.attained_service, self.modelled_service, self.completion_time = attained, msvc, completion
+            if plain:
+                s.progress[r], s.epoch[r], s.clock[r] = progress, epoch, now
+                s.attained[r], s.modelled[r] = attained, msvc
+                if completion is not None:
+                    s.completion[r] = completion
+            else:
+                self.progress, self.epoch, self.current_time = progress, epoch, now
+                self.attained_service, self.modelled_service, self.completion_time = attained, msvc, completion
             if crossed:  # newer than an epoch a round kernel marked
                 self._t.inputs.metric_epoch[self._r] = -1
-
-    def _prepare_fixed(self) -> bool:
-        """Fill the job's kernel inputs for its current fixed configuration (its row of ``inputs``).
-
-        Returns ``False`` (the row marked for the reference loop) where the application cannot
-        give the epoch tables. A configuration seen last time is kept with its observed flag.
-        """
-        app, inputs, r = self.application, self._t.inputs, self._r
-        # The profile observed into is part of the key: a HeteroJob keeps one per GPU type.
-        key = (app, self.placement, self.atomic_bsz, self.accum_steps, id(self.profile))
-        fast = self._fast
-        if fast is None or fast[0] != key:
-            placement = tuple(filter(None, self.placement))
-            num_replicas = sum(placement)
-            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
-            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
-            modelled = bool(app.is_modelled(placement, self.atomic_bsz))
-            accum_time = step_time - sync_time
-            total_time = step_time + accum_time * self.accum_steps
-            try:
-                gain, prog = epoch_tables(app, batch_size)
-            except (ValueError, IndexError, KeyError):
-                inputs.ready[r] = -1
-                return False
-            obs = (len(placement), num_replicas, self.atomic_bsz, step_time, sync_time)
-            completion_epoch = int(app.completion_epoch(batch_size))
-            fast = (key, batch_size, float(total_time), modelled, gain, prog, completion_epoch, obs)
-            self._settle()  # what the kernel marked belongs to the configuration replaced
-            self._fast = fast
-            inputs.observed[r] = 0
-        _, batch_size, total_time, modelled, gain, prog, completion_epoch, _ = fast
-        inputs.gain_at[r], inputs.prog_at[r] = self._t.tables.offsets(app, batch_size)
-        inputs.total_time[r], inputs.modelled[r] = total_time, modelled
-        inputs.completion_epoch[r], inputs.max_epochs[r] = completion_epoch, int(app.max_epochs)
-        inputs.ready[r] = 1
-        return True
-
-    def _trained(self, last):
-        """After the round kernel trained a configuration not yet observed, up to epoch ``last``: observe it."""
-        _, batch_size, *_, obs = fast = self._fast
-        self.observe(*obs, *fast[0][0].grad_stats(batch_size, last))
-        self._t.inputs.observed[self._r] = 1
-
-    def _step_fixed(self, app, seconds, gpus, interference) -> bool:
-        """Run the training part of :meth:`step` on the kernel (a fixed batch configuration).
-
-        Returns ``False``, having changed nothing, where the reference loop must run instead
-        (a clock or service that is not a whole number, tables the application cannot give,
-        or a case the reference raises on).
-        """
-        if not (type(seconds) is int and type(self.current_time) is int and type(self.attained_service) is int):
-            return False
-        if type(self.modelled_service) is not int or self.completion_time is not None:
-            return False
-        if not self._prepare_fixed():  # checks the configuration as it is now
-            return False
-        _, batch_size, total_time, modelled, gain, prog, completion_epoch, obs = self._fast
-        progress, epoch, now, attained, msvc, completion, last, status = advance_fixed(
-            seconds,
-            float(self.progress),
-            int(self.epoch),
-            self.current_time,
-            self.attained_service,
-            self.modelled_service,
-            int(gpus),
-            modelled,
-            total_time,
-            float(interference),
-            gain,
-            prog,
-            completion_epoch,
-            int(app.max_epochs),
-        )
-        if status != OK:
-            return False
-        if last >= 0:
-            if self._t.inputs.observed[self._r]:  # the key is in the profile: only the gradient statistics change
-                self.grad_params = app.grad_stats(batch_size, last)
-            else:
-                self._trained(last)
-        self.progress = float(progress)
-        if epoch != self.epoch:
-            self.epoch = int(epoch)
-            self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
-            self._t.inputs.metric_epoch[self._r] = -1
-        if completion >= 0:
-            self.completion_time = int(completion)
-        self.current_time = int(now)
-        self.attained_service = int(attained)
-        self.modelled_service = int(msvc)
-        return True
 
     def reallocate(self, placement):
         """Apply a new placement (GPUs per node); empty means de-allocate.

@@ -399,7 +399,7 @@ class Stateful:
     Mixed into :class:`~fastsched.sim.job.Job`: ``progress``, ``epoch``, ``current_time``,
     ``attained_service``, ``modelled_service``, ``rescale_time``, ``completion_time``,
     ``num_restarts``, ``placement`` (with the GPUs held), ``atomic_bsz``, ``accum_steps``,
-    ``batch_size``, ``slowdown`` and ``target_batch_size`` read and write the row, with the
+    ``batch_size`` and ``slowdown`` read and write the row, with the
     Python values and types they were given.
 
     Examples
@@ -424,7 +424,7 @@ class Stateful:
         self._t = StateTable(1)
         self._s, self._r = self._t.state, 0
         self._placement = ()
-        self._target_batch_size = None
+        self._cfg = None
         self._fast = None
 
     progress = property(
@@ -464,11 +464,15 @@ class Stateful:
 
     def _set_batch_config(self, atomic, accum):
         """Set the per-GPU batch and accumulation steps at once (a new configuration to prepare)."""
+        cfg = (atomic, accum)
+        if cfg == self._cfg and type(atomic) is int and type(accum) is int:
+            return  # as set last (an adaptive job re-chooses after every iteration, mostly the same)
         if type(atomic) is int and type(accum) is int and 0 <= atomic < _TOP and 0 <= accum < _TOP:
-            s, r = self._s, self._r  # the common case, written at once (adaptive jobs: every epoch)
+            s, r = self._s, self._r  # the common case, written at once
             s.atomic[r], s.accum[r] = atomic, accum
             s.batch[r] = atomic * (accum + 1) * s.gpus.item(r)
             self._t.inputs.ready[r] = 0
+            self._cfg = cfg
             return
         self._atomic = atomic
         self._accum = accum
@@ -479,6 +483,7 @@ class Stateful:
         a, c = s.atomic.item(r), s.accum.item(r)
         s.batch[r] = ODD if a == ODD or c == ODD else a * (c + 1) * s.gpus.item(r)
         self._t.inputs.ready[r] = 0
+        self._cfg = None
 
     def _settle(self):
         """Resolve what the round kernel marked to compute when read, with the configuration it trained."""
@@ -521,16 +526,9 @@ class Stateful:
     def slowdown(self, v):
         self._t.inputs.slowdown[self._r] = v
 
-    @property
-    def target_batch_size(self):
-        """Fixed total batch size; ``None`` lets the goodput model choose."""
-        return self._target_batch_size
-
-    @target_batch_size.setter
-    def target_batch_size(self, v):
-        self._target_batch_size = v
-        self._t.inputs.kind[self._r] = v is not None and self._round_kernel
-        self._t.inputs.ready[self._r] = 0
+    def _set_kind(self):
+        """Mark the row for the round kernel if the job's batch is fixed (at binding and every allocation)."""
+        self._t.inputs.kind[self._r] = self.target_batch_size is not None and self._round_kernel
 
     def _bind(self, table, row):
         """Move the job's state into ``row`` of ``table`` (a cluster's); the job then reads and writes it there."""
@@ -538,8 +536,9 @@ class Stateful:
         for src, dst in zip(self._s, table.state, strict=True):
             dst[row] = src[self._r]
         old, new = self._t.inputs, table.inputs
-        for name in ("kind", "slowdown", "observed"):
+        for name in ("slowdown", "observed"):
             getattr(new, name)[row] = getattr(old, name)[self._r]
         new.ready[row] = 0  # the epoch tables' offsets are the new table's
         new.grad_epoch[row] = new.metric_epoch[row] = -1
         self._t, self._s, self._r = table, table.state, row
+        self._set_kind()

@@ -206,7 +206,7 @@ class Job(Stateful, FixedStepping):
     @property
     def grad_params(self):
         """Gradient statistics ``(sqr, var)`` last observed (``None`` before)."""
-        if self._t.inputs.grad_epoch.item(self._r) >= 0:  # marked by a cluster's round kernel
+        if self._fast is not None and self._t.inputs.grad_epoch.item(self._r) >= 0:  # marked by a round kernel
             self._settle()
         return self._grad_params
 
@@ -422,7 +422,7 @@ class Job(Stateful, FixedStepping):
             self.attained_service += delay * gpus
             self.rescale_time -= delay
         seconds -= delay
-        if self._target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
+        if self.target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
             return
         self._loop(app, seconds, gpus, interference)
 
@@ -435,7 +435,7 @@ class Job(Stateful, FixedStepping):
         # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
         placement = tuple(filter(None, self._placement))
         num_nodes, num_replicas = len(placement), sum(placement)
-        adaptive = self._target_batch_size is None
+        adaptive = self.target_batch_size is None
         s, r = self._s, self._r
         plain = self._odd is None and type(seconds) is int and type(gpus) is int  # see step
         if plain:
@@ -525,6 +525,7 @@ class Job(Stateful, FixedStepping):
         """
         if placement:
             self.placement = tuple(placement)
+            self._set_kind()
             self.update_local_bsz(self.placement)
             self.rescale_time = self.rescale_delay
             self.num_restarts = 0 if self.num_restarts is None else self.num_restarts + 1

@@ -71,49 +71,45 @@ class JobState(NamedTuple):
 class FixedInputs(NamedTuple):
     """One row per job: the training kernel's inputs for its current fixed configuration."""
 
-    kind: np.ndarray  # int8: 1 where the job's batch is fixed and the round kernel steps it
-    ready: np.ndarray  # int8: 0 not prepared, 1 prepared, -1 the reference loop must run
+    kind: np.ndarray  # int64: 1 where the job's batch is fixed and the round kernel steps it
+    ready: np.ndarray  # int64: 0 not prepared, 1 prepared, -1 the reference loop must run
     total_time: np.ndarray  # float64: step time with accumulation
-    modelled: np.ndarray  # int8: the configuration's throughput is modelled
+    modelled: np.ndarray  # int64: the configuration's throughput is modelled
     gain_at: np.ndarray  # int64: offset of the configuration's gain table in EpochTables.gain
     prog_at: np.ndarray  # int64: offset of its progress table in EpochTables.prog
     completion_epoch: np.ndarray  # int64
     max_epochs: np.ndarray  # int64
     slowdown: np.ndarray  # float64: the true goodput is divided by it (HeteroJob)
-    observed: np.ndarray  # int8: the configuration's profile key was observed
+    observed: np.ndarray  # int64: the configuration's profile key was observed
     # int64, -1 or an epoch e: grad_params (best_metric) are the configuration's application's
     # grad_stats(batch, e) (best_metric(batch, e)), computed when read (see Job.grad_params).
     grad_epoch: np.ndarray
     metric_epoch: np.ndarray
 
 
-def _new_state(n) -> JobState:
-    z = np.zeros
-    return JobState(
-        z(n),
-        *(z(n, dtype=np.int64) for _ in range(5)),
-        np.full(n, NONE, dtype=np.int64),
-        np.full(n, NONE, dtype=np.int64),
-        *(z(n, dtype=np.int64) for _ in range(4)),
-    )
+# The integer columns of JobState and FixedInputs are rows of one int64 block each (the float
+# ones of a float64 block), so the round kernel takes a few arrays, not one per column.
+_STATE_INTS = JobState._fields[1:]
+_INPUT_INTS = ("kind", "ready", "modelled", "gain_at", "prog_at", "completion_epoch", "max_epochs", "observed")
+_INPUT_INTS += ("grad_epoch", "metric_epoch")
+_INPUT_FLOATS = ("total_time", "slowdown")
 
 
-def _new_inputs(n) -> FixedInputs:
-    z = np.zeros
-    return FixedInputs(
-        z(n, dtype=np.int8),
-        z(n, dtype=np.int8),
-        z(n),
-        z(n, dtype=np.int8),
-        z(n, dtype=np.int64),
-        z(n, dtype=np.int64),
-        z(n, dtype=np.int64),
-        z(n, dtype=np.int64),
-        np.ones(n),
-        z(n, dtype=np.int8),
-        np.full(n, -1, dtype=np.int64),
-        np.full(n, -1, dtype=np.int64),
+def _new_blocks(n) -> tuple:
+    progress = np.zeros(n)
+    ints = np.zeros((len(_STATE_INTS), n), dtype=np.int64)
+    ints[_STATE_INTS.index("completion")] = NONE
+    ints[_STATE_INTS.index("restarts")] = NONE
+    iin = np.zeros((len(_INPUT_INTS), n), dtype=np.int64)
+    iin[_INPUT_INTS.index("grad_epoch")] = -1
+    iin[_INPUT_INTS.index("metric_epoch")] = -1
+    fin = np.zeros((len(_INPUT_FLOATS), n))
+    fin[_INPUT_FLOATS.index("slowdown")] = 1.0
+    state = JobState(progress, *ints)
+    inputs = FixedInputs(
+        **{k: iin[i] for i, k in enumerate(_INPUT_INTS)}, **{k: fin[i] for i, k in enumerate(_INPUT_FLOATS)}
     )
+    return state, inputs, ints, iin, fin
 
 
 class EpochTables:
@@ -160,73 +156,50 @@ class StateTable:
     ([0, 0], True, [1.0, 1.0])
     """
 
-    __slots__ = ("state", "inputs", "tables")
+    __slots__ = ("state", "inputs", "tables", "blocks")
 
     def __init__(self, n):
-        self.state = _new_state(n)
-        self.inputs = _new_inputs(n)
+        self.state, self.inputs, *self.blocks = _new_blocks(n)
         self.tables = EpochTables()
 
 
 @jit
-def advance_round(
-    rows,
-    seconds,
-    interference,
-    progress,
-    epoch,
-    clock,
-    attained,
-    modelled_service,
-    rescale,
-    completion,
-    gpus,
-    ready,
-    total_time,
-    modelled,
-    gain_at,
-    prog_at,
-    completion_epoch,
-    max_epochs,
-    slowdown,
-    observed,
-    grad_epoch,
-    metric_epoch,
-    gain,
-    prog,
-    flags,
-    last,
-    left,
-):
+def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, prog, out):
     """Step the fixed-configuration jobs of ``rows`` by ``seconds``: :meth:`Job.step`'s arithmetic.
 
-    Per row: the re-scale delay, then (for a prepared configuration) the training loop of
-    :func:`~fastsched.sim._step.advance_fixed` on the row's slices of ``gain`` and ``prog``,
-    the goodput multiplied by ``1 - interference[k]`` (with the row's slowdown folded in as
-    :class:`~fastsched.sim.hetero.HeteroJob` does). A case the per-job kernel hands to the
-    reference (an epoch past ``max_epochs``, a crossing that is not a finite time within the
-    interval) leaves the training part of the row untouched and flags :data:`LOOP`; a row
-    holding :data:`ODD` is not touched at all (:data:`WHOLE_STEP`).
+    ``progress``, ``ints``, ``iin`` and ``fin`` are a :class:`StateTable`'s blocks (the rows of
+    ``ints`` are :class:`JobState`'s integer columns, those of ``iin`` and ``fin``
+    :class:`FixedInputs`' integer and float columns, in their orders); ``gain`` and ``prog`` its
+    :class:`EpochTables`. Per row: the re-scale delay, then (for a prepared configuration) the
+    training loop of :func:`~fastsched.sim._step.advance_fixed` on the row's slices of
+    ``gain`` and ``prog``, the goodput multiplied by ``1 - interference[k]`` (with the row's
+    slowdown folded in as :class:`~fastsched.sim.hetero.HeteroJob` does). A case the per-job
+    kernel hands to the reference (an epoch past ``max_epochs``, a crossing that is not a
+    finite time within the interval) leaves the training part of the row untouched and flags
+    :data:`LOOP`; a row holding :data:`ODD` is not touched at all (:data:`WHOLE_STEP`).
 
-    ``flags[k]``, ``last[k]`` (the epoch of the last iteration, -1 if none) and ``left[k]``
-    (seconds after the delay) are written for every ``k``. :data:`TRAINED` is flagged where
-    the job's configuration is not yet observed (its profile gains a key: done in Python);
-    otherwise the epochs of its gradient statistics and of its logged metric are marked in
-    ``grad_epoch`` and ``metric_epoch`` (the job computes them when they are read).
+    ``out[0, k]`` (flags), ``out[1, k]`` (the epoch of the last iteration, -1 if none) and
+    ``out[2, k]`` (seconds after the delay) are written for every ``k``. :data:`TRAINED` is
+    flagged where the job's configuration is not yet observed (its profile gains a key: done
+    in Python); otherwise the epochs of its gradient statistics and of its logged metric are
+    marked in ``grad_epoch`` and ``metric_epoch`` (the job computes them when they are read).
     """
+    odd, none = -9223372036854775808, -9223372036854775807
+    epoch, clock, attained, msvc_, rescale, completion = ints[0], ints[1], ints[2], ints[3], ints[4], ints[5]
+    gpus = ints[7]
+    ready, modelled, gain_at, prog_at, completion_epoch, max_epochs = iin[1], iin[2], iin[3], iin[4], iin[5], iin[6]
+    observed, grad_epoch, metric_epoch = iin[7], iin[8], iin[9]
+    total_time, slowdown = fin[0], fin[1]
     for k in range(len(rows)):
         r = rows[k]
-        flags[k] = 0
-        last[k] = -1
-        left[k] = 0
-        if clock[r] == -9223372036854775808 or attained[r] == -9223372036854775808:
-            flags[k] = 4
+        out[0, k] = 0
+        out[1, k] = -1
+        out[2, k] = 0
+        if clock[r] == odd or attained[r] == odd or msvc_[r] == odd or rescale[r] == odd or epoch[r] == odd:
+            out[0, k] = 4
             continue
-        if modelled_service[r] == -9223372036854775808 or rescale[r] == -9223372036854775808:
-            flags[k] = 4
-            continue
-        if epoch[r] == -9223372036854775808 or completion[r] != -9223372036854775807:
-            flags[k] = 4
+        if completion[r] != none:
+            out[0, k] = 4
             continue
         g = gpus[r]
         delay = min(rescale[r], seconds)
@@ -234,16 +207,16 @@ def advance_round(
         attained[r] += delay * g
         rescale[r] -= delay
         sec = seconds - delay
-        left[k] = sec
+        out[2, k] = sec
         if sec <= 0:
             continue
         if ready[r] != 1:
-            flags[k] = 8
+            out[0, k] = 8
             continue
         slow = interference[k]
         if slowdown[r] != 1.0:
             slow = 1.0 - (1.0 - slow) / slowdown[r]
-        p, e, now, att, msvc = progress[r], epoch[r], clock[r], attained[r], modelled_service[r]
+        p, e, now, att, msvc = progress[r], epoch[r], clock[r], attained[r], msvc_[r]
         ga, pa, tt, mod = gain_at[r], prog_at[r], total_time[r], modelled[r] != 0
         done = -1
         lst = -1
@@ -278,18 +251,18 @@ def advance_round(
                     msvc += delta * g
                 sec -= delta
         if status != 0:
-            flags[k] = 8
+            out[0, k] = 8
             continue
         now += sec
         if lst >= 0:
             if observed[r] == 0:
-                flags[k] = 2  # the configuration's first observation
+                out[0, k] = 2  # the configuration's first observation
             else:
                 grad_epoch[r] = lst
         if e != epoch[r]:
             metric_epoch[r] = e
-        last[k] = lst
-        progress[r], epoch[r], clock[r], attained[r], modelled_service[r] = p, e, now, att, msvc
+        out[1, k] = lst
+        progress[r], epoch[r], clock[r], attained[r], msvc_[r] = p, e, now, att, msvc
         if done >= 0:
             completion[r] = done
 
@@ -321,35 +294,10 @@ def step_jobs(jobs, table, held, seconds, start, slow=None) -> list:
             interference = np.array([slow.get(jobs[i].name, 0.0) for i in f.tolist()])
         else:
             interference = np.zeros(len(f))
-        flags, last, left = (
-            np.empty(len(f), dtype=np.int64),
-            np.empty(len(f), dtype=np.int64),
-            np.empty(len(f), dtype=np.int64),
-        )
+        out = np.empty((3, len(f)), dtype=np.int64)
         tables = table.tables
-        advance_round(
-            f,
-            seconds,
-            interference,
-            *state[:7],
-            state.gpus,
-            inputs.ready,
-            inputs.total_time,
-            inputs.modelled,
-            inputs.gain_at,
-            inputs.prog_at,
-            inputs.completion_epoch,
-            inputs.max_epochs,
-            inputs.slowdown,
-            inputs.observed,
-            inputs.grad_epoch,
-            inputs.metric_epoch,
-            tables.gain,
-            tables.prog,
-            flags,
-            last,
-            left,
-        )
+        advance_round(f, seconds, interference, state.progress, *table.blocks, tables.gain, tables.prog, out)
+        flags, last, left = out
         for k in np.flatnonzero(flags).tolist():
             job, flag = jobs[f[k]], int(flags[k])
             if flag & WHOLE_STEP:

@@ -213,7 +213,8 @@ class Job(Stateful, FixedStepping):
     @grad_params.setter
     def grad_params(self, value):
         self._grad_params = value
-        self._t.inputs.grad_epoch[self._r] = -1  # not the kernel path's any more
+        if self._fast is not None:  # only a kernel-stepped job has a mark to clear
+            self._t.inputs.grad_epoch[self._r] = -1
 
     @property
     def best_metric(self):

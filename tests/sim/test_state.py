@@ -273,3 +273,36 @@ def test_cluster_matches_reference_jobs_and_logs_plain_python():
                 assert type(getattr(job, k)) is int, k
             assert type(job.progress) is float
     assert runs[0] == runs[1]
+
+
+def test_kernel_reads_the_blocks_in_the_columns_order():
+    # advance_round indexes the blocks by position: these are the orders it assumes.
+    from fastsched.sim import _state
+
+    assert _state._STATE_INTS[:8] == (
+        "epoch",
+        "clock",
+        "attained",
+        "modelled",
+        "rescale",
+        "completion",
+        "restarts",
+        "gpus",
+    )
+    assert _state._INPUT_INTS == (
+        "kind",
+        "ready",
+        "modelled",
+        "gain_at",
+        "prog_at",
+        "completion_epoch",
+        "max_epochs",
+        "observed",
+        "grad_epoch",
+        "metric_epoch",
+    )
+    assert _state._INPUT_FLOATS == ("total_time", "slowdown")
+    table = StateTable(3)
+    table.state.clock[1] = 7
+    table.inputs.slowdown[2] = 2.0
+    assert table.blocks[0][1, 1] == 7 and table.blocks[2][1, 2] == 2.0  # the columns are views of the blocks

@@ -41,3 +41,41 @@ def test_plan_names_the_model_file_it_cannot_read(tmp_path, capsys, text):
     assert main(["plan", str(path), "--gpus", "4"]) == 2
     err = capsys.readouterr().err
     assert "m.json" in err and "Traceback" not in err
+
+
+# -- oracle applications on a cluster named by catalogue aliases --------------------------------
+def test_oracle_applications_by_catalogue_names_run_on_the_cluster_of_those_names():
+    from fastsched.sim.cluster_spec import parse_cluster
+    from fastsched.sim.oracle import oracle_applications
+
+    cluster = "1xt4,1xRTX2080Ti,1xa100-40gb"  # the Sia study's cluster by catalogue names
+    apps = oracle_applications(["gpt-125m"], ["t4", "rtx2080ti", "a100-40gb"])
+    assert parse_cluster(cluster).types == ("aws", "rtx", "dgx-ext")
+    jobs = [WorkloadJob("g", 0, "gpt-125m", 1, 256)]
+    result = simulate(jobs, applications=apps, cluster=cluster, policy="fifo", max_time=600)
+    assert result.config["gpus_by_type"] == {"aws": 4, "rtx": 8, "dgx-ext": 8}
+    assert sum(result.used_gpus) > 0
+    assert apps["gpt-125m"].types == ("t4", "rtx2080ti", "a100-40gb")  # the caller's object is left as it was
+
+
+def test_a_type_the_application_lacks_under_any_name_is_still_refused():
+    from fastsched.sim.oracle import oracle_applications
+
+    apps = oracle_applications(["gpt-125m"], ["t4", "h100"])
+    with pytest.raises(ValueError, match=r"no profile of GPU type\(s\) \['rtx'\]"):
+        simulate([WorkloadJob("g", 0, "gpt-125m", 1, 256)], applications=apps, cluster="1xt4,1xrtx", policy="fifo")
+
+
+@pytest.mark.parametrize(
+    ("models", "types", "error", "field"),
+    [
+        ("gpt-125m", ["h100"], TypeError, "models"),
+        (["gpt-125m"], "h100", TypeError, "gpu_types"),
+        (["gpt-125m"], [], ValueError, "gpu_types"),
+    ],
+)
+def test_oracle_applications_name_a_bad_argument(models, types, error, field):
+    from fastsched.sim.oracle import oracle_applications
+
+    with pytest.raises(error, match=field):
+        oracle_applications(models, types)

@@ -380,6 +380,28 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     return 1.0 / total if total > 0 and math.isfinite(total) else 0.0
 
 
+def _by_trace_name(app):
+    """``app`` with its types keyed by trace name (``t4`` -> ``aws``), as a cluster spec keys them.
+
+    :func:`~fastsched.sim.cluster_spec.parse_cluster` reads ``1xt4`` as the type ``aws`` (its
+    traces' suffix); models keyed by another name of the same type (``oracle_applications(...,
+    ["t4"])``) are the same models. Names the catalogue does not know stay as written; of two
+    names of one type the first is kept.
+    """
+    from fastsched.catalog import gpus as gcat
+
+    def key(t):
+        try:
+            return gcat.trace_name(t)
+        except (TypeError, ValueError):
+            return t
+
+    keyed: dict = {}
+    for t in app.types:
+        keyed.setdefault(key(t), app.apps[t])
+    return HeteroApplication(keyed)
+
+
 def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     """Multi-type application models for a typed cluster: ready ones, or loaded from ``traces``.
 
@@ -404,9 +426,12 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     if applications is not None:
         if not isinstance(applications, dict):
             raise TypeError("applications must be a dict of name -> HeteroApplication")
+        applications = dict(applications)
         for name, app in applications.items():
             if not isinstance(app, HeteroApplication):
                 raise TypeError(f"applications[{name!r}] must be a HeteroApplication on a cluster of GPU types")
+            if any(t not in app.apps for t in types):
+                app = applications[name] = _by_trace_name(app)
             missing = [t for t in types if t not in app.apps]
             if missing:
                 raise ValueError(

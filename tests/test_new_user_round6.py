@@ -79,3 +79,38 @@ def test_oracle_applications_name_a_bad_argument(models, types, error, field):
 
     with pytest.raises(error, match=field):
         oracle_applications(models, types)
+
+
+# -- a scaled study says what was scaled ---------------------------------------------------------
+@pytest.fixture
+def two_jobs(tmp_path):
+    from fastsched.sim import write_workload
+
+    path = tmp_path / "two.csv"
+    write_workload([WorkloadJob("a", 0, "ncf", 1, 32768), WorkloadJob("b", 20, "cifar10", 2, 1024)], path)
+    return path
+
+
+def test_a_scaled_run_records_its_workload_and_scale(two_jobs, tmp_path, capsys):
+    log = tmp_path / "rounds.jsonl"
+    argv = ["simulate", str(two_jobs), "--nodes", "1", "--gpus", "4", "--policy", "fifo", "--scale", "3"]
+    assert main([*argv, "--json", "-q", "--output", str(log)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["workload"], summary["scale"], summary["jobs"], summary["nodes"]) == (str(two_jobs), 3, 6, 3)
+    logged = json.loads(log.read_text().splitlines()[-1])["summary"]
+    assert (logged["workload"], logged["scale"]) == (str(two_jobs), 3)
+    assert main([*argv, "-q"]) == 0
+    rows = [line.split(None, 1) for line in capsys.readouterr().out.splitlines()]
+    assert dict(r for r in rows if len(r) == 2)["scale"].startswith("x3 ")
+
+
+def test_simulate_scales_a_study_from_python(two_jobs):
+    from fastsched.sim.scale import scale_workload
+
+    scaled = simulate(two_jobs, scale=2, nodes=1, gpus=4, policy="fifo")
+    by_hand = simulate(scale_workload(two_jobs, 2), nodes=2, gpus=4, policy="fifo")
+    assert [j.jct for j in scaled.jobs] == [j.jct for j in by_hand.jobs]
+    assert (scaled.config["scale"], scaled.config["workload"], scaled.config["nodes"]) == (2, str(two_jobs), 2)
+    assert "scale" not in simulate(two_jobs, nodes=1, gpus=4, policy="fifo").summary()  # unscaled runs as before
+    with pytest.raises(ValueError, match="scale"):
+        simulate(two_jobs, scale=0, nodes=1, gpus=4, policy="fifo")

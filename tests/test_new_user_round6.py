@@ -114,3 +114,47 @@ def test_simulate_scales_a_study_from_python(two_jobs):
     assert "scale" not in simulate(two_jobs, nodes=1, gpus=4, policy="fifo").summary()  # unscaled runs as before
     with pytest.raises(ValueError, match="scale"):
         simulate(two_jobs, scale=0, nodes=1, gpus=4, policy="fifo")
+
+
+# -- a GPU type of one's own added to a measured application -------------------------------------
+TYPES = '[gpu_types.my-gpu]\nbase = "a100-80gb"\nbf16_tflops = 400.0\ngpus_per_node = 4\n'
+
+
+@pytest.fixture
+def measured(tmp_path, shared_dir):
+    """A copy of the measured cifar10 traces (T4 and 2080 Ti only) and a GPU-types file."""
+    import shutil
+
+    src = shared_dir / "sia-traces" / "traces" / "cifar10"
+    app = tmp_path / "traces" / "cifar10"
+    app.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name.startswith("validation-") or f.name.endswith(("-aws.csv", "-rtx.csv")):
+            shutil.copyfile(f, app / f.name)
+    (tmp_path / "types.toml").write_text(TYPES)
+    return tmp_path
+
+
+def test_profile_adds_a_gpu_type_to_measured_traces_and_keeps_their_statistics(measured, capsys):
+    traces, app = measured / "traces", measured / "traces" / "cifar10"
+    stats = {f.name: f.read_bytes() for f in app.glob("validation-*.csv")}
+    argv = ["profile", "cifar10", "--gpu", "my-gpu", "--gpu-types", str(measured / "types.toml"), "--output", str(traces)]
+    assert main(argv) == 2  # as before: the measured statistics are not replaced unasked
+    err = capsys.readouterr().err
+    assert "--types-only" in err and "Traceback" not in err
+    assert main([*argv, "--types-only", "-q"]) == 0
+    assert {f.name: f.read_bytes() for f in app.glob("validation-*.csv")} == stats
+    assert (app / "placements-my-gpu.csv").is_file() and (app / "scalability-my-gpu.csv").is_file()
+    cluster = measured / "cluster.toml"
+    cluster.write_text(TYPES + '\n[[group]]\ntype = "aws"\ncount = 1\n\n[[group]]\ntype = "my-gpu"\ncount = 1\n')
+    workload = measured / "w.csv"
+    workload.write_text("name,time,application,num_replicas,batch_size\nc,0,cifar10,1,128\n")
+    run = ["simulate", str(workload), "--traces", str(traces), "--cluster", str(cluster), "--policy", "gavel"]
+    assert main([*run, "--json", "-q"]) == 0
+    assert json.loads(capsys.readouterr().out)["completed"] == 1
+
+
+def test_types_only_needs_statistics_to_keep(tmp_path, capsys):
+    assert main(["profile", "cifar10", "--gpu", "h100", "--output", str(tmp_path), "--types-only", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "validation" in err and not (tmp_path / "cifar10" / "placements-h100.csv").exists()

@@ -138,7 +138,16 @@ def measured(tmp_path, shared_dir):
 def test_profile_adds_a_gpu_type_to_measured_traces_and_keeps_their_statistics(measured, capsys):
     traces, app = measured / "traces", measured / "traces" / "cifar10"
     stats = {f.name: f.read_bytes() for f in app.glob("validation-*.csv")}
-    argv = ["profile", "cifar10", "--gpu", "my-gpu", "--gpu-types", str(measured / "types.toml"), "--output", str(traces)]
+    argv = [
+        "profile",
+        "cifar10",
+        "--gpu",
+        "my-gpu",
+        "--gpu-types",
+        str(measured / "types.toml"),
+        "--output",
+        str(traces),
+    ]
     assert main(argv) == 2  # as before: the measured statistics are not replaced unasked
     err = capsys.readouterr().err
     assert "--types-only" in err and "Traceback" not in err

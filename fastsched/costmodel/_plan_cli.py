@@ -160,9 +160,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched plan`` for parsed ``args``; return the exit status."""
-    from fastsched.costmodel._bounds import check_plan_request
-
     from fastsched._datafile import read_data_file
+    from fastsched.costmodel._bounds import check_plan_request
 
     # The shared reader names the file in every refusal (missing, not UTF-8, not JSON), as profile's does.
     data = read_data_file(args.model, what="model file")

@@ -167,3 +167,25 @@ def test_types_only_needs_statistics_to_keep(tmp_path, capsys):
     assert main(["profile", "cifar10", "--gpu", "h100", "--output", str(tmp_path), "--types-only", "-q"]) == 2
     err = capsys.readouterr().err
     assert "validation" in err and not (tmp_path / "cifar10" / "placements-h100.csv").exists()
+
+
+# -- comparing runs ------------------------------------------------------------------------------
+def test_the_comparison_plot_draws_the_cluster_for_the_longest_run(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from fastsched.sim._compare import plot_comparison, run_policies
+
+    jobs = [
+        WorkloadJob("a", 0, "cifar10", 4, 512),
+        WorkloadJob("b", 0, "ncf", 1, 32768),
+        WorkloadJob("c", 0, "cifar10", 2, 256),
+    ]
+    results = run_policies(["pollux", "fifo"], workers=1, workload=jobs, nodes=1, gpus=4)
+    ends = [float(r.times[-1]) / 3600 for r in results]
+    assert ends[0] < ends[1], "the first run must end first for this test to mean anything"
+    saved = []
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: saved.append(self))
+    plot_comparison(results, tmp_path / "c.png")
+    (cluster,) = [line for line in saved[0].axes[0].get_lines() if line.get_label() == "cluster GPUs"]
+    assert max(cluster.get_xdata()) == pytest.approx(max(ends))

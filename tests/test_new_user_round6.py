@@ -189,3 +189,14 @@ def test_the_comparison_plot_draws_the_cluster_for_the_longest_run(tmp_path, mon
     plot_comparison(results, tmp_path / "c.png")
     (cluster,) = [line for line in saved[0].axes[0].get_lines() if line.get_label() == "cluster GPUs"]
     assert max(cluster.get_xdata()) == pytest.approx(max(ends))
+
+
+# -- an application measured on some of the cluster's types only ---------------------------------
+def test_an_application_without_one_types_traces_is_refused_naming_the_types_it_has(shared_dir, tmp_path, capsys):
+    # gpt_pmp was measured on the 2080 Ti and A100 only, not the T4 of the Sia cluster
+    workload = tmp_path / "w.csv"
+    workload.write_text("name,time,application,num_replicas,batch_size\ng,0,gpt_pmp,4,96\n")
+    traces = shared_dir / "sia-traces" / "traces"
+    assert main(["simulate", str(workload), "--traces", str(traces), "--preset", "sia", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "'aws'" in err and "['dgx-ext', 'rtx']" in err and "Traceback" not in err

@@ -340,8 +340,12 @@ def load_hetero_applications(traces_dir, gpu_types, names=None, *, published=Tru
         for t in gpu_types:
             path = folder / f"placements-{t}.csv"
             if not path.is_file():
+                # Which types it has says what to do: a cluster of those, or a profile of the type added
+                # (fastsched profile ... --types-only); a job is never run on a type it has no profile of.
+                has = sorted(p.name[len("placements-") : -len(".csv")] for p in folder.glob("placements-?*.csv"))
                 raise FileNotFoundError(
-                    f"trace file not found: {path} (application {name!r} has no profile of GPU type {t!r})"
+                    f"trace file not found: {path} (application {name!r} has no profile of GPU type {t!r}; "
+                    f"its types: {has})"
                 )
             extra = SIA_TYPE_OVERRIDES.get((name, t), {}) if published else {}
             apps[t] = TraceApplication(folder, name, gpu_type=t, **{**kwargs, **extra})

@@ -200,3 +200,19 @@ def test_an_application_without_one_types_traces_is_refused_naming_the_types_it_
     assert main(["simulate", str(workload), "--traces", str(traces), "--preset", "sia", "-q"]) == 2
     err = capsys.readouterr().err
     assert "'aws'" in err and "['dgx-ext', 'rtx']" in err and "Traceback" not in err
+
+
+# -- a generated workload saved for the record ---------------------------------------------------
+def test_a_written_workload_reads_back_with_its_job_categories(tmp_path):
+    from fastsched.sim import read_workload, write_workload
+    from fastsched.sim.llm_workload import llm_workload
+
+    jobs = llm_workload(12, seed=2)
+    assert {j.category for j in jobs} == {"adaptive", "scale-gpus"}
+    write_workload(jobs, tmp_path / "llm.csv")
+    assert read_workload(tmp_path / "llm.csv") == jobs
+    mixed = [jobs[0], WorkloadJob("plain", 5, "gpt-125m", 1, 256)]  # no category: the simulator's default
+    write_workload(mixed, tmp_path / "mixed.csv")
+    assert read_workload(tmp_path / "mixed.csv") == mixed
+    write_workload([mixed[1]], tmp_path / "plain.csv")  # no categories at all: the five columns, as before
+    assert (tmp_path / "plain.csv").read_text().splitlines()[0] == "name,time,application,num_replicas,batch_size"

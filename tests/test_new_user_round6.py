@@ -216,3 +216,25 @@ def test_a_written_workload_reads_back_with_its_job_categories(tmp_path):
     assert read_workload(tmp_path / "mixed.csv") == mixed
     write_workload([mixed[1]], tmp_path / "plain.csv")  # no categories at all: the five columns, as before
     assert (tmp_path / "plain.csv").read_text().splitlines()[0] == "name,time,application,num_replicas,batch_size"
+
+
+# -- an oracle application's own settings --------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"efficiency": 0}, "efficiency"), ({"overlap": -1}, "overlap"), ({"overlap": 2}, "overlap"),
+     ({"floor": -0.1}, "floor")],
+)  # fmt: skip
+@pytest.mark.parametrize("model", ["gpt-125m", "cifar10"])
+def test_an_oracle_application_names_a_bad_setting_when_made(model, kwargs, field):
+    from fastsched.sim.oracle import OracleApplication
+
+    with pytest.raises(ValueError, match=field):
+        OracleApplication(model, "h100", **kwargs)
+
+
+@pytest.mark.parametrize("what", ["efficiencies", "floors"])
+def test_oracle_applications_refuse_per_type_settings_that_are_not_a_mapping(what):
+    from fastsched.sim.oracle import oracle_applications
+
+    with pytest.raises(TypeError, match=what):
+        oracle_applications(["gpt-125m"], ["h100"], **{what: [0.5]})

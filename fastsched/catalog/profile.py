@@ -24,6 +24,9 @@ from fastsched.catalog.oracle import (
     DEFAULT_EFFICIENCY,
     Calibration,
     calibrate,
+    _check_eff,
+    _check_floor,
+    _check_overlap,
     calibrate_floors,
     max_local_bsz,
     step_time,
@@ -81,7 +84,14 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
     """
     m = check_model(model if isinstance(model, ModelSpec) else model_spec(model))
     g = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
-    eff = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
+    # The settings are checked here, by name: a decoder's failed first pricing below would
+    # otherwise be reported as "no plan holds the model", and overlap is priced only on a
+    # distributed placement, rounds into a simulation.
+    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
+    if overlap is not None:
+        _check_overlap(overlap)
+    if floor is not None:
+        _check_floor(floor)
     cap = max_local_bsz(m, g)
     if cap < 1:
         if m.transformer is None:

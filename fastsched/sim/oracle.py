@@ -204,6 +204,9 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
     gpu_types = list(gpu_types)
     if not gpu_types:
         raise ValueError("gpu_types must name at least one GPU type, got none")
+    for what, v in (("efficiencies", efficiencies), ("floors", floors)):
+        if v is not None and not isinstance(v, dict):  # a list would be ignored: every type at the default
+            raise TypeError(f"{what} must be a dict of GPU type -> number, got {type(v).__name__}")
     efficiencies, floors = efficiencies or {}, floors or {}
     out = {}
     for model in models:

@@ -23,10 +23,10 @@ from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import (
     DEFAULT_EFFICIENCY,
     Calibration,
-    calibrate,
     _check_eff,
     _check_floor,
     _check_overlap,
+    calibrate,
     calibrate_floors,
     max_local_bsz,
     step_time,

@@ -23,6 +23,9 @@ from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import (
     DEFAULT_EFFICIENCY,
     Calibration,
+    _check_eff,
+    _check_floor,
+    _check_overlap,
     calibrate,
     calibrate_floors,
     max_local_bsz,
@@ -81,7 +84,14 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
     """
     m = check_model(model if isinstance(model, ModelSpec) else model_spec(model))
     g = gpu if isinstance(gpu, gcat.GpuType) else gcat.gpu_type(gpu, catalog)
-    eff = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
+    # The settings are checked here, by name: a decoder's failed first pricing below would
+    # otherwise be reported as "no plan holds the model", and overlap is priced only on a
+    # distributed placement, rounds into a simulation.
+    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
+    if overlap is not None:
+        _check_overlap(overlap)
+    if floor is not None:
+        _check_floor(floor)
     cap = max_local_bsz(m, g)
     if cap < 1:
         if m.transformer is None:
@@ -359,6 +369,7 @@ def write_profile(
     max_nodes=16,
     force=False,
     inputs=(),
+    statistics=True,
 ) -> list:
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
@@ -378,6 +389,10 @@ def write_profile(
     the GPU-types file) or of an input folder never, and each file appears whole or not at all
     (written beside its name, then renamed).
 
+    ``statistics=False`` (the command's ``--types-only``) writes the GPU types' files only and
+    keeps the folder's ``validation-<B>.csv``: it adds types, e.g. a GPU of one's own, to an
+    application measured on others, whose measured statistics every type then shares.
+
     Examples
     --------
     >>> import tempfile
@@ -390,10 +405,26 @@ def write_profile(
     folder = Path(output) / m.name
     names = [gcat.trace_name(t, catalog) for t in gpu_types]
     planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
-    planned += [f"validation-{b}.csv" for b in _validation_batches(m)]
+    stats = [f"validation-{b}.csv" for b in _validation_batches(m)]
+    if not statistics and not any(folder.glob("validation-*.csv")):
+        raise ValueError(
+            f"--types-only (statistics=False) adds GPU types to a profile and keeps its statistics, but {folder} "
+            "holds no validation-<B>.csv; leave it out to write them"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     for file_name in planned:
         check_output(folder / file_name, inputs=inputs, force=force, what="--output")
+    for file_name in stats if statistics else ():
+        check_output(folder / file_name, inputs=inputs, force=True, what="--output")  # inputs: never, even forced
+        if not force and (folder / file_name).exists():
+            # Not only "use --force": the statistics are shared by every type profiled here (measured
+            # ones too), and replacing them changes those types' jobs as well.
+            raise ValueError(
+                f"--output {folder / file_name} already exists: {folder} holds the application's statistics "
+                "(validation-<B>.csv), which every GPU type's profile there shares; use --types-only to add "
+                "GPU types and keep them, or --force to replace them"
+            )
+    planned += stats if statistics else []
     files = []  # (path, header, rows): every type is priced and checked before the first file is written
     first = None
     for t, name in zip(gpu_types, names, strict=True):
@@ -405,7 +436,7 @@ def write_profile(
                              overlap, max_nodes)  # fmt: skip
     if first is None:
         raise ValueError("gpu_types is empty")
-    for b in _validation_batches(m):
+    for b in _validation_batches(m) if statistics else ():
         rows = []
         for e in range(m.max_epochs):
             rows.append((progress(first.model, e + 1), iteration(first.model, b, e), 0.0, *grad_stats(first.model, e)))

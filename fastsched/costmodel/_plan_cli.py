@@ -25,6 +25,10 @@ COLUMNS = (
     ("sp", "sequence parallelism (1: on)"),
 )
 
+#: Fields of a model file that ``fastsched profile`` reads (:func:`fastsched.catalog.load_model_spec`)
+#: and a plan does not need: they describe the training run, not one step.
+_RUN_FIELDS = ("tokens", "fixed_batch")
+
 # What may differ inside one collapsed row; everything else (step time included) is equal.
 _TIED_KEYS = ("schedule", "zero", "memory_bytes", "state_bytes", "activation_bytes")
 
@@ -156,10 +160,12 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Execute ``fastsched plan`` for parsed ``args``; return the exit status."""
+    from fastsched._datafile import read_data_file
     from fastsched.costmodel._bounds import check_plan_request
 
-    with open(args.model, encoding="utf-8") as fh:
-        data = json.load(fh)
+    # The shared reader names the file in every refusal (missing, not UTF-8, not JSON), as profile's does.
+    data = read_data_file(args.model, what="model file")
+    name = None
     is_program = isinstance(data, dict) and ("ranks" in data or "ops" in data)
     if not is_program and isinstance(data, dict):
         # a transformer: --global-batch replaces the file's (it was ignored); --rank has no meaning
@@ -167,6 +173,11 @@ def run(args) -> int:
             raise ValueError(f"--rank reads one rank of a case or program file; {args.model} is a transformer model")
         if args.global_batch is not None:
             data["global_batch"] = args.global_batch
+        # One model file serves plan and profile: profile's extra fields (the folder name, the
+        # token budget, the batch rule) describe a whole training run, not the step planned here.
+        name = data.pop("name", None)
+        for key in _RUN_FIELDS:
+            data.pop(key, None)
     # The stated bounds first: an out-of-range request is refused before the cost model loads.
     check_plan_request(args.gpus, data if isinstance(data, dict) else None)
 
@@ -187,8 +198,10 @@ def run(args) -> int:
         model = Transformer.from_dict(data)
     fields = {}
     if args.cluster:
-        with open(args.cluster, encoding="utf-8") as fh:
-            fields.update(json.load(fh))
+        cluster_fields = read_data_file(args.cluster, what="cluster file")
+        if not isinstance(cluster_fields, dict):
+            raise ValueError(f"{args.cluster}: a cluster file holds a JSON object")
+        fields.update(cluster_fields)
     if args.gpu is not None:
         fields["gpu"] = args.gpu
     fields["gpus"] = args.gpus
@@ -219,8 +232,10 @@ def run(args) -> int:
         }
         title = f"program {args.model} ({model.n_forward} forward ops, {model.parameters:.4g} parameters)"
     else:
-        desc = model.to_dict()
+        desc = model.to_dict() if name is None else {"name": str(name), **model.to_dict()}
         title = f"{model.parameters / 1e9:.1f}B parameters"
+        if name is not None:
+            title = f"{name}: {title}"
     if args.json:
         print(
             json.dumps(

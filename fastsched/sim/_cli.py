@@ -212,17 +212,18 @@ def _check_sizes(cluster, nodes, args) -> None:
         preflight.check_cluster(nodes, gpus, max_nodes, args.interval or 1, args.max_time)
 
 
-def _scaled(args):
-    """``(workload, cluster, nodes)`` of the run, ``--scale`` applied (see :mod:`fastsched.sim.scale`).
+def _check_scaled(args) -> None:
+    """Check the run's sizes with ``--scale`` applied (see :mod:`fastsched.sim.scale`).
 
-    The cluster is scaled and checked first: ``K`` copies of the workload are made only for a
-    cluster within the simulator's limits (so ``K`` is at most its GPU limit).
+    The scaled cluster is checked here, before the engine loads; :func:`~fastsched.sim.simulate`
+    (``scale=K``) then scales the cluster and merges the ``K`` workloads itself, so the summary
+    and the log name the workload as given and the scale.
     """
     k = getattr(args, "scale", None)
     if k is None:
         _check_sizes(args.cluster, args.nodes, args)
-        return args.workload, args.cluster, args.nodes
-    from fastsched.sim.scale import scale_cluster, scale_workload
+        return
+    from fastsched.sim.scale import scale_cluster
 
     if k < 1:
         raise ValueError(f"--scale must be >= 1, got {k}")
@@ -239,7 +240,6 @@ def _scaled(args):
                 f"(--scale {k} multiplies the nodes, not --max-nodes)"
             )
     _check_sizes(cluster, nodes, args)
-    return scale_workload(args.workload, k), cluster, nodes
 
 
 def _simulate_kwargs(args) -> dict:
@@ -255,6 +255,7 @@ def _simulate_kwargs(args) -> dict:
         max_nodes=args.max_nodes,
         seed=args.seed,
         max_time=args.max_time,
+        scale=getattr(args, "scale", None),
     )
 
 
@@ -317,8 +318,8 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     _check_paths(args)
-    # --scale applied once, for one policy or several (see fastsched.sim.scale)
-    args.workload, args.cluster, args.nodes = _scaled(args)
+    # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.scale)
+    _check_scaled(args)
     if len(policies) > 1:
         return _run_many(args, policies)
     # The engine is imported only now: the parser, and a refusal of the arguments, stay light.

@@ -204,8 +204,11 @@ def plot_comparison(results, path) -> None:
         if jcts.size:
             ax2.step(jcts, np.arange(1, jcts.size + 1) / jcts.size, where="post", color=line.get_color(),
                      label=f"{r.policy} (mean {r.avg_jct / 3600:.2f} h)")  # fmt: skip
-    if results and results[0].total_gpus.size:
-        ax1.step(results[0].times / 3600.0, results[0].total_gpus, where="post", color="k", lw=1, label="cluster GPUs")
+    # The cluster under the run that lasts longest: drawn from the first run, it stopped where that run did.
+    ran = [r for r in results if r.total_gpus.size]
+    if ran:
+        last = max(ran, key=lambda r: r.times[-1])
+        ax1.step(last.times / 3600.0, last.total_gpus, where="post", color="k", lw=1, label="cluster GPUs")
     ax1.set_xlabel("time (h)")
     ax1.set_ylabel("GPUs allocated")
     ax1.set_title("GPUs in use")

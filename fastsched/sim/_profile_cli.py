@@ -39,6 +39,12 @@ def register(subparsers) -> None:
         help="fixed: keep the initial batch (scale GPUs, not batch; default for decoders); adaptive: allow larger",
     )
     p.add_argument("--force", action="store_true", help="replace profile files that already exist in DIR/MODEL")
+    p.add_argument(
+        "--types-only",
+        action="store_true",
+        help="write the GPU types' files only, keeping DIR/MODEL's validation-<B>.csv (e.g. add a GPU type of "
+        "your own to an application's measured traces, whose statistics it then shares)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     p.set_defaults(func=run)
 
@@ -94,8 +100,9 @@ def run(args) -> int:
     # The calibration traces, the GPU-types file and the model file are inputs: never written over.
     inputs = [args.calibrate, args.gpu_types, args.model if os.path.exists(args.model) else None]
     files = write_profile(
-        model, types, args.output, efficiencies=effs, catalog=catalog, force=args.force, inputs=inputs
-    )
+        model, types, args.output, efficiencies=effs, catalog=catalog, force=args.force, inputs=inputs,
+        statistics=not args.types_only,
+    )  # fmt: skip
     if not args.quiet:
         print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
         print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")

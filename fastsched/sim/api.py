@@ -83,7 +83,11 @@ def _log_file(output):
             yield f
 
 
-def _resolve_workload(workload):
+def _resolve_workload(workload, scale=None):
+    if scale is not None:
+        from fastsched.sim.scale import scale_workload
+
+        return validate_workload(scale_workload(builtin_workload() if workload is None else workload, scale))
     if workload is None:
         return builtin_workload()
     if isinstance(workload, (str, os.PathLike)):
@@ -110,6 +114,7 @@ def simulate(
     max_time=60 * _DAY,
     cluster=None,
     cap_replicas=False,
+    scale=None,
 ) -> SimulationResult:
     """Simulate a workload on a cluster of ``nodes`` x ``gpus`` GPUs.
 
@@ -161,6 +166,10 @@ def simulate(
     cap_replicas : bool
         On a typed cluster, lower requests for more GPUs than the largest type has (for the
         policies that run jobs at their requested count) instead of raising.
+    scale : int, optional
+        Sia's scaling study (:mod:`fastsched.sim.scale`): merge ``scale`` workloads (copies of
+        ``workload``, or a folder's CSVs in turn) and multiply every node group (or ``nodes``)
+        by ``scale``. The summary keeps ``workload`` as given and adds ``scale``.
 
     Returns
     -------
@@ -213,6 +222,15 @@ def simulate(
     if cluster is None and nodes is None and gpus is None:
         cluster = cfg.get("cluster")
     spec = parse_cluster(cluster) if cluster is not None else None
+    if scale is not None:
+        # The cluster first: K copies of the workload are made only for a cluster within the limits.
+        from fastsched.sim.scale import scale_cluster
+
+        scale = V.check_int_scalar("scale", scale, low=1)
+        if spec is not None:
+            spec = scale_cluster(spec, scale)
+        else:
+            nodes = V.check_int_scalar("nodes", cfg.get("nodes", 16) if nodes is None else nodes, low=1) * scale
     if spec is not None:
         nodes, gpus = spec.num_nodes, max(spec.node_gpus)
         if max_nodes is not None:
@@ -234,9 +252,12 @@ def simulate(
     progress, own_bar = progress_callback(progress)
     # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
     layout_checked = traces if applications is None and spec is None else None
-    preflight.check_run(workload=workload, traces=layout_checked, output=output, inputs=(traces, cluster))
+    folder = scale is not None and isinstance(workload, (str, os.PathLike)) and Path(workload).expanduser().is_dir()
+    preflight.check_run(
+        workload=None if folder else workload, traces=layout_checked, output=output, inputs=(traces, cluster)
+    )
 
-    wjobs = _resolve_workload(workload)
+    wjobs = _resolve_workload(workload, scale)
     profiles = _profiles_source(traces, applications)
     source = str(workload) if isinstance(workload, (str, os.PathLike)) else None
     if spec is not None:
@@ -287,6 +308,8 @@ def simulate(
         "workload": "builtin" if workload is None else (source or f"{len(wjobs)} jobs given"),
         "profiles": profiles,
     }
+    if scale is not None:  # only then: the summaries of unscaled runs stay as they were
+        config["scale"] = scale
     if spec is not None:
         config["cluster"] = str(spec)
         config["gpus_by_type"] = dict(spec.gpus_by_type)

@@ -340,8 +340,12 @@ def load_hetero_applications(traces_dir, gpu_types, names=None, *, published=Tru
         for t in gpu_types:
             path = folder / f"placements-{t}.csv"
             if not path.is_file():
+                # Which types it has says what to do: a cluster of those, or a profile of the type added
+                # (fastsched profile ... --types-only); a job is never run on a type it has no profile of.
+                has = sorted(p.name[len("placements-") : -len(".csv")] for p in folder.glob("placements-?*.csv"))
                 raise FileNotFoundError(
-                    f"trace file not found: {path} (application {name!r} has no profile of GPU type {t!r})"
+                    f"trace file not found: {path} (application {name!r} has no profile of GPU type {t!r}; "
+                    f"its types: {has})"
                 )
             extra = SIA_TYPE_OVERRIDES.get((name, t), {}) if published else {}
             apps[t] = TraceApplication(folder, name, gpu_type=t, **{**kwargs, **extra})
@@ -380,6 +384,28 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     return 1.0 / total if total > 0 and math.isfinite(total) else 0.0
 
 
+def _by_trace_name(app):
+    """``app`` with its types keyed by trace name (``t4`` -> ``aws``), as a cluster spec keys them.
+
+    :func:`~fastsched.sim.cluster_spec.parse_cluster` reads ``1xt4`` as the type ``aws`` (its
+    traces' suffix); models keyed by another name of the same type (``oracle_applications(...,
+    ["t4"])``) are the same models. Names the catalogue does not know stay as written; of two
+    names of one type the first is kept.
+    """
+    from fastsched.catalog import gpus as gcat
+
+    def key(t):
+        try:
+            return gcat.trace_name(t)
+        except (TypeError, ValueError):
+            return t
+
+    keyed: dict = {}
+    for t in app.types:
+        keyed.setdefault(key(t), app.apps[t])
+    return HeteroApplication(keyed)
+
+
 def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     """Multi-type application models for a typed cluster: ready ones, or loaded from ``traces``.
 
@@ -404,9 +430,12 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
     if applications is not None:
         if not isinstance(applications, dict):
             raise TypeError("applications must be a dict of name -> HeteroApplication")
+        applications = dict(applications)
         for name, app in applications.items():
             if not isinstance(app, HeteroApplication):
                 raise TypeError(f"applications[{name!r}] must be a HeteroApplication on a cluster of GPU types")
+            if any(t not in app.apps for t in types):
+                app = applications[name] = _by_trace_name(app)
             missing = [t for t in types if t not in app.apps]
             if missing:
                 raise ValueError(

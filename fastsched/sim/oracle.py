@@ -181,7 +181,8 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
     ----------
     models : iterable of str or ModelSpec
     gpu_types : iterable of str
-        The cluster's types (as in its spec: trace names such as ``aws`` or ``h100``).
+        The cluster's types, keyed as given: catalogue names, aliases or trace names
+        (:func:`~fastsched.sim.simulate` matches ``t4`` with a cluster's ``aws``).
     efficiencies : dict, optional
         ``{type: efficiency}`` (e.g. from :func:`calibrate_from_traces`).
     overlap : float, optional
@@ -196,6 +197,16 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
     >>> h.types, h.throughput_ratio("h100", "aws") > 1
     (('aws', 'h100'), True)
     """
+    # A bare string is one name, not a list of one-letter names: refused by its argument's name.
+    for what, v in (("models", models), ("gpu_types", gpu_types)):
+        if isinstance(v, (str, ModelSpec)) or not hasattr(v, "__iter__"):
+            raise TypeError(f"{what} must be a list of names, got {type(v).__name__} {v!r}")
+    gpu_types = list(gpu_types)
+    if not gpu_types:
+        raise ValueError("gpu_types must name at least one GPU type, got none")
+    for what, v in (("efficiencies", efficiencies), ("floors", floors)):
+        if v is not None and not isinstance(v, dict):  # a list would be ignored: every type at the default
+            raise TypeError(f"{what} must be a dict of GPU type -> number, got {type(v).__name__}")
     efficiencies, floors = efficiencies or {}, floors or {}
     out = {}
     for model in models:

@@ -367,6 +367,8 @@ class SimulationResult:
         for key, label in (("workload", "workload"), ("profiles", "profiles")):
             if key in self.config:
                 rows.append((label, str(self.config[key])))
+        if "scale" in self.config:  # Sia's scaling study: K workloads merged on K times the nodes
+            rows.append(("scale", f"x{self.config['scale']} (workload copies and nodes)"))
         rows += [
             ("cluster", _cluster_text(self.config)),
             ("jobs completed", f"{s['completed']} / {s['jobs']}"),

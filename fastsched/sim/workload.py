@@ -282,6 +282,9 @@ def validate_workload(jobs, *, source=None) -> list[WorkloadJob]:
 def write_workload(jobs, path) -> None:
     """Write ``jobs`` (WorkloadJob records) as a workload CSV.
 
+    A ``category`` column follows when any job has one (an empty cell: none), so a generated
+    workload (:func:`fastsched.sim.llm_workload.llm_workload`) reads back as it was.
+
     Examples
     --------
     >>> import pathlib, tempfile
@@ -292,6 +295,10 @@ def write_workload(jobs, path) -> None:
     """
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(WORKLOAD_COLUMNS)
+        jobs = list(jobs)
+        # Written only when used: files of workloads without categories keep the five columns.
+        categories = any(getattr(j, "category", None) is not None for j in jobs)
+        w.writerow(WORKLOAD_COLUMNS + (("category",) if categories else ()))
         for j in jobs:
-            w.writerow([j.name, j.time, j.application, j.num_replicas, j.batch_size])
+            row = [j.name, j.time, j.application, j.num_replicas, j.batch_size]
+            w.writerow(row + [j.category or ""] if categories else row)

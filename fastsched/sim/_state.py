@@ -429,9 +429,10 @@ class Stateful:
     def _sync_batch(self):
         s, r = self._s, self._r
         a, c = s.atomic.item(r), s.accum.item(r)
-        s.batch[r] = ODD if a == ODD or c == ODD else a * (c + 1) * s.gpus.item(r)
+        odd = a == ODD or c == ODD
+        s.batch[r] = ODD if odd else a * (c + 1) * s.gpus.item(r)
         self._t.inputs.ready[r] = 0
-        self._cfg = None
+        self._cfg = None if odd else (a, c)
 
     def _settle(self):
         """Resolve what the round kernel marked to compute when read, with the configuration it trained."""
@@ -454,8 +455,14 @@ class Stateful:
     @placement.setter
     def placement(self, value):
         self._placement = value
-        self._s.gpus[self._r] = sum(value)
-        self._sync_batch()
+        s, r, cfg = self._s, self._r, self._cfg
+        gpus = sum(value)
+        s.gpus[r] = gpus
+        if cfg is not None and type(gpus) is int:  # the batch configuration's plain ints, as last set
+            s.batch[r] = cfg[0] * (cfg[1] + 1) * gpus
+            self._t.inputs.ready[r] = 0
+        else:
+            self._sync_batch()
 
     @property
     def batch_size(self) -> int:

@@ -145,23 +145,24 @@ class FixedStepping:
         give the epoch tables. A configuration seen last time is kept with its observed flag.
         """
         app, inputs, r = self.application, self._t.inputs, self._r
+        atomic, accum = self.atomic_bsz, self.accum_steps
         # The profile observed into is part of the key: a HeteroJob keeps one per GPU type.
-        key = (app, self.placement, self.atomic_bsz, self.accum_steps, id(self.profile))
+        key = (app, self.placement, atomic, accum, id(self.profile))
         fast = self._fast
         if fast is None or fast[0] != key:
             placement = tuple(filter(None, self.placement))
             num_replicas = sum(placement)
-            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
-            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
-            modelled = bool(app.is_modelled(placement, self.atomic_bsz))
+            batch_size = num_replicas * atomic * (accum + 1)
+            step_time, sync_time = app.throughput(placement, atomic)
+            modelled = bool(app.is_modelled(placement, atomic))
             accum_time = step_time - sync_time
-            total_time = step_time + accum_time * self.accum_steps
+            total_time = step_time + accum_time * accum
             try:
                 gain, prog = epoch_tables(app, batch_size)
             except (ValueError, IndexError, KeyError):
                 inputs.ready[r] = -1
                 return False
-            obs = (len(placement), num_replicas, self.atomic_bsz, step_time, sync_time)
+            obs = (len(placement), num_replicas, atomic, step_time, sync_time)
             completion_epoch = int(app.completion_epoch(batch_size))
             fast = (key, batch_size, float(total_time), modelled, gain, prog, completion_epoch, obs)
             self._settle()  # what the kernel marked belongs to the configuration replaced

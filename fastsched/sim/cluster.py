@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from fastsched.sim._state import StateTable, step_jobs
+from fastsched.sim._state import NONE, StateTable, step_jobs
 
 __all__ = ["Cluster", "placement_of"]
 
@@ -277,9 +277,10 @@ class Cluster:
             row = self._rows[-1]  # nothing changed: the same row, shared
         else:
             idx, cnt = [], []
+            completion = self._table.state.completion  # NONE: running (the job's completion_time is None)
             for key, alloc in self.allocations.items():
                 i = self._index[key]
-                if jobs[i].completion_time is None and alloc:
+                if alloc and completion.item(i) == NONE:
                     idx.append(i)
                     cnt.append(len(alloc))
             row = (np.array(idx, dtype=np.int64), np.array(cnt, dtype=np.int16))

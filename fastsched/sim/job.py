@@ -529,7 +529,8 @@ class Job(Stateful, FixedStepping):
             self._set_kind()
             self.update_local_bsz(self.placement)
             self.rescale_time = self.rescale_delay
-            self.num_restarts = 0 if self.num_restarts is None else self.num_restarts + 1
+            restarts = self.num_restarts
+            self.num_restarts = 0 if restarts is None else restarts + 1
         else:
             self.placement = ()
             self.atomic_bsz = 0

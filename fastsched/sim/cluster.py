@@ -11,6 +11,10 @@ it is set when the job is next stepped instead of being counted round by round. 
 jobs (arrived, unfinished) are kept as a set updated by arrivals (a pointer into the jobs
 sorted by submission time) and completions (only stepped jobs complete), so a round costs
 the jobs in play, not the whole workload.
+
+The jobs' state is a table of arrays the cluster owns (:mod:`fastsched.sim._state`, one row
+per job); the held jobs of a fixed batch configuration are stepped by one kernel call per
+round (:func:`~fastsched.sim._state.step_jobs`), the adaptive ones by their own step.
 """
 
 from __future__ import annotations

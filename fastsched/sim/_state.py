@@ -112,6 +112,10 @@ def _new_blocks(n) -> tuple:
     return state, inputs, ints, iin, fin
 
 
+_NO_TABLE = np.zeros(0)
+_NO_TABLE.flags.writeable = False
+
+
 class EpochTables:
     """The epoch tables of every (application, batch size) seen, concatenated, with their offsets.
 
@@ -127,8 +131,7 @@ class EpochTables:
     """
 
     def __init__(self):
-        self.gain = np.zeros(0)
-        self.prog = np.zeros(0)
+        self.gain = self.prog = _NO_TABLE  # never written: offsets() concatenates into new arrays
         # (id(app), batch) -> (gain offset, prog offset, app): the app is kept so its id stays its own.
         self._at: dict = {}
 

@@ -147,10 +147,10 @@ class FixedStepping:
         app, inputs, r = self.application, self._t.inputs, self._r
         atomic, accum = self.atomic_bsz, self.accum_steps
         # The profile observed into is part of the key: a HeteroJob keeps one per GPU type.
-        key = (app, self.placement, atomic, accum, id(self.profile))
+        key = (app, self._placement, atomic, accum, id(self.profile))
         fast = self._fast
         if fast is None or fast[0] != key:
-            placement = tuple(filter(None, self.placement))
+            placement = tuple(filter(None, self._placement))
             num_replicas = sum(placement)
             batch_size = num_replicas * atomic * (accum + 1)
             step_time, sync_time = app.throughput(placement, atomic)

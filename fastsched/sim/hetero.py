@@ -453,7 +453,7 @@ class HeteroJob(Job):
             not self.restart_on_move
             and placement
             and not self._pending_migration
-            and tuple(placement) == tuple(self.placement)
+            and tuple(placement) == tuple(self._placement)
         ):
             return
         super().reallocate(placement)

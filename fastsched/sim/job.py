@@ -527,10 +527,10 @@ class Job(Stateful, FixedStepping):
         if placement:
             self.placement = tuple(placement)
             self._set_kind()
-            self.update_local_bsz(self.placement)
+            self.update_local_bsz(self._placement)
             self.rescale_time = self.rescale_delay
             restarts = self.num_restarts
             self.num_restarts = 0 if restarts is None else restarts + 1
         else:
             self.placement = ()
-            self.atomic_bsz = 0
+            self._set_batch_config(0, self.accum_steps)

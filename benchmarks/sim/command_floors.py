@@ -40,6 +40,19 @@ CASES = {
     "saturn1_pollux": [*_SATURN1, "--policy", "pollux"],
     "saturn1_sia": [*_SATURN1, "--policy", "sia"],
     "tiresias_x4": [*_R50, "--scale", "4", "--policy", "tiresias"],
+    # The other baselines (issue 22 item 3: every policy keeps its results) and the baselines at scale.
+    "gavel_x1": [*_R50, "--scale", "1", "--policy", "gavel"],
+    "optimus_w6": [
+        str(P / "workloads" / "workload-6.csv"),
+        "--traces",
+        str(P / "traces"),
+        "--preset",
+        "osdi21",
+        "--policy",
+        "optimus",
+    ],
+    "tiresias_x16": [*_R50, "--scale", "16", "--policy", "tiresias"],
+    "gavel_x16": [*_R50, "--scale", "16", "--policy", "gavel"],
     # Start-up alone: the same commands stopped after their first round (one minute).
     "startup_osdi21": [
         str(P / "workloads" / "workload-6.csv"),

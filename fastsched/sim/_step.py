@@ -18,7 +18,7 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["advance_fixed", "epoch_tables", "OK", "PAST_MAX_EPOCHS", "NOT_FINITE"]
+__all__ = ["advance_fixed", "epoch_tables", "FixedStepping", "OK", "PAST_MAX_EPOCHS", "NOT_FINITE"]
 
 #: Status codes of :func:`advance_fixed`: the step ran; the job reached ``max_epochs``
 #: without completing (the reference raises); an epoch crossing was not a finite time.
@@ -127,3 +127,105 @@ def epoch_tables(app, batch_size) -> tuple[np.ndarray, np.ndarray]:
         except TypeError:
             pass
     return out
+
+
+class FixedStepping:
+    """A job's side of the fixed-configuration kernels (mixed into :class:`~fastsched.sim.job.Job`).
+
+    :meth:`_prepare_fixed` fills the job's row of kernel inputs (see
+    :class:`fastsched.sim._state.FixedInputs`) for its current configuration; :meth:`_step_fixed`
+    runs one step of a job alone on :func:`advance_fixed`; :meth:`_trained` makes the
+    observation of a configuration the round kernel trained first.
+    """
+
+    def _prepare_fixed(self) -> bool:
+        """Fill the job's kernel inputs for its current fixed configuration (its row of ``inputs``).
+
+        Returns ``False`` (the row marked for the reference loop) where the application cannot
+        give the epoch tables. A configuration seen last time is kept with its observed flag.
+        """
+        app, inputs, r = self.application, self._t.inputs, self._r
+        atomic, accum = self.atomic_bsz, self.accum_steps
+        # The profile observed into is part of the key: a HeteroJob keeps one per GPU type.
+        key = (app, self._placement, atomic, accum, id(self.profile))
+        fast = self._fast
+        if fast is None or fast[0] != key:
+            placement = tuple(filter(None, self._placement))
+            num_replicas = sum(placement)
+            batch_size = num_replicas * atomic * (accum + 1)
+            step_time, sync_time = app.throughput(placement, atomic)
+            modelled = bool(app.is_modelled(placement, atomic))
+            accum_time = step_time - sync_time
+            total_time = step_time + accum_time * accum
+            try:
+                gain, prog = epoch_tables(app, batch_size)
+            except (ValueError, IndexError, KeyError):
+                inputs.ready[r] = -1
+                return False
+            obs = (len(placement), num_replicas, atomic, step_time, sync_time)
+            completion_epoch = int(app.completion_epoch(batch_size))
+            fast = (key, batch_size, float(total_time), modelled, gain, prog, completion_epoch, obs)
+            self._settle()  # what the kernel marked belongs to the configuration replaced
+            self._fast = fast
+            inputs.observed[r] = 0
+        _, batch_size, total_time, modelled, gain, prog, completion_epoch, _ = fast
+        inputs.gain_at[r], inputs.prog_at[r] = self._t.tables.offsets(app, batch_size)
+        inputs.total_time[r], inputs.modelled[r] = total_time, modelled
+        inputs.completion_epoch[r], inputs.max_epochs[r] = completion_epoch, int(app.max_epochs)
+        inputs.ready[r] = 1
+        return True
+
+    def _trained(self, last):
+        """After the round kernel trained a configuration not yet observed, up to epoch ``last``: observe it."""
+        _, batch_size, *_, obs = fast = self._fast
+        self.observe(*obs, *fast[0][0].grad_stats(batch_size, last))
+        self._t.inputs.observed[self._r] = 1
+
+    def _step_fixed(self, app, seconds, gpus, interference) -> bool:
+        """Run the training part of :meth:`step` on the kernel (a fixed batch configuration).
+
+        Returns ``False``, having changed nothing, where the reference loop must run instead
+        (a clock or service that is not a whole number, tables the application cannot give,
+        or a case the reference raises on).
+        """
+        if not (type(seconds) is int and type(self.current_time) is int and type(self.attained_service) is int):
+            return False
+        if type(self.modelled_service) is not int or self.completion_time is not None:
+            return False
+        if not self._prepare_fixed():  # checks the configuration as it is now
+            return False
+        _, batch_size, total_time, modelled, gain, prog, completion_epoch, obs = self._fast
+        progress, epoch, now, attained, msvc, completion, last, status = advance_fixed(
+            seconds,
+            float(self.progress),
+            int(self.epoch),
+            self.current_time,
+            self.attained_service,
+            self.modelled_service,
+            int(gpus),
+            modelled,
+            total_time,
+            float(interference),
+            gain,
+            prog,
+            completion_epoch,
+            int(app.max_epochs),
+        )
+        if status != OK:
+            return False
+        if last >= 0:
+            if self._t.inputs.observed[self._r]:  # the key is in the profile: only the gradient statistics change
+                self.grad_params = app.grad_stats(batch_size, last)
+            else:
+                self._trained(last)
+        self.progress = float(progress)
+        if epoch != self.epoch:
+            self.epoch = int(epoch)
+            self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
+            self._t.inputs.metric_epoch[self._r] = -1
+        if completion >= 0:
+            self.completion_time = int(completion)
+        self.current_time = int(now)
+        self.attained_service = int(attained)
+        self.modelled_service = int(msvc)
+        return True

@@ -11,6 +11,10 @@ it is set when the job is next stepped instead of being counted round by round. 
 jobs (arrived, unfinished) are kept as a set updated by arrivals (a pointer into the jobs
 sorted by submission time) and completions (only stepped jobs complete), so a round costs
 the jobs in play, not the whole workload.
+
+The jobs' state is a table of arrays the cluster owns (:mod:`fastsched.sim._state`, one row
+per job); the held jobs of a fixed batch configuration are stepped by one kernel call per
+round (:func:`~fastsched.sim._state.step_jobs`), the adaptive ones by their own step.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import json
 import time
 
 import numpy as np
+
+from fastsched.sim._state import NONE, StateTable, step_jobs
 
 __all__ = ["Cluster", "placement_of"]
 
@@ -131,6 +137,11 @@ class Cluster:
         self.node_types = None if spec is None else spec.node_types
         if spec is not None:
             self.min_nodes = self.num_nodes = self.max_nodes = spec.num_nodes
+        # The jobs' state as arrays, one row per job in workload order (see fastsched.sim._state):
+        # the fixed-configuration jobs held in a round are stepped by one kernel call.
+        self._table = StateTable(len(jobs))
+        for i, job in enumerate(jobs):
+            job._bind(self._table, i)
 
     def nodes(self) -> dict:
         """``{node id: GPUs}`` of the current cluster.
@@ -197,14 +208,17 @@ class Cluster:
         slow = self._slowdowns()
         jobs = self.jobs
         start = self.current_time
-        finished = []
-        for i in sorted(self._held):
-            job = jobs[i]
-            job.current_time = start
-            job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
-            if job.completion_time is not None:
-                # It keeps its nodes until the next scheduling point but never trains again.
-                finished.append(i)
+        if type(seconds) is int and type(start) is int:
+            finished = step_jobs(jobs, self._table, sorted(self._held), seconds, start, slow)
+        else:  # a fractional clock: every job steps itself (its reference loop)
+            finished = []
+            for i in sorted(self._held):
+                job = jobs[i]
+                job.current_time = start
+                job.step(seconds, slow.get(job.name, 0.0) if slow else 0.0)
+                if job.completion_time is not None:
+                    # It keeps its nodes until the next scheduling point but never trains again.
+                    finished.append(i)
         for i in finished:
             self._held.discard(i)
             self._is_active[i] = False
@@ -267,9 +281,10 @@ class Cluster:
             row = self._rows[-1]  # nothing changed: the same row, shared
         else:
             idx, cnt = [], []
+            completion = self._table.state.completion  # NONE: running (the job's completion_time is None)
             for key, alloc in self.allocations.items():
                 i = self._index[key]
-                if jobs[i].completion_time is None and alloc:
+                if alloc and completion.item(i) == NONE:
                     idx.append(i)
                     cnt.append(len(alloc))
             row = (np.array(idx, dtype=np.int64), np.array(cnt, dtype=np.int16))

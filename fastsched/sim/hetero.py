@@ -134,6 +134,15 @@ class HeteroJob(Job):
     (['fast'], 2, 0)
     >>> job.gpu_seconds_by_type["fast"] == job.attained_service
     True
+
+    The true goodput is divided by :attr:`slowdown`; GPU-seconds are counted per type:
+
+    >>> job = HeteroJob("k", HeteroApplication({"slow": app, "fast": app}), 0, slowdown=2.0)
+    >>> job.set_gpu_type("fast")
+    >>> job.reallocate([2])
+    >>> job.step(600)
+    >>> job.current_time, job.gpu_seconds_by_type
+    (600, {'fast': 1200})
     """
 
     profile = _slot_property("profile")
@@ -161,7 +170,6 @@ class HeteroJob(Job):
             raise ValueError(f"job {name}: category must be one of {list(CATEGORIES)}, got {category!r}")
         if not (isinstance(slowdown, (int, float)) and slowdown >= 1.0):
             raise ValueError(f"job {name}: slowdown must be a number >= 1, got {slowdown!r}")
-        self.slowdown = float(slowdown)
         self.restart_on_move = bool(restart_on_move)
         self._happ = application
         self.unaware = bool(unaware)
@@ -171,9 +179,37 @@ class HeteroJob(Job):
         self.category = category or "adaptive"
         self.migrate_delay = migrate_delay
         self.num_migrations = 0
-        self.gpu_seconds_by_type = {}
+        # GPU-seconds by type: the closed stretches on a type, and the open one (its type and
+        # the attained service at its start); see gpu_seconds_by_type.
+        self._gs_done: dict = {}
+        self._gs_type = None
+        self._gs_start = 0
         self._pending_migration = False
         super().__init__(name, application, submission_time, rescale_delay=rescale_delay, **kwargs)
+        self.slowdown = float(slowdown)  # kept in the job's row (the round kernel reads it)
+
+    @property
+    def gpu_seconds_by_type(self) -> dict:
+        """``{GPU type: GPU-seconds held there}`` (types in the order they first held GPUs).
+
+        Kept as stretches between changes of type, so that stepping the job (in a cluster's
+        round kernel too) only counts its attained service.
+        """
+        out = dict(self._gs_done)
+        t = self._gs_type
+        if t is not None:
+            delta = self.attained_service - self._gs_start
+            if delta:
+                out[t] = out.get(t, 0) + delta
+        return out
+
+    def _close_stretch(self, gpu_type):
+        """Count the GPU-seconds on the type left, and open a stretch on ``gpu_type``."""
+        attained = self.attained_service
+        t = self._gs_type
+        if t is not None and attained != self._gs_start:
+            self._gs_done[t] = self._gs_done.get(t, 0) + (attained - self._gs_start)
+        self._gs_type, self._gs_start = gpu_type, attained
 
     # -- the current type ------------------------------------------------------------------
     def _slot_key_of(self, gpu_type):
@@ -217,8 +253,10 @@ class HeteroJob(Job):
             if self.gpu_type is not None:
                 self.num_migrations += 1
                 self._pending_migration = True
+            self._close_stretch(gpu_type)
             self.gpu_type = gpu_type
             self._slot_on(gpu_type)
+            self._t.inputs.ready[self._r] = 0  # another application: the kernel inputs change
 
     def _on(self, gpu_type):
         """Return a context in which the job's per-type state is ``gpu_type``'s (created if new)."""
@@ -366,19 +404,25 @@ class HeteroJob(Job):
         >>> job.atomic_bsz, job.accum_steps
         (128, 0)
         """
+        self._choose_local_bsz(placement)
+
+    def _choose_local_bsz(self, placement) -> tuple:
         if self.gpu_type is None or self.target_batch_size is None or not any(placement):
-            super().update_local_bsz(placement)
+            atomic, accum = super()._choose_local_bsz(placement)
             if self.gpu_type is None:
-                return
+                return atomic, accum
         else:
             app = self.application
             cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
-            self.atomic_bsz, self.accum_steps = self._fixed_config(
+            atomic, accum = self._fixed_config(
                 app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
             )
+            self._set_batch_config(atomic, accum)
         cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
-        if self.atomic_bsz > cap:
-            self.atomic_bsz = cap
+        if atomic > cap:
+            atomic = cap
+            self._set_batch_config(atomic, accum)
+        return atomic, accum
 
     def reallocate(self, placement):
         """As :meth:`Job.reallocate`; a move to another GPU type pauses ``migrate_delay`` seconds.
@@ -409,36 +453,13 @@ class HeteroJob(Job):
             not self.restart_on_move
             and placement
             and not self._pending_migration
-            and tuple(placement) == tuple(self.placement)
+            and tuple(placement) == tuple(self._placement)
         ):
             return
         super().reallocate(placement)
         if placement and self._pending_migration:
             self.rescale_time = self.migrate_delay
         self._pending_migration = False
-
-    def step(self, seconds, interference=0.0):
-        """As :meth:`Job.step` (goodput also divided by :attr:`slowdown`), counting GPU-seconds per type.
-
-        Examples
-        --------
-        >>> from fastsched.sim.builtin import builtin_applications
-        >>> app = builtin_applications()["cifar10"]
-        >>> h = HeteroApplication({"slow": app, "fast": app})
-        >>> job = HeteroJob("j", h, 0)
-        >>> job.set_gpu_type("fast")
-        >>> job.reallocate([2])
-        >>> job.step(600)
-        >>> job.current_time, job.gpu_seconds_by_type
-        (600, {'fast': 1200})
-        """
-        before = self.attained_service
-        if self.slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
-            interference = 1.0 - (1.0 - interference) / self.slowdown
-        super().step(seconds, interference)
-        if self.gpu_type is not None and self.attained_service != before:
-            t = self.gpu_type
-            self.gpu_seconds_by_type[t] = self.gpu_seconds_by_type.get(t, 0) + (self.attained_service - before)
 
 
 def make_hetero_jobs(

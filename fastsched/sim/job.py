@@ -17,7 +17,8 @@ from fastsched.goodput._formulas import MAX_BATCH
 from fastsched.goodput._kernels import best_config
 from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
-from fastsched.sim._step import OK, advance_fixed, epoch_tables
+from fastsched.sim._state import NONE, Stateful
+from fastsched.sim._step import FixedStepping
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
@@ -128,7 +129,7 @@ class _Model:
         return remember(self.choices, (key, num_nodes > 1, num_replicas), search, _CHOICES_KEPT)
 
 
-class Job:
+class Job(Stateful, FixedStepping):
     """State of one job in the simulation.
 
     Parameters
@@ -179,44 +180,47 @@ class Job:
         for field, value in (("models", models), ("fits", fits)):
             if value is not None and type(value) is not dict:
                 raise TypeError(f"{field} must be a dict, got {type(value).__name__}")
+        Stateful.__init__(self)
         self.name = name
         self.application = application
         self.submission_time = submission_time
         self.target_num_replicas = target_num_replicas
         self.target_batch_size = target_batch_size
         self.rescale_delay = rescale_delay
-        self.completion_time = None
-        self.current_time = 0
-        self.rescale_time = 0
-        self.placement: tuple[int, ...] = ()
-        self.atomic_bsz = 0
-        self.accum_steps = 0
+        # progress, epoch, current_time, attained_service, modelled_service (GPU-seconds
+        # trained at points the application answers from its throughput model rather than
+        # measured rows, see Application.is_modelled), rescale_time, completion_time,
+        # num_restarts, placement, atomic_bsz, accum_steps: the job's row (see Stateful).
         self.profile: dict[tuple[int, int, int], tuple[float, float]] = {}
         self._perf_params = None
         self._perf_dirty = False
-        self.grad_params = None
+        self._grad_params = None
         self._best_metric_at = None
         self.best_metric = None
-        self.progress = 0.0
-        self.epoch = 0
-        self.attained_service = 0
-        # GPU-seconds trained at points the application answers from its throughput model
-        # rather than measured rows (see Application.is_modelled).
-        self.modelled_service = 0
-        self.num_restarts = None
         self._speedup_cache = None
         self._model = None
         self._models = models
         self._fits = fits
         self._batch_cache: dict = {}
-        # The kernel's inputs for the current fixed configuration, and whether the job has
-        # observed it (see _step_fixed).
-        self._fast = None
-        self._fast_observed = False
+
+    @property
+    def grad_params(self):
+        """Gradient statistics ``(sqr, var)`` last observed (``None`` before)."""
+        if self._fast is not None and self._t.inputs.grad_epoch.item(self._r) >= 0:  # marked by a round kernel
+            self._settle()
+        return self._grad_params
+
+    @grad_params.setter
+    def grad_params(self, value):
+        self._grad_params = value
+        if self._fast is not None:  # only a kernel-stepped job has a mark to clear
+            self._t.inputs.grad_epoch[self._r] = -1
 
     @property
     def best_metric(self):
         """Best validation metric so far (the application's :meth:`~Application.best_metric`; logging only)."""
+        if self._t.inputs.metric_epoch.item(self._r) >= 0:  # marked by a cluster's round kernel
+            self._settle()
         at = self._best_metric_at
         if at is not None:
             self._best_metric, self._best_metric_at = at[0].best_metric(at[1], at[2]), None
@@ -225,6 +229,7 @@ class Job:
     @best_metric.setter
     def best_metric(self, value):
         self._best_metric, self._best_metric_at = value, None
+        self._t.inputs.metric_epoch[self._r] = -1
 
     # -- observed model --------------------------------------------------------------------
     @property
@@ -343,6 +348,10 @@ class Job:
         >>> job.atomic_bsz, job.accum_steps
         (128, 0)
         """
+        self._choose_local_bsz(placement)
+
+    def _choose_local_bsz(self, placement) -> tuple:
+        """:meth:`update_local_bsz`, returning the ``(atomic_bsz, accum_steps)`` it set."""
         app = self.application
         placement = tuple(filter(None, placement))
         num_nodes, num_replicas = len(placement), sum(placement)
@@ -357,11 +366,13 @@ class Job:
                 if len(self._batch_cache) > 256:  # the model changes: old entries are dead
                     self._batch_cache.clear()
                 choice = self._batch_cache[key] = model.best_config(app, num_nodes, num_replicas)
-            self.atomic_bsz, self.accum_steps = choice
+            atomic, accum = choice
         else:
-            self.atomic_bsz, self.accum_steps = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
-        count = num_replicas * (self.accum_steps + 1)
-        self.atomic_bsz = min(self.atomic_bsz, int(app.max_batch_size / count))
+            atomic, accum = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
+        count = num_replicas * (accum + 1)
+        atomic = min(atomic, int(app.max_batch_size / count))
+        self._set_batch_config(atomic, accum)
+        return atomic, accum
 
     def _fixed_config(self, app, num_replicas, batch_size, max_local_bsz):
         """:func:`~fastsched.sim._rules.fixed_batch_config`, its refusal naming the job."""
@@ -369,11 +380,6 @@ class Job:
             return fixed_batch_config(app, num_replicas, batch_size, max_local_bsz)
         except ValueError as exc:
             raise ValueError(f"job {self.name}: {exc}") from None
-
-    @property
-    def batch_size(self) -> int:
-        """Current total batch size (0 without placement)."""
-        return self.atomic_bsz * (self.accum_steps + 1) * sum(self.placement)
 
     # -- time ------------------------------------------------------------------------------
     def step(self, seconds, interference=0.0):
@@ -395,137 +401,108 @@ class Job:
         >>> job.current_time, job.epoch, len(job.profile) > 0
         (60, 1, True)
         """
-        if not self.placement:
+        s, r = self._s, self._r
+        slowdown = self._t.inputs.slowdown.item(r)
+        if slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
+            interference = 1.0 - (1.0 - interference) / slowdown
+        if not self._placement:
             self.current_time += seconds
             return
         app = self.application
-        gpus = sum(self.placement)
-        delay = min(self.rescale_time, seconds)
-        self.current_time += delay
-        self.attained_service += delay * gpus
-        self.rescale_time -= delay
+        gpus = sum(self._placement)
+        if self._odd is None and type(seconds) is int and type(gpus) is int:
+            # Plain ints in the row and in the step (the simulator's case): read and written directly.
+            rescale = s.rescale.item(r)
+            delay = min(rescale, seconds)
+            s.clock[r] = s.clock.item(r) + delay
+            s.attained[r] = s.attained.item(r) + delay * gpus
+            s.rescale[r] = rescale - delay
+        else:
+            delay = min(self.rescale_time, seconds)
+            self.current_time += delay
+            self.attained_service += delay * gpus
+            self.rescale_time -= delay
         seconds -= delay
         if self.target_batch_size is not None and seconds > 0 and self._step_fixed(app, seconds, gpus, interference):
             return
+        self._loop(app, seconds, gpus, interference)
+
+    def _loop(self, app, seconds, gpus, interference):
+        """Run the training part of :meth:`step` in plain Python: the reference of the kernels.
+
+        Runs on local copies of the job's row, written back once (also when it raises).
+        """
         # The placement is fixed within a step; the (memoised) true throughput changes only
         # with the per-GPU batch, which only an adaptive job re-chooses between epochs.
-        placement = tuple(filter(None, self.placement))
+        placement = tuple(filter(None, self._placement))
         num_nodes, num_replicas = len(placement), sum(placement)
+        adaptive = self.target_batch_size is None
+        s, r = self._s, self._r
+        plain = self._odd is None and type(seconds) is int and type(gpus) is int  # see step
+        if plain:
+            progress, epoch, now = s.progress.item(r), s.epoch.item(r), s.clock.item(r)
+            attained, msvc, completion = s.attained.item(r), s.modelled.item(r), s.completion.item(r)
+            completion = None if completion == NONE else completion
+            atomic, accum = s.atomic.item(r), s.accum.item(r)
+        else:
+            progress, epoch, now = self.progress, self.epoch, self.current_time
+            attained, msvc, completion = self.attained_service, self.modelled_service, self.completion_time
+            atomic, accum = self.atomic_bsz, self.accum_steps
         point_bsz = None
-        while seconds > 0 and self.completion_time is None:
-            if self.epoch >= app.max_epochs:
-                raise RuntimeError(f"job {self.name}: epoch {self.epoch} >= max_epochs {app.max_epochs}")
-            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
-            scale = batch_size / app.init_batch_size
-            if self.atomic_bsz != point_bsz:
-                point_bsz = self.atomic_bsz
-                step_time, sync_time = app.throughput(placement, point_bsz)
-                modelled = app.is_modelled(placement, point_bsz)
-            accum_time = step_time - sync_time
-            grad_sqr, grad_var = app.grad_stats(batch_size, self.epoch)
-            gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
-            self.observe(num_nodes, num_replicas, self.atomic_bsz, step_time, sync_time, grad_sqr, grad_var)
-            total_time = step_time + accum_time * self.accum_steps
-            goodput = gain / total_time * (1.0 - interference)
-            next_progress = app.progress(self.epoch + 1)
-            if self.progress + goodput * seconds < next_progress:
-                self.progress += goodput * seconds
-                self.current_time += seconds
-                self.attained_service += seconds * gpus
-                if modelled:
-                    self.modelled_service += seconds * gpus
-                seconds = 0
+        crossed = False
+        try:
+            while seconds > 0 and completion is None:
+                if epoch >= app.max_epochs:
+                    raise RuntimeError(f"job {self.name}: epoch {epoch} >= max_epochs {app.max_epochs}")
+                batch_size = num_replicas * atomic * (accum + 1)
+                scale = batch_size / app.init_batch_size
+                if atomic != point_bsz:
+                    point_bsz = atomic
+                    step_time, sync_time = app.throughput(placement, point_bsz)
+                    modelled = app.is_modelled(placement, point_bsz)
+                accum_time = step_time - sync_time
+                grad_sqr, grad_var = app.grad_stats(batch_size, epoch)
+                gain = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
+                self.observe(num_nodes, num_replicas, atomic, step_time, sync_time, grad_sqr, grad_var)
+                total_time = step_time + accum_time * accum
+                goodput = gain / total_time * (1.0 - interference)
+                next_progress = app.progress(epoch + 1)
+                if progress + goodput * seconds < next_progress:
+                    progress += goodput * seconds
+                    now += seconds
+                    attained += seconds * gpus
+                    if modelled:
+                        msvc += seconds * gpus
+                    seconds = 0
+                else:
+                    epoch += 1
+                    delta = round(float((next_progress - progress) / goodput))
+                    if delta > seconds:  # pragma: no cover - guarded by the branch above
+                        raise RuntimeError(f"job {self.name}: epoch crossing beyond the interval")
+                    if epoch > app.completion_epoch(batch_size):
+                        completion = now + delta
+                    progress = next_progress
+                    self._best_metric_at = (app, batch_size, epoch)  # logging only: computed when read
+                    crossed = True
+                    now += delta
+                    attained += delta * gpus
+                    if modelled:
+                        msvc += delta * gpus
+                    seconds -= delta
+                if adaptive:  # a fixed batch's split depends on the placement only
+                    atomic, accum = self._choose_local_bsz(self._placement)
+            now += seconds
+        finally:
+            if plain:
+                s.progress[r], s.epoch[r], s.clock[r] = progress, epoch, now
+                s.attained[r], s.modelled[r] = attained, msvc
+                if completion is not None:
+                    s.completion[r] = completion
             else:
-                self.epoch += 1
-                delta = round(float((next_progress - self.progress) / goodput))
-                if delta > seconds:  # pragma: no cover - guarded by the branch above
-                    raise RuntimeError(f"job {self.name}: epoch crossing beyond the interval")
-                if self.epoch > app.completion_epoch(batch_size):
-                    self.completion_time = self.current_time + delta
-                self.progress = next_progress
-                self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
-                self.current_time += delta
-                self.attained_service += delta * gpus
-                if modelled:
-                    self.modelled_service += delta * gpus
-                seconds -= delta
-            if self.target_batch_size is None:  # a fixed batch's split depends on the placement only
-                self.update_local_bsz(self.placement)
-        self.current_time += seconds
-
-    def _step_fixed(self, app, seconds, gpus, interference) -> bool:
-        """Run the training part of :meth:`step` on the kernel (a fixed batch configuration).
-
-        Returns ``False``, having changed nothing, where the reference loop must run instead
-        (a clock or service that is not a whole number, tables the application cannot give,
-        or a case the reference raises on).
-        """
-        if not (type(seconds) is int and type(self.current_time) is int and type(self.attained_service) is int):
-            return False
-        if type(self.modelled_service) is not int or self.completion_time is not None:
-            return False
-        key = (app, self.placement, self.atomic_bsz, self.accum_steps)
-        fast = self._fast
-        if fast is None or fast[0] != key:
-            placement = tuple(filter(None, self.placement))
-            num_replicas = sum(placement)
-            batch_size = num_replicas * self.atomic_bsz * (self.accum_steps + 1)
-            step_time, sync_time = app.throughput(placement, self.atomic_bsz)
-            modelled = bool(app.is_modelled(placement, self.atomic_bsz))
-            accum_time = step_time - sync_time
-            total_time = step_time + accum_time * self.accum_steps
-            try:
-                gain, prog = epoch_tables(app, batch_size)
-            except (ValueError, IndexError, KeyError):
-                return False
-            obs = (len(placement), num_replicas, self.atomic_bsz, step_time, sync_time)
-            fast = (
-                key,
-                batch_size,
-                float(total_time),
-                modelled,
-                gain,
-                prog,
-                int(app.completion_epoch(batch_size)),
-                obs,
-            )
-        _, batch_size, total_time, modelled, gain, prog, completion_epoch, obs = fast
-        progress, epoch, now, attained, msvc, completion, last, status = advance_fixed(
-            seconds,
-            float(self.progress),
-            int(self.epoch),
-            self.current_time,
-            self.attained_service,
-            self.modelled_service,
-            int(gpus),
-            modelled,
-            total_time,
-            float(interference),
-            gain,
-            prog,
-            completion_epoch,
-            int(app.max_epochs),
-        )
-        if status != OK:
-            return False
-        if fast is not self._fast:
-            self._fast, self._fast_observed = fast, False
-        if last >= 0:
-            if self._fast_observed:  # the key is in the profile: only the gradient statistics change
-                self.grad_params = app.grad_stats(batch_size, last)
-            else:
-                self.observe(*obs, *app.grad_stats(batch_size, last))
-                self._fast_observed = True
-        self.progress = float(progress)
-        if epoch != self.epoch:
-            self.epoch = int(epoch)
-            self._best_metric_at = (app, batch_size, self.epoch)  # logging only: computed when read
-        if completion >= 0:
-            self.completion_time = int(completion)
-        self.current_time = int(now)
-        self.attained_service = int(attained)
-        self.modelled_service = int(msvc)
-        return True
+                self.progress, self.epoch, self.current_time = progress, epoch, now
+                self.attained_service, self.modelled_service, self.completion_time = attained, msvc, completion
+            if crossed:  # newer than an epoch a round kernel marked
+                self._t.inputs.metric_epoch[self._r] = -1
 
     def reallocate(self, placement):
         """Apply a new placement (GPUs per node); empty means de-allocate.
@@ -549,9 +526,11 @@ class Job:
         """
         if placement:
             self.placement = tuple(placement)
-            self.update_local_bsz(self.placement)
+            self._set_kind()
+            self.update_local_bsz(self._placement)
             self.rescale_time = self.rescale_delay
-            self.num_restarts = 0 if self.num_restarts is None else self.num_restarts + 1
+            restarts = self.num_restarts
+            self.num_restarts = 0 if restarts is None else restarts + 1
         else:
             self.placement = ()
-            self.atomic_bsz = 0
+            self._set_batch_config(0, self.accum_steps)

@@ -1,5 +1,6 @@
 """asv suite for fastsched.costmodel."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,9 @@ from fastsched.costmodel import (
     transformer_stack,
 )
 
-_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "paddle-cases"
+_CASES = (
+    Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[1].parent / "shared")) / "paddle-cases"
+)
 
 
 class TransformerStack:

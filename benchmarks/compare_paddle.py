@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CASE = ROOT.parent / "shared" / "paddle-cases" / "mlp_L64.json"
+DEFAULT_CASE = Path(os.environ.get("FASTSCHED_SHARED", ROOT.parent / "shared")) / "paddle-cases" / "mlp_L64.json"
 
 OURS = r"""
 import json, sys, time

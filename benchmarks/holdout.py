@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import shutil
 import sys
 import tempfile
@@ -30,7 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastsched.sim.traces import TraceApplication  # noqa: E402
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "sia-traces" / "traces"
+TRACES = (
+    Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+    / "sia-traces"
+    / "traces"
+)
 APPS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
 #: Rows kept: at most this many GPUs. aws (4-GPU nodes, 16 profiled): 8, i.e. two full nodes;
 #: azure (8-GPU nodes, 5 profiled) and rtx (8-GPU nodes, 3 profiled): 16, two full nodes;

@@ -456,9 +456,9 @@ def test_sweep_serial_refuses_workers(tmp_path, capsys):
 
 
 def test_cost_timeline_of_an_unknown_format_names_the_option(tmp_path, capsys):
-    from pathlib import Path
+    from tests.conftest import SHARED
 
-    case = Path(__file__).parents[1].parent / "shared" / "paddle-cases" / "pp_tfm_S2_dp2.json"
+    case = SHARED / "paddle-cases" / "pp_tfm_S2_dp2.json"
     if not case.is_file():
         pytest.skip(f"shared case not found: {case}")
     path = tmp_path / "t.txt"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -40,7 +41,7 @@ from fastsched.costmodel import (
 from fastsched.costmodel.synthetic import transformer_stack
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT.parent / "shared" / "paddle-cases"
+CASES = Path(os.environ.get("FASTSCHED_SHARED", ROOT.parent / "shared")) / "paddle-cases"
 _EST = ("merge_comm", "merge_loop", "get_runtime_cost", "get_pipeline_time")
 
 

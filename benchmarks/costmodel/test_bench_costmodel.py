@@ -1,12 +1,13 @@
 """pytest-benchmark suite for fastsched.costmodel (run: pytest benchmarks/costmodel; not in the default test path)."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from fastsched.costmodel import CostModel, estimate_cost, load_case, transformer_stack
 
-CASES = Path(__file__).resolve().parents[2].parent / "shared" / "paddle-cases"
+CASES = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[2].parent / "shared")) / "paddle-cases"
 
 
 @pytest.fixture(scope="module")

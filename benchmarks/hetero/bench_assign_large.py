@@ -12,6 +12,7 @@ objective value, and prints the CPU seconds of each (total, median) and their ra
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from fastsched.sim import simulate
 from fastsched.sim.policies import _assign
 from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
 
-SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
+SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 
 
 class _Enough(Exception):

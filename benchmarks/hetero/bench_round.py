@@ -8,6 +8,7 @@ p95 of the rounds and of the integer program alone (DP vs HiGHS on the same prob
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from fastsched.sim.cluster_spec import parse_cluster
 from fastsched.sim.hetero import HeteroJob, load_hetero_applications
 from fastsched.sim.policies import SiaPolicy, _assign
 
-SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
+SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 
 
 def main(rounds=15, num_jobs=160):

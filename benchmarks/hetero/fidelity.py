@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 from fastsched.sim import simulate
 from fastsched.sim.metrics import METRIC_KEYS
 
-SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
+SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 
 
 def main(argv=None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from fastsched.sim.policies import gavel_objectives, themis
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the first search is kept in tests/ as the reference
 from tests.sim.policies import themis_reference  # noqa: E402
 
-SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
+SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 
 
 def _counting(cls, method, counter):

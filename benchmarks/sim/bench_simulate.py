@@ -7,12 +7,15 @@ trace runs). Prints wall seconds and average JCTs.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "pollux-traces"
+SHARED = (
+    Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[2].parent / "shared")) / "pollux-traces"
+)
 
 
 def main() -> int:

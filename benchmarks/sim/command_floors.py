@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 S, P = SHARED / "sia-traces", SHARED / "pollux-traces"
 _R50 = [str(S / "workloads" / "scale" / "rate_50"), "--traces", str(S / "traces"), "--preset", "sia"]
 _SATURN1 = [str(S / "workloads" / "saturn" / "workload-1.csv"), "--traces", str(S / "traces"), "--preset", "sia"]

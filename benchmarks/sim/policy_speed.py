@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 S, P = SHARED / "sia-traces", SHARED / "pollux-traces"
 
 CASES = {

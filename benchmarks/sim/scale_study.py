@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-SIA = Path(__file__).resolve().parents[3] / "shared" / "sia-traces"
+SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 BASE = "6xaws,3xrtx,2xdgx-ext"
 
 

@@ -1,10 +1,9 @@
 """Locate ../shared beside the checkout (skip cleanly when absent)."""
 
-from pathlib import Path
-
 import pytest
 
-SHARED = Path(__file__).parents[2].parent / "shared"
+from tests.conftest import SHARED
+
 CASES = SHARED / "paddle-cases"
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+from tests.conftest import SHARED
+
 POLLUX = SHARED / "pollux-traces"
 
 

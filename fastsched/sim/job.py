@@ -360,7 +360,9 @@ class Job(Stateful, FixedStepping):
             batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
         if batch_size is None:
             model = self._current_model()
-            key = (model, num_nodes, num_replicas)
+            # The choice depends on the application's batch limits too: a heterogeneity-unaware
+            # job keeps one model across GPU types whose limits differ.
+            key = (model, app, num_nodes, num_replicas)
             choice = self._batch_cache.get(key)
             if choice is None:
                 if len(self._batch_cache) > 256:  # the model changes: old entries are dead

@@ -154,3 +154,32 @@ def test_restart_only_on_a_new_shape_type_or_resume(app):
     plain.reallocate([1, 1])
     plain.reallocate([1, 1])
     assert plain.num_restarts == 1
+
+
+def test_unaware_job_chooses_its_batch_within_the_type_it_moves_to():
+    # One merged model serves both types, but the batch choice also depends on the type's
+    # limits (here 32 samples per GPU on "small", 128 on "big"; a noisy gradient favours large
+    # batches): the choice made on one type must not be reused on the other when the job
+    # moves there with the same model.
+    from fastsched.sim.builtin import ModelApplication
+    from fastsched.sim.hetero import HeteroApplication
+
+    def model_app(max_local_bsz):
+        perf = [0.1, 0.01, 0.02, 0.005, 0.01, 0.003, 1.1]
+        return ModelApplication("toy", perf, [3.0, 3.0], 1e6, 64, 4096, 16, max_local_bsz, 10)
+
+    app = HeteroApplication({"small": model_app(32), "big": model_app(128)})
+    job = HeteroJob("j", app, 0, unaware=True)
+    _run(job, "big", [1], 600)
+    job.reallocate([1])
+    model = job._current_model()
+    on_big = (job.atomic_bsz, job.accum_steps)
+    assert on_big == model.best_config(app.apps["big"], 1, 1)
+    job.set_gpu_type("small")
+    job.reallocate([1])
+    assert job._current_model() is model  # no new observation: the same model
+    assert (job.atomic_bsz, job.accum_steps) == model.best_config(app.apps["small"], 1, 1) != on_big
+    assert job.atomic_bsz <= 32
+    job.set_gpu_type("big")
+    job.reallocate([1])
+    assert (job.atomic_bsz, job.accum_steps) == on_big

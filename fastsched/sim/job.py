@@ -361,8 +361,9 @@ class Job(Stateful, FixedStepping):
         if batch_size is None:
             model = self._current_model()
             # The choice depends on the application's batch limits too: a heterogeneity-unaware
-            # job keeps one model across GPU types whose limits differ.
-            key = (model, app, num_nodes, num_replicas)
+            # job keeps one model across GPU types whose limits differ. By identity: an
+            # application need not be hashable, and it lives as long as the job.
+            key = (model, id(app), num_nodes, num_replicas)
             choice = self._batch_cache.get(key)
             if choice is None:
                 if len(self._batch_cache) > 256:  # the model changes: old entries are dead

@@ -66,6 +66,43 @@ def test_a_type_the_application_lacks_under_any_name_is_still_refused():
         simulate([WorkloadJob("g", 0, "gpt-125m", 1, 256)], applications=apps, cluster="1xt4,1xrtx", policy="fifo")
 
 
+def test_one_type_under_two_names_with_two_models_is_refused():
+    # "t4" and "aws" are one type: two different models for it would leave one silently unused.
+    from fastsched.sim.hetero_apps import HeteroApplication
+    from fastsched.sim.oracle import oracle_applications
+
+    one = oracle_applications(["gpt-125m", "gpt-350m"], ["t4", "rtx2080ti"])
+    twice = HeteroApplication(
+        {
+            "t4": one["gpt-125m"].apps["t4"],
+            "aws": one["gpt-350m"].apps["t4"],
+            "rtx2080ti": one["gpt-125m"].apps["rtx2080ti"],
+        }
+    )
+    with pytest.raises(ValueError, match=r"'t4' and 'aws' are one type \('aws'\) with two different models"):
+        simulate(
+            [WorkloadJob("g", 0, "gpt-125m", 1, 256)],
+            applications={"gpt-125m": twice},
+            cluster="1xt4,1xrtx",
+            policy="fifo",
+        )
+    same = HeteroApplication(
+        {
+            "t4": one["gpt-125m"].apps["t4"],
+            "aws": one["gpt-125m"].apps["t4"],
+            "rtx2080ti": one["gpt-125m"].apps["rtx2080ti"],
+        }
+    )
+    result = simulate(
+        [WorkloadJob("g", 0, "gpt-125m", 1, 256)],
+        applications={"gpt-125m": same},
+        cluster="1xt4,1xrtx",
+        policy="fifo",
+        max_time=600,
+    )
+    assert sum(result.used_gpus) > 0
+
+
 @pytest.mark.parametrize(
     ("models", "types", "error", "field"),
     [

@@ -384,13 +384,14 @@ def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> fl
     return 1.0 / total if total > 0 and math.isfinite(total) else 0.0
 
 
-def _by_trace_name(app):
+def _by_trace_name(app, name):
     """``app`` with its types keyed by trace name (``t4`` -> ``aws``), as a cluster spec keys them.
 
     :func:`~fastsched.sim.cluster_spec.parse_cluster` reads ``1xt4`` as the type ``aws`` (its
     traces' suffix); models keyed by another name of the same type (``oracle_applications(...,
-    ["t4"])``) are the same models. Names the catalogue does not know stay as written; of two
-    names of one type the first is kept.
+    ["t4"])``) are the same models. Names the catalogue does not know stay as written. A type
+    named twice (``t4`` and ``aws``) must carry one model: two different ones are refused,
+    since either choice would silently drop the other.
     """
     from fastsched.catalog import gpus as gcat
 
@@ -402,8 +403,14 @@ def _by_trace_name(app):
 
     keyed: dict = {}
     for t in app.types:
-        keyed.setdefault(key(t), app.apps[t])
-    return HeteroApplication(keyed)
+        k, model = key(t), app.apps[t]
+        if k in keyed and keyed[k][1] is not model:
+            raise ValueError(
+                f"application {name!r}: GPU types {keyed[k][0]!r} and {t!r} are one type ({k!r}) "
+                "with two different models; give it one"
+            )
+        keyed.setdefault(k, (t, model))
+    return HeteroApplication({k: model for k, (_, model) in keyed.items()})
 
 
 def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
@@ -435,7 +442,7 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
             if not isinstance(app, HeteroApplication):
                 raise TypeError(f"applications[{name!r}] must be a HeteroApplication on a cluster of GPU types")
             if any(t not in app.apps for t in types):
-                app = applications[name] = _by_trace_name(app)
+                app = applications[name] = _by_trace_name(app, name)
             missing = [t for t in types if t not in app.apps]
             if missing:
                 raise ValueError(

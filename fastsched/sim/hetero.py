@@ -148,6 +148,8 @@ class HeteroJob(Job):
     profile = _slot_property("profile")
     _perf_params = _slot_property("_perf_params")
     _perf_dirty = _slot_property("_perf_dirty")
+    # Its update_local_bsz (a memory cap on the batch choice) is what the round kernel steps.
+    _round_kernel = True
     _speedup_cache = _slot_property("_speedup_cache")
 
     def __init__(

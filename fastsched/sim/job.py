@@ -166,6 +166,26 @@ class Job(Stateful, FixedStepping):
     ((1,), 128, 60, 0)
     """
 
+    #: The methods a cluster's round kernel stands in for: a subclass defining one of them (and
+    #: not ``_round_kernel`` itself) is stepped by its own :meth:`step`, and its adaptive batch
+    #: choice goes through its :meth:`update_local_bsz` (see :meth:`__init_subclass__`).
+    _KERNEL_METHODS = ("step", "_step_fixed", "_loop", "update_local_bsz")
+
+    def __init_subclass__(cls, **kwargs):
+        """Mark a subclass that changes how a job trains: the round kernel would skip its override.
+
+        A class whose own body sets ``_round_kernel = True`` (as :class:`~fastsched.sim.hetero.HeteroJob`)
+        declares its overrides the kernel's arithmetic.
+        """
+        super().__init_subclass__(**kwargs)
+        if "_round_kernel" in vars(cls):
+            return
+        for name in Job._KERNEL_METHODS:
+            owner = next(k for k in cls.__mro__ if name in vars(k))
+            if owner not in (Job, FixedStepping) and not vars(owner).get("_round_kernel", False):
+                cls._round_kernel = False
+                return
+
     def __init__(
         self,
         name,
@@ -493,7 +513,11 @@ class Job(Stateful, FixedStepping):
                         msvc += delta * gpus
                     seconds -= delta
                 if adaptive:  # a fixed batch's split depends on the placement only
-                    atomic, accum = self._choose_local_bsz(self._placement)
+                    if self._round_kernel:
+                        atomic, accum = self._choose_local_bsz(self._placement)
+                    else:  # a subclass's update_local_bsz may choose otherwise (see __init_subclass__)
+                        self.update_local_bsz(self._placement)
+                        atomic, accum = self.atomic_bsz, self.accum_steps
             now += seconds
         finally:
             if plain:

@@ -537,11 +537,14 @@ class Stateful:
 
     @slowdown.setter
     def slowdown(self, v):
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1.0):
+            raise ValueError(f"job {getattr(self, 'name', '?')}: slowdown must be a number >= 1, got {v!r}")
         self._t.inputs.slowdown[self._r] = v
 
     def _set_kind(self):
         """Mark the row for the round kernel if the job's batch is fixed (at binding and every allocation)."""
         self._t.inputs.kind[self._r] = self.target_batch_size is not None and self._round_kernel
+        self._t.inputs.ready[self._r] = 0
 
     def _bind(self, table, row):
         """Move the job's state into ``row`` of ``table`` (a cluster's); the job then reads and writes it there."""

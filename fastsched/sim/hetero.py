@@ -195,7 +195,9 @@ class HeteroJob(Job):
         """``{GPU type: GPU-seconds held there}`` (types in the order they first held GPUs).
 
         Kept as stretches between changes of type, so that stepping the job (in a cluster's
-        round kernel too) only counts its attained service.
+        round kernel too) only counts its attained service. Read only: each read builds a new
+        dict (writing to it changes nothing), and assigning the attribute raises
+        ``AttributeError``; the counts follow ``attained_service`` and :meth:`set_gpu_type`.
         """
         out = dict(self._gs_done)
         t = self._gs_type

@@ -224,6 +224,26 @@ class Job(Stateful, FixedStepping):
         self._batch_cache: dict = {}
 
     @property
+    def application(self):
+        """The job's true behaviour; set another and the next step trains on its answers."""
+        return self._application
+
+    @application.setter
+    def application(self, value):
+        self._application = value
+        self._t.inputs.ready[self._r] = 0  # the round kernel's inputs are the old application's
+
+    @property
+    def target_batch_size(self):
+        """Fixed total batch size, or ``None`` (the goodput model chooses)."""
+        return self._target_batch_size
+
+    @target_batch_size.setter
+    def target_batch_size(self, value):
+        self._target_batch_size = value
+        self._set_kind()  # a fixed batch is the round kernel's; an adaptive one steps itself
+
+    @property
     def grad_params(self):
         """Gradient statistics ``(sqr, var)`` last observed (``None`` before)."""
         if self._fast is not None and self._t.inputs.grad_epoch.item(self._r) >= 0:  # marked by a round kernel

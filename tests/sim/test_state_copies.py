@@ -185,3 +185,51 @@ def test_a_copied_job_has_its_own_row():
         job2.step(600)
         job.step(600)
         assert _state(job2) == _state(job)
+
+
+class RefJob(Job):
+    """Steps with the plain-Python loop only (the reference)."""
+
+    _round_kernel = False
+
+    def _step_fixed(self, app, seconds, gpus, interference):
+        return False
+
+
+def _changed_mid_run(cls, change):
+    app = _APPS["cifar10"]
+    jobs = [
+        cls("a", app, 0, target_num_replicas=2, target_batch_size=128),
+        cls("b", app, 0, target_num_replicas=2, target_batch_size=256),
+    ]
+    cluster = Cluster(jobs, make_policy("tiresias"), num_nodes=1, gpus_per_node=4)
+    for _ in range(10):
+        cluster.step(60)
+    change(jobs[0])
+    for _ in range(30):
+        cluster.step(60)
+    return [_state(job) for job in jobs]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda job: setattr(job, "target_batch_size", None),
+        lambda job: setattr(job, "application", _APPS["imagenet"]),
+        lambda job: setattr(job, "slowdown", 3.0),
+    ],
+    ids=["adaptive", "application", "slowdown"],
+)
+def test_attributes_changed_mid_run_follow_the_reference(change):
+    fast, ref = _changed_mid_run(Job, change), _changed_mid_run(RefJob, change)
+    assert fast == ref
+    assert fast != _changed_mid_run(Job, lambda job: None)  # the change made a difference
+
+
+def test_slowdown_is_checked():
+    job = Job("a", _APPS["cifar10"], 0)
+    for bad in (0.5, float("nan"), "2", None):
+        with pytest.raises(ValueError, match="job a: slowdown must be a number >= 1"):
+            job.slowdown = bad
+    job.slowdown = 2
+    assert job.slowdown == 2.0

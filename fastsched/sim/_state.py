@@ -18,12 +18,12 @@ job's own (Python) step, as the per-job kernel does.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched.sim._step import _slowed, _train, slowed
 
 __all__ = [
     "EpochTables",
@@ -245,51 +245,35 @@ def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, p
             continue
         slow = interference[k]
         if slowdown[r] != 1.0:
-            slow = 1.0 - (1.0 - slow) / slowdown[r]
-        p, e, now, att, msvc = progress[r], epoch[r], clock[r], attained[r], msvc_[r]
-        ga, pa, tt, mod = gain_at[r], prog_at[r], total_time[r], modelled[r] != 0
-        done = -1
-        lst = -1
-        status = 0
-        while sec > 0 and done < 0:
-            if e >= max_epochs[r]:
-                status = 1
-                break
-            lst = e
-            goodput = gain[ga + e] / tt * (1.0 - slow)
-            next_progress = prog[pa + e + 1]
-            if p + goodput * sec < next_progress:
-                p += goodput * sec
-                now += sec
-                att += sec * g
-                if mod:
-                    msvc += sec * g
-                sec = 0
-            else:
-                span = (next_progress - p) / goodput
-                if not (math.isfinite(span) and np.rint(span) <= sec):
-                    status = 2
-                    break
-                delta = np.int64(np.rint(span))
-                e += 1
-                if e > completion_epoch[r]:
-                    done = now + delta
-                p = next_progress
-                now += delta
-                att += delta * g
-                if mod:
-                    msvc += delta * g
-                sec -= delta
+            slow = _slowed(slow, slowdown[r])
+        e0 = epoch[r]
+        p, e, now, att, msvc, done, lst, status = _train(
+            sec,
+            progress[r],
+            e0,
+            clock[r],
+            attained[r],
+            msvc_[r],
+            g,
+            modelled[r] != 0,
+            total_time[r],
+            slow,
+            gain,
+            prog,
+            gain_at[r],
+            prog_at[r],
+            completion_epoch[r],
+            max_epochs[r],
+        )
         if status != 0:
             out[0, k] = 8
             continue
-        now += sec
         if lst >= 0:
             if observed[r] == 0:
                 out[0, k] = 2  # the configuration's first observation
             else:
                 grad_epoch[r] = lst
-        if e != epoch[r]:
+        if e != e0:
             metric_epoch[r] = e
         out[1, k] = lst
         progress[r], epoch[r], clock[r], attained[r], msvc_[r] = p, e, now, att, msvc
@@ -336,7 +320,7 @@ def step_jobs(jobs, table, held, seconds, start, slow=None) -> list:
             if flag & LOOP:
                 interf = float(interference[k])
                 if job.slowdown != 1.0:
-                    interf = 1.0 - (1.0 - interf) / job.slowdown
+                    interf = slowed(interf, job.slowdown)
                 job._loop(job.application, int(left[k]), sum(job.placement), interf)
                 continue
             if flag & TRAINED:

@@ -18,7 +18,7 @@ from fastsched.goodput._kernels import best_config
 from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim._state import NONE, Stateful
-from fastsched.sim._step import FixedStepping
+from fastsched.sim._step import FixedStepping, slowed
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
@@ -447,7 +447,7 @@ class Job(Stateful, FixedStepping):
         s, r = self._s, self._r
         slowdown = self._t.inputs.slowdown.item(r)
         if slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
-            interference = 1.0 - (1.0 - interference) / slowdown
+            interference = slowed(interference, slowdown)
         if not self._placement:
             self.current_time += seconds
             return

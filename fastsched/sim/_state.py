@@ -18,12 +18,12 @@ job's own (Python) step, as the per-job kernel does.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from fastsched._jit import jit
+from fastsched.sim._step import _slowed, _train, slowed
 
 __all__ = [
     "EpochTables",
@@ -105,11 +105,15 @@ def _new_blocks(n) -> tuple:
     iin[_INPUT_INTS.index("metric_epoch")] = -1
     fin = np.zeros((len(_INPUT_FLOATS), n))
     fin[_INPUT_FLOATS.index("slowdown")] = 1.0
-    state = JobState(progress, *ints)
+    return (*_views(progress, ints, iin, fin), ints, iin, fin)
+
+
+def _views(progress, ints, iin, fin) -> tuple:
+    """Return the columns of a table's blocks: ``(JobState, FixedInputs)`` of views."""
     inputs = FixedInputs(
         **{k: iin[i] for i, k in enumerate(_INPUT_INTS)}, **{k: fin[i] for i, k in enumerate(_INPUT_FLOATS)}
     )
-    return state, inputs, ints, iin, fin
+    return JobState(progress, *ints), inputs
 
 
 _NO_TABLE = np.zeros(0)
@@ -148,6 +152,15 @@ class EpochTables:
             self.prog = np.concatenate((self.prog, prog))
         return at[0], at[1]
 
+    # Keyed by id(app): a copy's (or an unpickled table's) applications are other objects, so
+    # the keys are rebuilt from the applications kept with them (an old id may be reused).
+    def __getstate__(self):
+        return self.gain, self.prog, [(app, batch, g, p) for (_, batch), (g, p, app) in self._at.items()]
+
+    def __setstate__(self, st):
+        self.gain, self.prog, entries = st
+        self._at = {(id(app), batch): (g, p, app) for app, batch, g, p in entries}
+
 
 class StateTable:
     """The state of ``n`` jobs as arrays: :attr:`state`, :attr:`inputs`, :attr:`tables`.
@@ -159,11 +172,25 @@ class StateTable:
     ([0, 0], True, [1.0, 1.0])
     """
 
-    __slots__ = ("state", "inputs", "tables", "blocks")
+    __slots__ = ("state", "inputs", "tables", "blocks", "owner")
 
     def __init__(self, n):
         self.state, self.inputs, *self.blocks = _new_blocks(n)
         self.tables = EpochTables()
+        # A weak reference to the cluster owning the table (see Cluster), None for a lone job's.
+        self.owner = None
+
+    # state and inputs are views of progress and the blocks: a copy or pickle keeps those and
+    # rebuilds the views (copied views would be arrays of their own, the kernel writing others).
+    # The owner is not kept: a copied cluster sets itself (a weak reference cannot be pickled).
+    def __getstate__(self):
+        return self.state.progress, self.blocks, self.tables
+
+    def __setstate__(self, st):
+        progress, blocks, self.tables = st
+        self.owner = None
+        self.blocks = list(blocks)
+        self.state, self.inputs = _views(progress, *blocks)
 
 
 @jit
@@ -218,51 +245,35 @@ def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, p
             continue
         slow = interference[k]
         if slowdown[r] != 1.0:
-            slow = 1.0 - (1.0 - slow) / slowdown[r]
-        p, e, now, att, msvc = progress[r], epoch[r], clock[r], attained[r], msvc_[r]
-        ga, pa, tt, mod = gain_at[r], prog_at[r], total_time[r], modelled[r] != 0
-        done = -1
-        lst = -1
-        status = 0
-        while sec > 0 and done < 0:
-            if e >= max_epochs[r]:
-                status = 1
-                break
-            lst = e
-            goodput = gain[ga + e] / tt * (1.0 - slow)
-            next_progress = prog[pa + e + 1]
-            if p + goodput * sec < next_progress:
-                p += goodput * sec
-                now += sec
-                att += sec * g
-                if mod:
-                    msvc += sec * g
-                sec = 0
-            else:
-                span = (next_progress - p) / goodput
-                if not (math.isfinite(span) and np.rint(span) <= sec):
-                    status = 2
-                    break
-                delta = np.int64(np.rint(span))
-                e += 1
-                if e > completion_epoch[r]:
-                    done = now + delta
-                p = next_progress
-                now += delta
-                att += delta * g
-                if mod:
-                    msvc += delta * g
-                sec -= delta
+            slow = _slowed(slow, slowdown[r])
+        e0 = epoch[r]
+        p, e, now, att, msvc, done, lst, status = _train(
+            sec,
+            progress[r],
+            e0,
+            clock[r],
+            attained[r],
+            msvc_[r],
+            g,
+            modelled[r] != 0,
+            total_time[r],
+            slow,
+            gain,
+            prog,
+            gain_at[r],
+            prog_at[r],
+            completion_epoch[r],
+            max_epochs[r],
+        )
         if status != 0:
             out[0, k] = 8
             continue
-        now += sec
         if lst >= 0:
             if observed[r] == 0:
                 out[0, k] = 2  # the configuration's first observation
             else:
                 grad_epoch[r] = lst
-        if e != epoch[r]:
+        if e != e0:
             metric_epoch[r] = e
         out[1, k] = lst
         progress[r], epoch[r], clock[r], attained[r], msvc_[r] = p, e, now, att, msvc
@@ -309,7 +320,7 @@ def step_jobs(jobs, table, held, seconds, start, slow=None) -> list:
             if flag & LOOP:
                 interf = float(interference[k])
                 if job.slowdown != 1.0:
-                    interf = 1.0 - (1.0 - interf) / job.slowdown
+                    interf = slowed(interf, job.slowdown)
                 job._loop(job.application, int(left[k]), sum(job.placement), interf)
                 continue
             if flag & TRAINED:
@@ -377,6 +388,34 @@ class Stateful:
         self._placement = ()
         self._cfg = None
         self._fast = None
+
+    # _s is the table's column views: a copy or pickle takes it from the (copied) table.
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        del d["_s"]
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._s = self._t.state
+
+    def __copy__(self):
+        """Return a shallow copy with a row of its own (a one-row table holding the same values)."""
+        self._settle()  # what a round kernel marked, resolved on the original (the copy would lose it)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        if self._odd is not None:
+            new._odd = dict(self._odd)
+        new._bind(StateTable(1), 0)
+        return new
+
+    def _cluster(self):
+        """Return the cluster whose table holds the job's row, or ``None`` (a lone job, or its cluster gone)."""
+        owner = self._t.owner
+        cluster = None if owner is None else owner()
+        if cluster is None or not (self._r < len(cluster.jobs) and cluster.jobs[self._r] is self):
+            return None  # a copy of a cluster's job keeps a copy of its table, no cluster's
+        return cluster
 
     progress = property(
         lambda self: self._s.progress.item(self._r),
@@ -482,11 +521,14 @@ class Stateful:
 
     @slowdown.setter
     def slowdown(self, v):
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1.0):
+            raise ValueError(f"job {getattr(self, 'name', '?')}: slowdown must be a number >= 1, got {v!r}")
         self._t.inputs.slowdown[self._r] = v
 
     def _set_kind(self):
         """Mark the row for the round kernel if the job's batch is fixed (at binding and every allocation)."""
         self._t.inputs.kind[self._r] = self.target_batch_size is not None and self._round_kernel
+        self._t.inputs.ready[self._r] = 0
 
     def _bind(self, table, row):
         """Move the job's state into ``row`` of ``table`` (a cluster's); the job then reads and writes it there."""

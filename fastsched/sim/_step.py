@@ -18,11 +18,68 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["advance_fixed", "epoch_tables", "FixedStepping", "OK", "PAST_MAX_EPOCHS", "NOT_FINITE"]
+__all__ = ["advance_fixed", "epoch_tables", "slowed", "FixedStepping", "OK", "PAST_MAX_EPOCHS", "NOT_FINITE"]
 
 #: Status codes of :func:`advance_fixed`: the step ran; the job reached ``max_epochs``
 #: without completing (the reference raises); an epoch crossing was not a finite time.
 OK, PAST_MAX_EPOCHS, NOT_FINITE = 0, 1, 2
+
+
+def slowed(interference, slowdown):
+    """Return the interference that, in ``1 - interference``, also divides the goodput by ``slowdown``.
+
+    The one definition of the slowdown rule (:class:`~fastsched.sim.hetero.HeteroJob`'s
+    slower GPU types): the Python step and the round kernel (through :func:`_slowed`) use it.
+
+    Examples
+    --------
+    >>> slowed(0.0, 2.0), slowed(0.5, 1.0)
+    (0.5, 0.5)
+    """
+    return 1.0 - (1.0 - interference) / slowdown
+
+
+_slowed = jit(inline="always")(slowed)
+
+
+@jit(inline="always")
+def _train(seconds, progress, epoch, now, attained, msvc, gpus, modelled, total_time, slow, gain, prog, ga, pa, ce, me):
+    """Run the training loop of :func:`advance_fixed` on tables at offsets ``ga`` (gain), ``pa`` (prog).
+
+    Compiled into its callers: :func:`advance_fixed` (a lone job, offsets 0) and
+    :func:`~fastsched.sim._state.advance_round` (a cluster's rows, their tables concatenated).
+    """
+    completion = -1
+    last = -1
+    while seconds > 0 and completion < 0:
+        if epoch >= me:
+            return progress, epoch, now, attained, msvc, completion, last, 1
+        last = epoch
+        goodput = gain[ga + epoch] / total_time * (1.0 - slow)
+        next_progress = prog[pa + epoch + 1]
+        if progress + goodput * seconds < next_progress:
+            progress += goodput * seconds
+            now += seconds
+            attained += seconds * gpus
+            if modelled:
+                msvc += seconds * gpus
+            seconds = 0
+        else:
+            span = (next_progress - progress) / goodput
+            if not (math.isfinite(span) and np.rint(span) <= seconds):
+                return progress, epoch, now, attained, msvc, completion, last, 2
+            delta = np.int64(np.rint(span))
+            epoch += 1
+            if epoch > ce:
+                completion = now + delta
+            progress = next_progress
+            now += delta
+            attained += delta * gpus
+            if modelled:
+                msvc += delta * gpus
+            seconds -= delta
+    now += seconds
+    return progress, epoch, now, attained, msvc, completion, last, 0
 
 
 @jit
@@ -57,37 +114,24 @@ def advance_fixed(
         last training iteration (-1 if none), ``status`` :data:`OK` or a reason to hand the
         step to the reference (whose state the kernel never touched).
     """
-    completion = -1
-    last = -1
-    while seconds > 0 and completion < 0:
-        if epoch >= max_epochs:
-            return progress, epoch, current_time, attained, modelled_service, completion, last, 1
-        last = epoch
-        goodput = gain[epoch] / total_time * (1.0 - interference)
-        next_progress = prog[epoch + 1]
-        if progress + goodput * seconds < next_progress:
-            progress += goodput * seconds
-            current_time += seconds
-            attained += seconds * gpus
-            if modelled:
-                modelled_service += seconds * gpus
-            seconds = 0
-        else:
-            span = (next_progress - progress) / goodput
-            if not (math.isfinite(span) and np.rint(span) <= seconds):
-                return progress, epoch, current_time, attained, modelled_service, completion, last, 2
-            delta = np.int64(np.rint(span))
-            epoch += 1
-            if epoch > completion_epoch:
-                completion = current_time + delta
-            progress = next_progress
-            current_time += delta
-            attained += delta * gpus
-            if modelled:
-                modelled_service += delta * gpus
-            seconds -= delta
-    current_time += seconds
-    return progress, epoch, current_time, attained, modelled_service, completion, last, 0
+    return _train(
+        seconds,
+        progress,
+        epoch,
+        current_time,
+        attained,
+        modelled_service,
+        gpus,
+        modelled,
+        total_time,
+        interference,
+        gain,
+        prog,
+        0,
+        0,
+        completion_epoch,
+        max_epochs,
+    )
 
 
 # Per application (weakly held) and total batch size: the tables of epoch_tables.

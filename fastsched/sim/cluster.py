@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 
 import numpy as np
 
@@ -139,9 +140,25 @@ class Cluster:
             self.min_nodes = self.num_nodes = self.max_nodes = spec.num_nodes
         # The jobs' state as arrays, one row per job in workload order (see fastsched.sim._state):
         # the fixed-configuration jobs held in a round are stepped by one kernel call.
+        seen = set()
+        for job in jobs:  # checked before any is bound: a refused cluster takes no job's row
+            if id(job) in seen:
+                raise ValueError(f"job {job.name} is given twice")
+            seen.add(id(job))
+            if job._cluster() is not None:
+                raise ValueError(
+                    f"job {job.name} already belongs to a cluster (its state is that cluster's row); "
+                    "give a copy (copy.copy(job)) to run it in another"
+                )
         self._table = StateTable(len(jobs))
+        self._table.owner = weakref.ref(self)
         for i, job in enumerate(jobs):
             job._bind(self._table, i)
+
+    def __setstate__(self, state):
+        # A copied or unpickled cluster owns its copy of the table (see StateTable.owner).
+        self.__dict__.update(state)
+        self._table.owner = weakref.ref(self)
 
     def nodes(self) -> dict:
         """``{node id: GPUs}`` of the current cluster.

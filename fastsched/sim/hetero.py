@@ -148,6 +148,8 @@ class HeteroJob(Job):
     profile = _slot_property("profile")
     _perf_params = _slot_property("_perf_params")
     _perf_dirty = _slot_property("_perf_dirty")
+    # Its update_local_bsz (a memory cap on the batch choice) is what the round kernel steps.
+    _round_kernel = True
     _speedup_cache = _slot_property("_speedup_cache")
 
     def __init__(
@@ -193,7 +195,9 @@ class HeteroJob(Job):
         """``{GPU type: GPU-seconds held there}`` (types in the order they first held GPUs).
 
         Kept as stretches between changes of type, so that stepping the job (in a cluster's
-        round kernel too) only counts its attained service.
+        round kernel too) only counts its attained service. Read only: each read builds a new
+        dict (writing to it changes nothing), and assigning the attribute raises
+        ``AttributeError``; the counts follow ``attained_service`` and :meth:`set_gpu_type`.
         """
         out = dict(self._gs_done)
         t = self._gs_type

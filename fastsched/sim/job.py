@@ -18,7 +18,7 @@ from fastsched.goodput._kernels import best_config
 from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
 from fastsched.sim._rules import fixed_batch_config
 from fastsched.sim._state import NONE, Stateful
-from fastsched.sim._step import FixedStepping
+from fastsched.sim._step import FixedStepping, slowed
 
 __all__ = ["Job", "RESCALE_DELAY"]
 
@@ -166,6 +166,26 @@ class Job(Stateful, FixedStepping):
     ((1,), 128, 60, 0)
     """
 
+    #: The methods a cluster's round kernel stands in for: a subclass defining one of them (and
+    #: not ``_round_kernel`` itself) is stepped by its own :meth:`step`, and its adaptive batch
+    #: choice goes through its :meth:`update_local_bsz` (see :meth:`__init_subclass__`).
+    _KERNEL_METHODS = ("step", "_step_fixed", "_loop", "update_local_bsz")
+
+    def __init_subclass__(cls, **kwargs):
+        """Mark a subclass that changes how a job trains: the round kernel would skip its override.
+
+        A class whose own body sets ``_round_kernel = True`` (as :class:`~fastsched.sim.hetero.HeteroJob`)
+        declares its overrides the kernel's arithmetic.
+        """
+        super().__init_subclass__(**kwargs)
+        if "_round_kernel" in vars(cls):
+            return
+        for name in Job._KERNEL_METHODS:
+            owner = next(k for k in cls.__mro__ if name in vars(k))
+            if owner not in (Job, FixedStepping) and not vars(owner).get("_round_kernel", False):
+                cls._round_kernel = False
+                return
+
     def __init__(
         self,
         name,
@@ -202,6 +222,26 @@ class Job(Stateful, FixedStepping):
         self._models = models
         self._fits = fits
         self._batch_cache: dict = {}
+
+    @property
+    def application(self):
+        """The job's true behaviour; set another and the next step trains on its answers."""
+        return self._application
+
+    @application.setter
+    def application(self, value):
+        self._application = value
+        self._t.inputs.ready[self._r] = 0  # the round kernel's inputs are the old application's
+
+    @property
+    def target_batch_size(self):
+        """Fixed total batch size, or ``None`` (the goodput model chooses)."""
+        return self._target_batch_size
+
+    @target_batch_size.setter
+    def target_batch_size(self, value):
+        self._target_batch_size = value
+        self._set_kind()  # a fixed batch is the round kernel's; an adaptive one steps itself
 
     @property
     def grad_params(self):
@@ -407,7 +447,7 @@ class Job(Stateful, FixedStepping):
         s, r = self._s, self._r
         slowdown = self._t.inputs.slowdown.item(r)
         if slowdown != 1.0:  # the goodput factor (1 - interference) absorbs the slowdown
-            interference = 1.0 - (1.0 - interference) / slowdown
+            interference = slowed(interference, slowdown)
         if not self._placement:
             self.current_time += seconds
             return
@@ -493,7 +533,11 @@ class Job(Stateful, FixedStepping):
                         msvc += delta * gpus
                     seconds -= delta
                 if adaptive:  # a fixed batch's split depends on the placement only
-                    atomic, accum = self._choose_local_bsz(self._placement)
+                    if self._round_kernel:
+                        atomic, accum = self._choose_local_bsz(self._placement)
+                    else:  # a subclass's update_local_bsz may choose otherwise (see __init_subclass__)
+                        self.update_local_bsz(self._placement)
+                        atomic, accum = self.atomic_bsz, self.accum_steps
             now += seconds
         finally:
             if plain:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched._jit import jit
-from fastsched.sim._step import _slowed, _train, slowed
+from fastsched.sim._step import _slowed, _train, epoch_tables, slowed
 
 __all__ = [
     "EpochTables",
@@ -93,6 +93,25 @@ _STATE_INTS = JobState._fields[1:]
 _INPUT_INTS = ("kind", "ready", "modelled", "gain_at", "prog_at", "completion_epoch", "max_epochs", "observed")
 _INPUT_INTS += ("grad_epoch", "metric_epoch")
 _INPUT_FLOATS = ("total_time", "slowdown")
+# Where advance_round finds each column in the blocks (numba reads module integers as constants).
+_EPOCH, _CLOCK, _ATTAINED, _MODELLED, _RESCALE, _COMPLETION, _GPUS = (
+    _STATE_INTS.index(k) for k in ("epoch", "clock", "attained", "modelled", "rescale", "completion", "gpus")
+)
+_READY, _IS_MODELLED, _GAIN_AT, _PROG_AT, _COMPLETION_EPOCH, _MAX_EPOCHS, _OBSERVED, _GRAD_EPOCH, _METRIC_EPOCH = (
+    _INPUT_INTS.index(k)
+    for k in (
+        "ready",
+        "modelled",
+        "gain_at",
+        "prog_at",
+        "completion_epoch",
+        "max_epochs",
+        "observed",
+        "grad_epoch",
+        "metric_epoch",
+    )
+)
+_TOTAL_TIME, _SLOWDOWN = (_INPUT_FLOATS.index(k) for k in ("total_time", "slowdown"))
 
 
 def _new_blocks(n) -> tuple:
@@ -144,8 +163,6 @@ class EpochTables:
         key = (id(app), batch_size)
         at = self._at.get(key)
         if at is None:
-            from fastsched.sim._step import epoch_tables
-
             gain, prog = epoch_tables(app, batch_size)
             at = self._at[key] = (len(self.gain), len(self.prog), app)
             self.gain = np.concatenate((self.gain, gain))
@@ -214,22 +231,22 @@ def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, p
     in Python); otherwise the epochs of its gradient statistics and of its logged metric are
     marked in ``grad_epoch`` and ``metric_epoch`` (the job computes them when they are read).
     """
-    odd, none = -9223372036854775808, -9223372036854775807
-    epoch, clock, attained, msvc_, rescale, completion = ints[0], ints[1], ints[2], ints[3], ints[4], ints[5]
-    gpus = ints[7]
-    ready, modelled, gain_at, prog_at, completion_epoch, max_epochs = iin[1], iin[2], iin[3], iin[4], iin[5], iin[6]
-    observed, grad_epoch, metric_epoch = iin[7], iin[8], iin[9]
-    total_time, slowdown = fin[0], fin[1]
+    epoch, clock, attained, msvc_ = ints[_EPOCH], ints[_CLOCK], ints[_ATTAINED], ints[_MODELLED]
+    rescale, completion, gpus = ints[_RESCALE], ints[_COMPLETION], ints[_GPUS]
+    ready, modelled, gain_at, prog_at = iin[_READY], iin[_IS_MODELLED], iin[_GAIN_AT], iin[_PROG_AT]
+    completion_epoch, max_epochs, observed = iin[_COMPLETION_EPOCH], iin[_MAX_EPOCHS], iin[_OBSERVED]
+    grad_epoch, metric_epoch = iin[_GRAD_EPOCH], iin[_METRIC_EPOCH]
+    total_time, slowdown = fin[_TOTAL_TIME], fin[_SLOWDOWN]
     for k in range(len(rows)):
         r = rows[k]
         out[0, k] = 0
         out[1, k] = -1
         out[2, k] = 0
-        if clock[r] == odd or attained[r] == odd or msvc_[r] == odd or rescale[r] == odd or epoch[r] == odd:
-            out[0, k] = 4
+        if clock[r] == ODD or attained[r] == ODD or msvc_[r] == ODD or rescale[r] == ODD or epoch[r] == ODD:
+            out[0, k] = WHOLE_STEP
             continue
-        if completion[r] != none:
-            out[0, k] = 4
+        if completion[r] != NONE:
+            out[0, k] = WHOLE_STEP
             continue
         g = gpus[r]
         delay = min(rescale[r], seconds)
@@ -241,7 +258,7 @@ def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, p
         if sec <= 0:
             continue
         if ready[r] != 1:
-            out[0, k] = 8
+            out[0, k] = LOOP
             continue
         slow = interference[k]
         if slowdown[r] != 1.0:
@@ -266,11 +283,11 @@ def advance_round(rows, seconds, interference, progress, ints, iin, fin, gain, p
             max_epochs[r],
         )
         if status != 0:
-            out[0, k] = 8
+            out[0, k] = LOOP
             continue
         if lst >= 0:
             if observed[r] == 0:
-                out[0, k] = 2  # the configuration's first observation
+                out[0, k] = TRAINED  # the configuration's first observation
             else:
                 grad_epoch[r] = lst
         if e != e0:

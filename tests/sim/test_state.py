@@ -276,7 +276,7 @@ def test_cluster_matches_reference_jobs_and_logs_plain_python():
 
 
 def test_kernel_reads_the_blocks_in_the_columns_order():
-    # advance_round indexes the blocks by position: these are the orders it assumes.
+    # The blocks hold the columns in these orders (advance_round takes its indices from them).
     from fastsched.sim import _state
 
     assert _state._STATE_INTS[:8] == (

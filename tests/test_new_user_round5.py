@@ -463,6 +463,7 @@ def test_sweep_serial_refuses_workers(tmp_path, capsys):
 
 
 def test_cost_timeline_of_an_unknown_format_names_the_option(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="the format check is matplotlib's (the plot extra)")
     from tests.conftest import SHARED
 
     case = SHARED / "paddle-cases" / "pp_tfm_S2_dp2.json"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, write_workload
 from fastsched.sim._compare import run_policies
@@ -36,10 +38,18 @@ def test_one_command_one_table_and_json_lines(tmp_path, capsys):
     assert [line.split()[0] for line in lines[1:]] == ["fifo", "tiresias"]
     assert [line.split()[1] for line in lines[1:]] == ["6", "6"]
     args = ["simulate", str(w), "--policy", "fifo,tiresias", "--nodes", "2", "--gpus", "4", "--workers", "1", "--json"]
-    assert main([*args, "-q", "--plot", str(tmp_path / "cmp.png")]) == 0
+    assert main([*args, "-q"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [r["policy"] for r in rows] == ["fifo", "tiresias"]
     assert all(r["completed"] == 6 and r["nodes"] == 2 for r in rows)
+
+
+def test_comparison_plot_is_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="--plot needs the plot extra")
+    w = tmp_path / "w.csv"
+    write_workload(ROWS, w)
+    args = ["simulate", str(w), "--policy", "fifo,tiresias", "--nodes", "2", "--gpus", "4", "--workers", "1", "-q"]
+    assert main([*args, "--plot", str(tmp_path / "cmp.png")]) == 0
     assert (tmp_path / "cmp.png").stat().st_size > 0
 
 

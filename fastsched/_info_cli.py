@@ -107,7 +107,7 @@ def run_info(args) -> int:
         ("packages", pkgs + (f" (not installed: {', '.join(missing)})" if missing else "")),
         ("threading layer", f"{d['threading_layer']} ({d['num_threads']} threads)"),
         ("kernel cache", ", ".join(d["cache_dirs"]) or "-"),
-        ("kernels cached", f"{d['kernels_cached']} of {d['kernels']} loaded; " + _completeness(d)),
+        ("kernels cached", _cached_line(d)),
         ("CUDA", ("available" if d["cuda"] else "not available") + f" ({d['cuda_detail']})"),
     ]
     width = max(len(k) for k, _ in rows)
@@ -115,12 +115,41 @@ def run_info(args) -> int:
     return 0
 
 
-def _completeness(d) -> str:
+def _cached_line(d) -> str:
+    """Return the ``kernels cached`` line: how many kernels are cached, and whether the commands' are.
+
+    "Complete" is said only of what it is true of: with every kernel cached, of all of them; with
+    some not cached but none a command uses (as the last warm-up recorded), of the commands'
+    kernels, the others counted apart.
+
+    Examples
+    --------
+    >>> _cached_line({"kernels": 79, "kernels_cached": 75, "cache_complete": True, "kernels_missing": []})[:69]
+    '75 of 79 cached; every kernel the commands use is cached (the other 4'
+    >>> _cached_line({"kernels": 79, "kernels_cached": 70, "cache_complete": False, "kernels_missing": ["a"]})[:29]
+    '70 of 79 cached; incomplete: '
+    >>> _cached_line({"kernels": 79, "kernels_cached": 79, "cache_complete": True, "kernels_missing": []})
+    '79 of 79 cached; complete'
+    """
+    n, cached = d["kernels"], d["kernels_cached"]
+    head = f"{cached} of {n} cached; "
     if d["cache_complete"] is None:
-        return "complete? unknown ('fastsched warmup' compiles every kernel a command uses, and records them)"
-    if d["cache_complete"]:
-        return "complete (every kernel the commands use, as the last warm-up found them)"
-    return f"incomplete: {len(d['kernels_missing'])} kernel(s) the commands use are not cached (run 'fastsched warmup')"
+        if n and cached == n:
+            return head + "complete"
+        return (
+            head + "which the commands need is unknown ('fastsched warmup' compiles every kernel a command uses, "
+            "and records them)"
+        )
+    if not d["cache_complete"]:
+        return head + (
+            f"incomplete: {len(d['kernels_missing'])} kernel(s) the commands use are not cached (run 'fastsched warmup')"
+        )
+    if cached == n:
+        return head + "complete"
+    return head + (
+        f"every kernel the commands use is cached (the other {n - cached} are used by no command, as the last "
+        "'fastsched warmup' found them)"
+    )
 
 
 def run_warmup(args) -> int:

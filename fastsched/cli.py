@@ -25,6 +25,7 @@ import argparse
 import errno
 import importlib
 import os
+import re
 import sys
 
 from fastsched import _interrupt
@@ -64,6 +65,49 @@ class Interrupted(Exception):
     """
 
 
+def _close(word, choices) -> str:
+    """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (difflib), or ``""``."""
+    import difflib
+
+    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's error style: one line ``PROG: error: ...``, no usage block.
+
+    The message names the flag (``--nodes: expected an integer, got 'abc'``) and, for a choice
+    or an option that does not exist, the closest one (``did you mean 'sia'?``). ``--help``
+    still prints the usage.
+    """
+
+    def error(self, message):
+        message = str(message)
+        m = re.match(r"argument ([^:]+): (.*)", message, re.S)
+        if m is not None:
+            flag, what = m.group(1), m.group(2)
+            flag = flag.split("/")[-1] if "/" in flag else flag  # "-q/--quiet": the long form
+            kind = re.match(r"invalid (int|float) value: (.*)", what)
+            if kind is not None:
+                what = f"expected {'an integer' if kind.group(1) == 'int' else 'a number'}, got {kind.group(2)}"
+            choice = re.match(r"invalid choice: '(.*?)'", what)
+            if choice is not None:
+                action = next((a for a in self._actions if flag in (*a.option_strings, a.metavar, a.dest)), None)
+                if action is not None and action.choices is not None:
+                    what = f"invalid choice {choice.group(1)!r}{_close(choice.group(1), action.choices)}"
+                    what += f"; choose from {', '.join(map(str, action.choices))}"
+            is_command = any(isinstance(a, argparse._SubParsersAction) and a.metavar == flag for a in self._actions)
+            message = f"unknown command: {what.removeprefix('invalid choice ')}" if is_command else f"{flag}: {what}"
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+    def unrecognized(self, extra) -> None:
+        """Refuse arguments no option takes, naming the closest option of this command."""
+        options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        words = [f"{w}{_close(w.split('=')[0], options) if w.startswith('-') else ''}" for w in extra]
+        what = "unrecognized argument" if len(extra) == 1 else "unrecognized arguments"
+        self.error(f"{what}: {' '.join(words)}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every available subcommand registered.
 
@@ -73,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> parser.parse_args(["simulate", "--policy", "tiresias"]).policy
     'tiresias'
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fastsched",
         description="Goodput-optimised cluster scheduling and cost models on a numba core.",
     )
@@ -90,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # that part of fastsched is not built/installed
             raise
         module.register(sub)
+    parser.set_defaults(_commands=sub.choices)  # main() reports a command's errors in that command's name
     return parser
 
 
@@ -119,8 +164,64 @@ def _silence_stdout() -> None:
 
 def _interrupted(prefix, exc) -> int:
     how = f"; {exc}" if isinstance(exc, Interrupted) else ""
-    print(f"\n{prefix}: interrupted{how}", file=sys.stderr)
+    # On a terminal the line after ^C (and after a progress bar) is not ended: start a new one.
+    # Elsewhere (a log, a pipe) every line was ended, and a blank line would only be noise.
+    lead = "\n" if _is_tty(sys.stderr) else ""
+    print(f"{lead}{prefix}: interrupted{how}", file=sys.stderr)
     return EXIT_INTERRUPTED
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+# Python wording -> command-line wording, for messages of the Python API that reach the command
+# line (the Python call keeps its own wording; see :func:`_cli_wording`).
+_PHRASES = (
+    (re.compile(r"\bgive either cluster or nodes/gpus\b"), "give either --cluster or --nodes/--gpus"),
+    (re.compile(r"\bpass traces=\s?"), "pass --traces DIR "),
+    (re.compile(r"\bpass cluster=\s?"), "pass --cluster SPEC "),
+)
+
+
+def _flag_of(action) -> str | None:
+    long = [o for o in action.option_strings if o.startswith("--")]
+    return long[0] if long else None
+
+
+def _cli_wording(message: str, parser, args) -> str:
+    """Rewrite a Python argument's name in an error message as the flag the user typed.
+
+    ``cluster.gpus must be >= 1`` from ``plan --gpus -8`` reads ``--gpus must be >= 1``: a
+    message that starts with an argument's name (``seed``, ``max_nodes``, ``cluster.gpus``)
+    names its flag when the command has that flag and the user gave it; the phrases of
+    :data:`_PHRASES` (``pass traces=``) name the flag that would help.
+
+    Examples
+    --------
+    >>> p = build_parser()
+    >>> args = p.parse_args(["plan", "m.json", "--gpus", "-8"])
+    >>> _cli_wording("cluster.gpus must be >= 1, got -8", args._commands["plan"], args)
+    '--gpus must be >= 1, got -8'
+    >>> _cli_wording("needs per-type traces: pass traces= (a folder)", args._commands["plan"], args)
+    'needs per-type traces: pass --traces DIR (a folder)'
+    """
+    for pattern, text in _PHRASES:
+        message = pattern.sub(text, message)
+    if parser is None:
+        return message
+    m = re.match(r"([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?= |:|=|\[)", message)
+    if m is not None:
+        dest = m.group(1).rsplit(".", 1)[-1]
+        for action in parser._actions:
+            flag = _flag_of(action)
+            given = getattr(args, action.dest, None) not in (None, action.default)
+            if action.dest == dest and flag is not None and given:
+                return flag + message[m.end() :]
+    return message
 
 
 def main(argv=None) -> int:
@@ -145,7 +246,10 @@ def main(argv=None) -> int:
         if debug:
             raise
         return _interrupted("fastsched", KeyboardInterrupt())
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    command_parser = (getattr(args, "_commands", None) or {}).get(getattr(args, "command", None))
+    if extra:
+        (command_parser or parser).unrecognized(extra)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
@@ -171,7 +275,7 @@ def main(argv=None) -> int:
         if is_interrupt(exc):  # Ctrl-C inside a compiled kernel, wrapped by the interpreter
             return _interrupted(prefix, exc)
         if isinstance(exc, _BAD_INPUT):
-            print(f"{prefix}: error: {_describe(exc)}", file=sys.stderr)
+            print(f"{prefix}: error: {_cli_wording(_describe(exc), command_parser, args)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         print(
             f"{prefix}: internal error: {type(exc).__name__}: {_describe(exc)} (rerun with --debug for the traceback)",

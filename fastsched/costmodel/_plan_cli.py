@@ -257,15 +257,15 @@ def run(args) -> int:
     wz = max([4, *(len(b) for _, b in labels)])
     hdr = (
         f"{'tp':>3} {'pp':>3} {'dp':>5} {'mb':>3} {'m':>5} {'schedule':>{ws}} {'v':>2} {'recomp':>9} {'zero':>{wz}} "
-        f"{'sp':>2} {'step ms':>10} {'bubble':>8} {'tp comm':>8} {'pp comm':>8} {'dp comm':>8} {'mem GiB':>8}"
+        f"{'sp':>2} {'step ms':>10} {'bubble ms':>9} {'tp comm ms':>10} {'pp comm ms':>10} {'dp comm ms':>10} {'mem GiB':>8}"
     )
     print(hdr)
     for r, (sched, zero) in zip(rows, labels, strict=True):
         print(
             f"{r['tp']:>3} {r['pp']:>3} {r['dp']:>5} {r['micro_batch']:>3} {r['microbatches']:>5} "
             f"{sched:>{ws}} {r['virtual_stages']:>2} {r['recompute']:>9} {zero:>{wz}} "
-            f"{int(r['sequence_parallel']):>2} {_num(r['time_ms'], 10)} {_num(r['bubble_ms'], 8)} "
-            f"{_num(r['tp_comm_ms'], 8)} {_num(r['pp_comm_ms'], 8)} {_num(r['dp_comm_ms'], 8)} "
+            f"{int(r['sequence_parallel']):>2} {_num(r['time_ms'], 10)} {_num(r['bubble_ms'], 9)} "
+            f"{_num(r['tp_comm_ms'], 10)} {_num(r['pp_comm_ms'], 10)} {_num(r['dp_comm_ms'], 10)} "
             f"{_num(r['memory_bytes'] / 2**30, 8)}"
         )
     print("\n".join(f"  {k}: {v}" for k, v in COLUMNS))

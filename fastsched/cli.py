@@ -28,7 +28,7 @@ import os
 import re
 import sys
 
-from fastsched import _interrupt
+from fastsched import _interrupt, _provenance
 from fastsched._interrupt import is_interrupt
 from fastsched._version import __version__
 
@@ -99,6 +99,19 @@ class _Parser(argparse.ArgumentParser):
             is_command = any(isinstance(a, argparse._SubParsersAction) and a.metavar == flag for a in self._actions)
             message = f"unknown command: {what.removeprefix('invalid choice ')}" if is_command else f"{flag}: {what}"
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """Parse, with the values of ``--config FILE`` (a command that has that option) as defaults."""
+        if args is not None and any(a.dest == "config" for a in self._actions):
+            from fastsched._config_args import config_defaults, config_path
+
+            path = config_path(args)
+            if path is not None:
+                try:
+                    self.set_defaults(**config_defaults(self, path))
+                except (ValueError, OSError) as exc:
+                    self.error(f"--config: {_describe(exc)}")
+        return super().parse_known_args(args, namespace)
 
     def unrecognized(self, extra) -> None:
         """Refuse arguments no option takes, naming the closest option of this command."""
@@ -254,6 +267,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     prefix = f"fastsched {args.command}"
+    _provenance.set_command(argv)  # what the results' provenance records as the command
     try:
         with _interrupt.sigint_handler():
             status = int(args.func(args) or 0)
@@ -282,6 +296,8 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        _provenance.set_command(None)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fastsched.cli import Interrupted
 
-__all__ = ["register", "run", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
+__all__ = ["register", "run", "default_output", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
 
 #: Exit status when some runs failed.
 EXIT_FAILED_RUNS = 1
@@ -41,13 +41,49 @@ def register(subparsers) -> None:
         help="seconds to wait for --scheduler (default 10)",
     )
     p.add_argument("--workers", type=int, help="worker processes of the local cluster (default: all CPUs)")
-    p.add_argument("--output", metavar="DIR", help="output folder (default: the spec's 'output', else SPEC-sweep/)")
+    p.add_argument(
+        "--output",
+        metavar="DIR",
+        help="output folder, relative to the current folder (default: the spec's 'output', relative to the spec's "
+        "folder as its workloads are; else SPEC-sweep/ beside the spec)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="save a figure of the sweep: average JCT per configuration, the repetitions (seeds) as error bars "
+        "and points (needs matplotlib); the suffix picks the format",
+    )
     p.add_argument("--serial", action="store_true", help="run in this process, without dask")
     p.add_argument("--no-resume", action="store_true", help="run everything again, ignoring earlier results")
     p.add_argument("--force", action="store_true", help="write into a non-sweep folder, or discard earlier results")
     p.add_argument("--allow-incomplete", action="store_true", help="exit 0 even if runs left jobs unfinished")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+
+
+def default_output(spec_path) -> Path:
+    """Return a sweep's default output folder: ``SPEC-sweep`` beside the spec file.
+
+    The same rule as a spec's own ``output`` and its workloads (relative to the spec's folder), so
+    ``fastsched sweep examples/quick_sweep.json`` writes ``examples/quick_sweep-sweep/`` whatever
+    the current folder; ``--output`` is a path of the command line, relative to the current folder.
+
+    Examples
+    --------
+    >>> default_output("examples/quick_sweep.json").as_posix()
+    'examples/quick_sweep-sweep'
+    """
+    p = Path(spec_path)
+    return p.parent / f"{p.stem}-sweep"
+
+
+def _check_plot(args, spec) -> None:
+    """Check ``--plot`` before any run: matplotlib present, a writable image path that is no input."""
+    from fastsched.sim import preflight
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")
+    preflight.check_plot_path(args.plot, inputs=[str(p) for p in spec.inputs()], force=args.force)
 
 
 def _resume_command(args, output) -> str:
@@ -124,7 +160,9 @@ def run(args) -> int:
 
     if not args.quiet:
         _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after
-    output = Path(args.output) if args.output else (spec.output_dir() or Path(Path(args.spec).stem + "-sweep"))
+    output = Path(args.output) if args.output else (spec.output_dir() or default_output(args.spec))
+    if args.plot:
+        _check_plot(args, spec)
     common = {"output_dir": output, "resume": not args.no_resume, "force": args.force, "progress": not args.quiet}
     try:
         if args.serial:
@@ -146,6 +184,12 @@ def run(args) -> int:
         f"{result.elapsed_s:.1f} s; tables in {result.output_dir}",
         file=sys.stderr,
     )
+    if args.plot:
+        from fastsched._atomic import atomic_path
+        from fastsched.sweep.plot import plot_sweep
+
+        with atomic_path(args.plot) as tmp:
+            plot_sweep(result, tmp)
     for row in result.errors[:5]:
         print(f"  failed: {row['workload']} seed {row['seed']}: {row['error']}", file=sys.stderr)
     if bad:

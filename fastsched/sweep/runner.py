@@ -114,11 +114,14 @@ def _prepare(spec, output_dir, resume, force):
     return sweep, runs, columns, out, done
 
 
-def _open_output(sweep, out, resume):
-    """Create the output folder and record the spec: once the runs can start."""
+def _open_output(sweep, out, resume, runs, call):
+    """Create the output folder and record the spec and its provenance: once the runs can start."""
     if out is not None:
         store.create_output(out, resume=resume)
         store.atomic_write(out / "spec.json", json.dumps(sweep.raw, indent=1, sort_keys=True) + "\n")
+        where = str(sweep.source or "<dict>")
+        record = store.provenance(sweep, runs, call=f"{call}(spec={where!r}, output_dir={str(out)!r})")
+        store.atomic_write(out / store.PROVENANCE_NAME, json.dumps(record, indent=1) + "\n")
 
 
 def _finish(runs, sink, columns, out, t0, skipped):
@@ -146,7 +149,7 @@ def run_serial(spec, *, output_dir=None, resume=True, force=False, progress=Fals
     sink = None
     t0 = time.perf_counter()
     try:  # from the first write on, Ctrl-C says what was kept and how to resume
-        _open_output(sweep, out, resume)
+        _open_output(sweep, out, resume, runs, "run_serial")
         sink = _Sink(runs, done, columns, out, progress)
         for run in runs:
             if run.run_id not in done:
@@ -182,8 +185,9 @@ def run_sweep(
         A connected client, or a scheduler address (``tcp://host:port``). Default: a
         ``LocalCluster`` of ``workers`` single-threaded worker processes.
     output_dir : str or path, optional
-        Where ``runs.jsonl`` (streamed), ``runs.csv``, ``runs.json``, ``summary.csv`` and
-        ``spec.json`` go. Default: the spec's ``output``; with neither, nothing is written.
+        Where ``runs.jsonl`` (streamed), ``runs.csv``, ``runs.json``, ``summary.csv``,
+        ``spec.json`` and ``provenance.json`` (fastsched's version, the command or call, the seeds,
+        the SHA-256 of every input: see :mod:`fastsched._provenance`) go. Default: the spec's ``output``; with neither, nothing is written.
         It must not be a file, nor a folder of other files (unless ``force``).
     workers : int, optional
         Worker processes of the default cluster (default: the CPUs available).
@@ -225,7 +229,7 @@ def run_sweep(
     --------
     >>> spec = {"workloads": "builtin", "policy": ["tiresias", "optimus"], "seeds": 2}
     >>> result = run_sweep(spec, workers=2, output_dir="out")  # doctest: +SKIP
-    >>> [s["avg_jct_mean"] for s in result.summary]  # doctest: +SKIP
+    >>> [s["avg_jct_s_mean"] for s in result.summary]  # doctest: +SKIP
     """
     check_timeout(connect_timeout)
     if workers is not None and not 1 <= workers <= MAX_WORKERS:  # before any work, not when the cluster starts
@@ -233,7 +237,7 @@ def run_sweep(
     sweep, runs, columns, out, done = _prepare(spec, output_dir, resume, force)
     todo = [r for r in runs if r.run_id not in done]
     if not todo:  # everything was done by an earlier sweep: no cluster needed
-        _open_output(sweep, out, resume)
+        _open_output(sweep, out, resume, runs, "run_sweep")
         sink = _Sink(runs, done, columns, out, progress)
         sink.close()
         return _finish(runs, sink, columns, out, time.perf_counter(), len(done))
@@ -243,7 +247,9 @@ def run_sweep(
     t0 = time.perf_counter()
     try:  # Ctrl-C from the cluster's start on says what was kept and how to resume
         with client_for(client, workers, timeout=connect_timeout) as c:
-            _open_output(sweep, out, resume)  # connected: nothing is written for a scheduler out of reach
+            _open_output(
+                sweep, out, resume, runs, "run_sweep"
+            )  # connected: nothing is written for a scheduler out of reach
             futures = {}
             try:
                 if warm:

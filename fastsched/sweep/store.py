@@ -35,12 +35,16 @@ __all__ = [
     "is_sweep_folder",
     "RowLog",
     "LOG_NAME",
+    "PROVENANCE_NAME",
     "SWEEP_FILES",
+    "provenance",
 ]
 
 LOG_NAME = "runs.jsonl"
+#: What made the sweep's results (:func:`provenance`).
+PROVENANCE_NAME = "provenance.json"
 #: Files a sweep writes in its folder.
-SWEEP_FILES = (LOG_NAME, "runs.csv", "runs.json", "summary.csv", "spec.json")
+SWEEP_FILES = (LOG_NAME, "runs.csv", "runs.json", "summary.csv", "spec.json", PROVENANCE_NAME)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -74,7 +78,7 @@ def write_tables(result: SweepResult, output_dir) -> None:
     --------
     >>> import pathlib, tempfile
     >>> from fastsched.sweep.table import SweepResult, summarize
-    >>> rows = [{"policy": "a", "avg_jct": 5.0, "completed": 2, "jobs": 2, "error": None}]
+    >>> rows = [{"policy": "a", "avg_jct_s": 5.0, "completed": 2, "jobs": 2, "error": None}]
     >>> result = SweepResult(rows=rows, summary=summarize(rows, ["policy"]), columns=["policy"])
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "sweep"
     >>> write_tables(result, out)
@@ -115,8 +119,47 @@ def load_done(out: Path | None) -> dict:
             rows = json.loads((out / "runs.json").read_text())
     for row in rows if isinstance(rows, list) else []:
         if isinstance(row, dict) and row.get("run_id") and not row.get("error"):
-            done[row["run_id"]] = row
+            done[row["run_id"]] = _with_units(row)
     return done
+
+
+def _with_units(row: dict) -> dict:
+    """Return a row logged before the tables named their seconds (``avg_jct``) with the names of today."""
+    from fastsched.sweep.task import SECONDS, row_key
+
+    return {(row_key(k) if k in SECONDS and row_key(k) not in row else k): v for k, v in row.items()}
+
+
+def provenance(sweep, runs, *, call=None) -> dict:
+    """Return the sweep's provenance record (see :mod:`fastsched._provenance`).
+
+    fastsched's version, the command line (or the Python call), the sweep's base seed and every
+    run's seed by run id, and the SHA-256 of each input: the spec file, the workloads, the traces
+    folders (content hash over names and bytes) and the clusters.
+
+    Examples
+    --------
+    >>> from fastsched.sweep.spec import load_spec
+    >>> spec = load_spec({"workloads": "builtin", "policy": ["tiresias"], "seeds": 2, "seed": 7})
+    >>> rec = provenance(spec, spec.runs(), call="run_serial(spec)")
+    >>> rec["seeds"]["seed"], len(rec["seeds"]["runs"]), rec["inputs"]["workloads"][0]["value"]
+    (7, 2, 'builtin')
+    """
+    from fastsched import _provenance
+
+    seeds = {"seed": sweep.seed, "seeds": sweep.seeds, "runs": {r.run_id: r.seed for r in runs}}
+    workloads = [w if w == "builtin" else str(sweep._resolve(w)) for w in sweep.workloads]
+    clusters = [
+        str(sweep._resolve(c)) if str(c).lower().endswith((".toml", ".json")) else str(c)
+        for c in sweep.grid.get("cluster", [])
+    ]
+    inputs = {
+        "spec": str(sweep.source) if sweep.source is not None else dict(sweep.raw),
+        "workloads": workloads,
+        "traces": [str(sweep._resolve(t)) for t in sweep.grid.get("traces", [])] or None,
+        "cluster": clusters or None,
+    }
+    return _provenance.record(call=call, seeds=seeds, inputs={k: v for k, v in inputs.items() if v is not None})
 
 
 def is_sweep_folder(out: Path) -> bool:

@@ -13,7 +13,7 @@ from fastsched.sweep.task import FIELD_METRICS, METRICS
 __all__ = ["SweepResult", "make_row", "summarize", "cell", "SUMMARY_METRICS", "row_header", "summary_header"]
 
 #: Figures aggregated in ``summary.csv`` (mean and standard deviation over repetitions).
-SUMMARY_METRICS = ("avg_jct", "p99_jct", "makespan", "gpu_utilization", "wall_s", *FIELD_METRICS)
+SUMMARY_METRICS = ("avg_jct_s", "p99_jct_s", "makespan_s", "gpu_utilization", "wall_s", *FIELD_METRICS)
 
 
 def cell(v) -> str:
@@ -36,8 +36,8 @@ def make_row(run: RunConfig, columns, out: dict) -> dict:
     --------
     >>> from fastsched.sweep.spec import load_spec
     >>> run = load_spec({"workloads": "builtin", "policy": ["tiresias"], "seed": 7}).runs()[0]
-    >>> row = make_row(run, ["workload", "policy"], {"avg_jct": 10.0, "wall_s": 0.5, "error": None})
-    >>> row["workload"], row["policy"], row["seed"], row["avg_jct"], row["makespan"], row["wall_s"]
+    >>> row = make_row(run, ["workload", "policy"], {"avg_jct_s": 10.0, "wall_s": 0.5, "error": None})
+    >>> row["workload"], row["policy"], row["seed"], row["avg_jct_s"], row["makespan_s"], row["wall_s"]
     ('builtin', 'tiresias', 1944921588, 10.0, None, 0.5)
     """
     row = {"run_id": run.run_id}
@@ -68,7 +68,7 @@ def summary_header(columns) -> list:
     Examples
     --------
     >>> header = summary_header(["policy"])
-    >>> header[:6], "avg_jct_mean" in header, "avg_jct_std" in header
+    >>> header[:6], "avg_jct_s_mean" in header, "avg_jct_s_std" in header
     (['policy', 'runs', 'errors', 'incomplete_runs', 'completed', 'jobs'], True, True)
     """
     stats = [f"{m}_{s}" for m in SUMMARY_METRICS for s in ("mean", "std")]
@@ -95,10 +95,10 @@ def summarize(rows, columns) -> list:
 
     Examples
     --------
-    >>> rows = [{"policy": "a", "avg_jct": 10.0, "completed": 2, "jobs": 2, "error": None},
-    ...         {"policy": "a", "avg_jct": 20.0, "completed": 1, "jobs": 2, "error": None}]
+    >>> rows = [{"policy": "a", "avg_jct_s": 10.0, "completed": 2, "jobs": 2, "error": None},
+    ...         {"policy": "a", "avg_jct_s": 20.0, "completed": 1, "jobs": 2, "error": None}]
     >>> s = summarize(rows, ["policy"])[0]
-    >>> s["runs"], s["incomplete_runs"], s["completed"], s["jobs"], s["avg_jct_mean"]
+    >>> s["runs"], s["incomplete_runs"], s["completed"], s["jobs"], s["avg_jct_s_mean"]
     (2, 1, 3, 4, 15.0)
     """
     groups = {}
@@ -142,14 +142,14 @@ class SweepResult:
     Examples
     --------
     >>> r = SweepResult(rows=[{"policy": "a", "error": None, "completed": 1, "jobs": 2}],
-    ...                 summary=summarize([{"policy": "a", "avg_jct": 5.0, "completed": 1, "jobs": 2}], ["policy"]),
+    ...                 summary=summarize([{"policy": "a", "avg_jct_s": 5.0, "completed": 1, "jobs": 2}], ["policy"]),
     ...                 columns=["policy"])
     >>> len(r.incomplete), len(r.errors)
     (1, 0)
     >>> print(r.table())  # doctest: +NORMALIZE_WHITESPACE
-    policy  runs  err  done  avg_jct  p99_jct  makespan  util
-    ------  ----  ---  ----  -------  -------  --------  ----
-    a       1     0    1/2!  5        -        -         -
+    policy  runs  err  done  avg_jct_s  p99_jct_s  makespan_s  util
+    ------  ----  ---  ----  ---------  ---------  ----------  ----
+    a       1     0    1/2!  5          -          -           -
     """
 
     rows: list
@@ -172,21 +172,24 @@ class SweepResult:
     def table(self) -> str:
         """Render the summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short).
 
+        Times in seconds, named so (``avg_jct_s``): mean over the repetitions, ``±`` their standard
+        deviation.
+
         Examples
         --------
-        >>> rows = [{"policy": "a", "avg_jct": 4.0, "completed": 2, "jobs": 2},
-        ...         {"policy": "a", "avg_jct": 6.0, "completed": 2, "jobs": 2}]
+        >>> rows = [{"policy": "a", "avg_jct_s": 4.0, "completed": 2, "jobs": 2},
+        ...         {"policy": "a", "avg_jct_s": 6.0, "completed": 2, "jobs": 2}]
         >>> r = SweepResult(rows=rows, summary=summarize(rows, ["policy"]), columns=["policy"])
         >>> print(r.table().splitlines()[2])
-        a       2     0    4/4   5 ±1     -        -         -
+        a       2     0    4/4   5 ±1       -          -           -
         """
-        head = [*self.columns, "runs", "err", "done", "avg_jct", "p99_jct", "makespan", "util"]
+        head = [*self.columns, "runs", "err", "done", "avg_jct_s", "p99_jct_s", "makespan_s", "util"]
         lines = []
         for s in self.summary:
             short = "!" if s["completed"] < s["jobs"] else ""
             cells = [cell(s[c]) for c in self.columns] + [str(s["runs"]), str(s["errors"])]
             cells.append(f"{s['completed']}/{s['jobs']}{short}")
-            for m in ("avg_jct", "p99_jct", "makespan"):
+            for m in ("avg_jct_s", "p99_jct_s", "makespan_s"):
                 mean, std = s[f"{m}_mean"], s[f"{m}_std"]
                 cells.append("-" if mean is None else f"{mean:.0f}" + ("" if std is None else f" ±{std:.0f}"))
             u = s["gpu_utilization_mean"]

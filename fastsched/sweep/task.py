@@ -8,11 +8,28 @@ from pathlib import Path
 
 from fastsched.sweep.spec import clean_number
 
-__all__ = ["run_task", "row_figures", "METRICS", "FIELD_METRICS", "COUNTS"]
+__all__ = ["run_task", "row_figures", "METRICS", "FIELD_METRICS", "COUNTS", "SECONDS", "row_key"]
 
-#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study).
+#: Summary figures in seconds: a sweep's tables name them with the unit, ``avg_jct`` -> ``avg_jct_s``
+#: (seconds in the data; a figure in hours says so, ``gpu_hours_per_job``).
+SECONDS = ("avg_jct", "p50_jct", "p99_jct", "makespan")
+
+
+def row_key(summary_key: str) -> str:
+    """Return the column of a sweep's tables for a key of ``SimulationResult.summary()``.
+
+    Examples
+    --------
+    >>> row_key("avg_jct"), row_key("gpu_hours_per_job"), row_key("gpu_utilization")
+    ('avg_jct_s', 'gpu_hours_per_job', 'gpu_utilization')
+    """
+    return f"{summary_key}_s" if summary_key in SECONDS else summary_key
+
+
+#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study),
+#: as the sweep's tables name them.
 FIELD_METRICS = (
-    "p50_jct",
+    "p50_jct_s",
     "gpu_hours_per_job",
     "restarts_per_job",
     "contention_mean",
@@ -20,11 +37,11 @@ FIELD_METRICS = (
     "ftf_worst",
     "ftf_unfair_fraction",
 )
-#: Per-run figures taken from ``SimulationResult.summary()``.
+#: Per-run figures taken from ``SimulationResult.summary()`` (by :func:`row_key`'s names).
 METRICS = (
-    "avg_jct",
-    "p99_jct",
-    "makespan",
+    "avg_jct_s",
+    "p99_jct_s",
+    "makespan_s",
     "gpu_utilization",
     "jobs",
     "completed",
@@ -41,18 +58,21 @@ COUNTS = ("jobs", "completed", "restarts", "rounds")
 def row_figures(summary: dict) -> dict:
     """Extract the :data:`METRICS` of one ``SimulationResult.summary()``, JSON-ready (NaN -> ``None``).
 
+    Seconds are named so (``avg_jct`` -> ``avg_jct_s``, see :func:`row_key`).
+
     Examples
     --------
     >>> summary = {"avg_jct": float("nan"), "p99_jct": 1.0, "makespan": 2.0, "gpu_utilization": 0.5, "jobs": 2,
     ...            "completed": 0, "incomplete": {"running at the end": 2}, "restarts": 0, "rounds": 3,
-    ...            "profiles": "builtin", **dict.fromkeys(FIELD_METRICS, 0.0)}
+    ...            "profiles": "builtin", "p50_jct": 0.0, **dict.fromkeys(FIELD_METRICS[1:], 0.0)}
     >>> row = row_figures(summary)
-    >>> row["avg_jct"], row["completed"], row["incomplete"]
-    (None, 0, {'running at the end': 2})
+    >>> row["avg_jct_s"], row["p99_jct_s"], row["completed"], row["incomplete"]
+    (None, 1.0, 0, {'running at the end': 2})
     """
+    by_row = {row_key(k): k for k in summary}
     out = {}
     for key in METRICS:
-        value = summary[key]
+        value = summary[by_row.get(key, key)]
         if key in COUNTS:
             out[key] = int(value)
         elif key in ("incomplete", "profiles"):

@@ -39,7 +39,7 @@ def test_distributed_table_equals_serial(client, tmp_path):
     dist = run_sweep(spec, client=client, output_dir=tmp_path / "out", progress=False)
     assert len(dist.rows) == 8 and not dist.errors
     assert comparable(dist.rows) == comparable(serial.rows)
-    assert [s["avg_jct_mean"] for s in dist.summary] == [s["avg_jct_mean"] for s in serial.summary]
+    assert [s["avg_jct_s_mean"] for s in dist.summary] == [s["avg_jct_s_mean"] for s in serial.summary]
     # both workers took part, and each warmed its kernels once (plugin), not per task
     warm = client.run(lambda dask_worker: getattr(dask_worker, "fastsched_warmup_s", None))
     assert len(warm) == 2 and all(v is not None for v in warm.values())

@@ -97,14 +97,14 @@ def test_serial_tables_errors_and_resume(tmp_path):
     assert bad and all("more GPUs" in r["error"] for r in bad)
     assert all(r["workload"].endswith("a.csv") and r["nodes"] * r["gpus"] < 4 for r in bad)
     ok = [r for r in res.rows if not r["error"]]
-    assert all(r["avg_jct"] > 0 and r["makespan"] > 0 and 0 < r["gpu_utilization"] <= 1 for r in ok)
+    assert all(r["avg_jct_s"] > 0 and r["makespan_s"] > 0 and 0 < r["gpu_utilization"] <= 1 for r in ok)
     with open(out / "runs.csv") as f:
         assert len(list(csv.DictReader(f))) == 16
     assert len(json.loads((out / "runs.json").read_text())) == 16
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
     assert len(summary) == 8 and {s["runs"] for s in summary} == {"2"}
-    assert "avg_jct_mean" in summary[0] and "avg_jct_std" in summary[0]
+    assert "avg_jct_s_mean" in summary[0] and "avg_jct_s_std" in summary[0]
 
     calls = []
 
@@ -127,7 +127,7 @@ def test_cli_serial(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps(spec))
     rc = main(["sweep", str(tmp_path / "s.json"), "--serial", "--output", str(tmp_path / "o"), "-q"])
     assert rc == 0
-    assert "avg_jct" in capsys.readouterr().out
+    assert "avg_jct_s" in capsys.readouterr().out
     assert (tmp_path / "o" / "summary.csv").is_file()
     (tmp_path / "bad.json").write_text(json.dumps({**spec, "bogus": 1}))
     assert main(["sweep", str(tmp_path / "bad.json"), "--serial", "-q"]) == 2

@@ -40,6 +40,7 @@ _COMMAND_MODULES = (
     "fastsched.costmodel._cli",
     "fastsched.costmodel._plan_cli",
     "fastsched.sim._profile_cli",
+    "fastsched.sim._workload_cli",
     "fastsched.sweep._cli",
     "fastsched._info_cli",
 )

@@ -9,7 +9,7 @@ Each case is a fresh ``python -m fastsched simulate ... --json`` process run ins
 tree), the trees alternating within each repeat so both see the same machine load, after one
 warm-up run per tree (numba's cache filled). Per run: wall seconds, CPU seconds of the process
 (user + system: the difference of ``RUSAGE_CHILDREN`` around the run) and a SHA-256 of the ``--json`` summary without its timing
-fields. Per case: the medians of each tree, their ratio, and whether every run of both trees
+fields and its ``provenance`` (what made it: version, command, input hashes; not a result). Per case: the medians of each tree, their ratio, and whether every run of both trees
 gave the same hash. Start-up counts here (imports, numba's first dispatch, reading the
 traces), unlike ``scale_floors.py``, which times the ``simulate()`` call. Needs ../shared.
 Results: ``benchmarks/results/startup.md``.
@@ -67,6 +67,8 @@ CASES = {
     "startup_sia_x1": [*_R50, "--scale", "1", "--policy", "sia", "--max-time", "60", "--allow-incomplete"],
 }
 _TIMINGS = ("wall_s", "policy_s")
+# What made the result (version, command, input hashes): not a result, and the command differs between trees.
+_DROPPED = ("provenance",)
 
 
 def run_command(tree, args) -> dict:
@@ -80,7 +82,7 @@ def run_command(tree, args) -> dict:
     if p.returncode:
         return {"error": (err.strip().splitlines() or ["failed"])[-1][:200]}
     summary = json.loads(out.strip().splitlines()[-1])
-    kept = {k: v for k, v in summary.items() if not k.startswith(_TIMINGS)}
+    kept = {k: v for k, v in summary.items() if not k.startswith(_TIMINGS) and k not in _DROPPED}
     digest = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
     return {"wall_s": wall, "hash": digest, "avg_jct": summary.get("avg_jct")}
 

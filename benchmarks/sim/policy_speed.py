@@ -59,7 +59,7 @@ from fastsched.sim import simulate
 kw = json.loads(sys.argv[1])
 r = simulate(**kw)
 cpu, wall = time.process_time() - c, time.perf_counter() - w
-s = {k: v for k, v in r.summary().items() if not k.startswith(("wall_s", "policy_s"))}
+s = {k: v for k, v in r.summary().items() if not k.startswith(("wall_s", "policy_s")) and k != "provenance"}
 h = hashlib.sha256(json.dumps(s, sort_keys=True, default=str).encode() + r.allocations.tobytes()).hexdigest()[:16]
 print(json.dumps({"wall_s": wall, "cpu_s": cpu, "loop_s": r.wall_s, "policy_s": r.policy_s, "avg_jct": r.avg_jct,
                   "hash": h}))

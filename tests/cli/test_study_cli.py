@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from fastsched._info_cli import _cached_line
 from fastsched.cli import main
 from fastsched.sim import api
 
@@ -97,6 +96,8 @@ def test_no_blank_line_before_interrupted_off_a_terminal(tmp_path, capsys, monke
 
 
 def test_info_never_calls_a_partly_cached_set_complete():
+    from fastsched._info_cli import _cached_line
+
     # 75 of 79 cached, none of the 4 used by a command: the commands' kernels are complete, not all 79
     line = _cached_line({"kernels": 79, "kernels_cached": 75, "cache_complete": True, "kernels_missing": []})
     assert "75 of 79 cached" in line and "; complete" not in line and "the commands use" in line

@@ -136,7 +136,7 @@ def _write_record(rec) -> None:
 
 def _tiny_simulations(policies, out, stream):
     from fastsched.sim.api import simulate
-    from fastsched.sim.builtin import builtin_workload
+    from fastsched.sim.truth.builtin import builtin_workload
 
     jobs = [j for j in builtin_workload() if j.num_replicas <= 8][:2]
     for policy in policies:

@@ -294,7 +294,7 @@ def test_a_count_of_10_to_the_12_is_refused_before_the_engine_loads(tmp_path, ar
         "fastsched.goodput.model",
         "fastsched.costmodel.search",
         "fastsched.costmodel.case",
-        "fastsched.sim.oracle",
+        "fastsched.sim.truth.oracle",
     )
     assert not set(engines) & set(modules)
 

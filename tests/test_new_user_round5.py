@@ -16,8 +16,8 @@ import pytest
 
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, simulate, write_workload
-from fastsched.sim._compare import run_policies
 from fastsched.sim.policies import SimPolicy, make_policy
+from fastsched.sim.results._compare import run_policies
 
 ROWS = [WorkloadJob("a", 0, "ncf", 1, 32768), WorkloadJob("b", 20, "cifar10", 2, 1024)]
 
@@ -494,9 +494,9 @@ def test_threads_per_block_is_checked_where_it_is_set(value, error):
 
 
 def test_derive_names_bad_arguments_and_writes_nothing(tmp_path, capsys):
-    from fastsched.sim.builtin import builtin_applications
-    from fastsched.sim.derive import main as derive_main
-    from fastsched.sim.derive import synthetic_workload
+    from fastsched.sim.truth.builtin import builtin_applications
+    from fastsched.sim.truth.derive import main as derive_main
+    from fastsched.sim.truth.derive import synthetic_workload
 
     apps = builtin_applications()
     requests = {name: (1, app.init_batch_size) for name, app in apps.items()}
@@ -518,7 +518,7 @@ def test_comparing_runs_where_no_job_completed_draws_without_warnings(tmp_path):
     import warnings
 
     pytest.importorskip("matplotlib")
-    from fastsched.sim._compare import plot_comparison
+    from fastsched.sim.results._compare import plot_comparison
 
     results = run_policies(["fifo", "srtf"], workers=1, workload=ROWS, nodes=1, gpus=4, max_time=60)
     assert [r.completed for r in results] == [0, 0]

@@ -1,7 +1,7 @@
 """``fastsched simulate``: the command-line face of :func:`fastsched.sim.simulate`.
 
 Everything is checked before the first round (options, paths, every workload row: see
-:mod:`fastsched.sim.preflight`); outputs are written to a temporary file and renamed into
+:mod:`fastsched.sim.inputs.preflight`); outputs are written to a temporary file and renamed into
 place, never over an input and never over an existing file without ``--force``; a run that
 ends with jobs unfinished says so and exits with status 3 unless ``--allow-incomplete``.
 """
@@ -159,7 +159,7 @@ def _policies(text) -> list:
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
-    from fastsched.sim import preflight
+    from fastsched.sim.inputs import preflight
 
     inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
     inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
@@ -179,7 +179,7 @@ def _check_paths(args) -> None:
 def _save_plot(result, path) -> None:
     """Draw through a temporary file of the same format, renamed into place."""
     from fastsched._atomic import atomic_path
-    from fastsched.sim.plot import plot_result  # needs matplotlib, an optional extra
+    from fastsched.sim.results.plot import plot_result  # needs matplotlib, an optional extra
 
     with atomic_path(path) as tmp:
         plot_result(result, tmp)
@@ -193,7 +193,7 @@ def _check_sizes(cluster, nodes, args) -> None:
     do not cover is left to ``simulate``.
     """
     from fastsched import _validate
-    from fastsched.sim import preflight
+    from fastsched.sim.inputs import preflight
 
     if args.seed is not None:
         _validate.check_int_scalar("seed", args.seed, low=0)
@@ -201,7 +201,7 @@ def _check_sizes(cluster, nodes, args) -> None:
     if nodes is None and args.gpus is None:
         cluster = cluster or preset.get("cluster")
         if cluster is not None:
-            from fastsched.sim.cluster_spec import parse_cluster
+            from fastsched.sim.inputs.cluster_spec import parse_cluster
 
             parse_cluster(cluster)  # refuses node counts over the limit
             return
@@ -213,7 +213,7 @@ def _check_sizes(cluster, nodes, args) -> None:
 
 
 def _check_scaled(args) -> None:
-    """Check the run's sizes with ``--scale`` applied (see :mod:`fastsched.sim.scale`).
+    """Check the run's sizes with ``--scale`` applied (see :mod:`fastsched.sim.inputs.scale`).
 
     The scaled cluster is checked here, before the engine loads; :func:`~fastsched.sim.simulate`
     (``scale=K``) then scales the cluster and merges the ``K`` workloads itself, so the summary
@@ -223,7 +223,7 @@ def _check_scaled(args) -> None:
     if k is None:
         _check_sizes(args.cluster, args.nodes, args)
         return
-    from fastsched.sim.scale import scale_cluster
+    from fastsched.sim.inputs.scale import scale_cluster
 
     if k < 1:
         raise ValueError(f"--scale must be >= 1, got {k}")
@@ -280,7 +280,7 @@ def _run_many(args, policies) -> int:
     """Several policies: same workload and cluster, parallel processes, one table (or JSON line) per policy."""
     from fastsched._atomic import atomic_path
     from fastsched._interrupt import is_interrupt
-    from fastsched.sim._compare import comparison_table, plot_comparison, run_policies
+    from fastsched.sim.results._compare import comparison_table, plot_comparison, run_policies
 
     if args.output:
         raise ValueError("--output writes one policy's log: give one --policy, or leave --output out")
@@ -318,7 +318,7 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     _check_paths(args)
-    # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.scale)
+    # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.inputs.scale)
     _check_scaled(args)
     if len(policies) > 1:
         return _run_many(args, policies)

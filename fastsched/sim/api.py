@@ -14,24 +14,24 @@ import numpy as np
 from fastsched import _validate as V
 from fastsched._atomic import atomic_open
 from fastsched._progress import progress_callback
-from fastsched.sim import preflight
-from fastsched.sim.builtin import builtin_applications, builtin_workload
-from fastsched.sim.cluster import Cluster
-from fastsched.sim.cluster_spec import DEFAULT_TYPE, homogeneous_cluster, parse_cluster
-from fastsched.sim.hetero import (
+from fastsched.sim.engine.cluster import Cluster
+from fastsched.sim.engine.hetero_job import (
     SIA_RESTART_DELAYS,
     SIA_SLOWDOWNS,
     HeteroApplication,
     make_hetero_jobs,
     resolve_hetero_applications,
 )
-from fastsched.sim.isolated import result_isolated_jcts
-from fastsched.sim.job import Job
+from fastsched.sim.engine.job import Job
+from fastsched.sim.inputs import preflight
+from fastsched.sim.inputs.cluster_spec import DEFAULT_TYPE, homogeneous_cluster, parse_cluster
+from fastsched.sim.inputs.workload import read_workload, validate_workload
 from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
 from fastsched.sim.presets import PRESETS
-from fastsched.sim.result import JobRecord, SimulationResult
-from fastsched.sim.traces import Application, load_applications
-from fastsched.sim.workload import read_workload, validate_workload
+from fastsched.sim.results.isolated import result_isolated_jcts
+from fastsched.sim.results.result import JobRecord, SimulationResult
+from fastsched.sim.truth.builtin import builtin_applications, builtin_workload
+from fastsched.sim.truth.traces import Application, load_applications
 
 __all__ = ["simulate", "PRESETS"]
 
@@ -85,7 +85,7 @@ def _log_file(output):
 
 def _resolve_workload(workload, scale=None):
     if scale is not None:
-        from fastsched.sim.scale import scale_workload
+        from fastsched.sim.inputs.scale import scale_workload
 
         return validate_workload(scale_workload(builtin_workload() if workload is None else workload, scale))
     if workload is None:
@@ -161,13 +161,13 @@ def simulate(
         ``completion_time=None`` and are listed in ``summary()["incomplete"]``).
     cluster : str, path or ClusterSpec, optional
         Nodes of named GPU types, e.g. ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON file (see
-        :func:`~fastsched.sim.cluster_spec.parse_cluster`); needs per-type ``traces`` (the Sia
+        :func:`~fastsched.sim.inputs.cluster_spec.parse_cluster`); needs per-type ``traces`` (the Sia
         layout). Exclusive with ``nodes``/``gpus``. Default from the preset.
     cap_replicas : bool
         On a typed cluster, lower requests for more GPUs than the largest type has (for the
         policies that run jobs at their requested count) instead of raising.
     scale : int, optional
-        Sia's scaling study (:mod:`fastsched.sim.scale`): merge ``scale`` workloads (copies of
+        Sia's scaling study (:mod:`fastsched.sim.inputs.scale`): merge ``scale`` workloads (copies of
         ``workload``, or a folder's CSVs in turn) and multiply every node group (or ``nodes``)
         by ``scale``. The summary keeps ``workload`` as given and adds ``scale``.
 
@@ -224,7 +224,7 @@ def simulate(
     spec = parse_cluster(cluster) if cluster is not None else None
     if scale is not None:
         # The cluster first: K copies of the workload are made only for a cluster within the limits.
-        from fastsched.sim.scale import scale_cluster
+        from fastsched.sim.inputs.scale import scale_cluster
 
         scale = V.check_int_scalar("scale", scale, low=1)
         if spec is not None:

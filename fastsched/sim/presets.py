@@ -39,7 +39,7 @@ PRESETS = {
     # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
     # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
     # job_model "sia": the study's per-application restart delays and goodput slowdowns
-    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
+    # (fastsched.sim.engine.hetero_job.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
     "sia": {
         "cluster": "6xaws,3xrtx,2xdgx-ext",
         "interval": 60,

@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 
 from fastsched._validate import MAX_INT
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
+from fastsched.sim.inputs.preflight import MAX_GPUS, check_traces_dir
+from fastsched.sim.inputs.workload import read_workload
 from fastsched.sim.policies.names import POLICY_NAMES, POLICY_OPTIONS
-from fastsched.sim.preflight import MAX_GPUS, check_traces_dir
 from fastsched.sim.presets import PRESETS
-from fastsched.sim.workload import read_workload
 
 __all__ = [
     "MAX_RUNS",

@@ -16,8 +16,8 @@ import pytest
 
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, simulate, write_workload
+from fastsched.sim._compare import run_policies
 from fastsched.sim.policies import SimPolicy, make_policy
-from fastsched.sim.results._compare import run_policies
 
 ROWS = [WorkloadJob("a", 0, "ncf", 1, 32768), WorkloadJob("b", 20, "cifar10", 2, 1024)]
 
@@ -518,7 +518,7 @@ def test_comparing_runs_where_no_job_completed_draws_without_warnings(tmp_path):
     import warnings
 
     pytest.importorskip("matplotlib")
-    from fastsched.sim.results._compare import plot_comparison
+    from fastsched.sim._compare import plot_comparison
 
     results = run_policies(["fifo", "srtf"], workers=1, workload=ROWS, nodes=1, gpus=4, max_time=60)
     assert [r.completed for r in results] == [0, 0]

@@ -211,7 +211,7 @@ def test_the_comparison_plot_draws_the_cluster_for_the_longest_run(tmp_path, mon
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from fastsched.sim.results._compare import plot_comparison, run_policies
+    from fastsched.sim._compare import plot_comparison, run_policies
 
     jobs = [
         WorkloadJob("a", 0, "cifar10", 4, 512),

@@ -17,8 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from fastsched.cli import Interrupted
-from fastsched.cli import main as cli_main
+from fastsched._interrupt import Interrupted
 from fastsched.sim.policies.names import POLICY_NAMES
 from fastsched.sim.presets import PRESETS
 
@@ -280,7 +279,7 @@ def _run_many(args, policies) -> int:
     """Several policies: same workload and cluster, parallel processes, one table (or JSON line) per policy."""
     from fastsched._atomic import atomic_path
     from fastsched._interrupt import is_interrupt
-    from fastsched.sim.results._compare import comparison_table, plot_comparison, run_policies
+    from fastsched.sim._compare import comparison_table, plot_comparison, run_policies
 
     if args.output:
         raise ValueError("--output writes one policy's log: give one --policy, or leave --output out")
@@ -352,11 +351,3 @@ def run(args) -> int:
         _save_plot(result, args.plot)
     return _report_incomplete([result], args)
 
-
-def main(argv=None) -> int:
-    """Run ``simulate`` alone (``python -m fastsched.sim._cli``), with the shared command's error handling."""
-    return cli_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -36,33 +36,14 @@ import math
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched.goodput._formulas import efficiency
 from fastsched.sim.results.metrics import job_contention
-from fastsched.sim.truth._rules import packed_placement
+from fastsched.sim.truth._rules import epoch_work, gain_row, packed_placement
 from fastsched.sim.truth.per_type import HeteroApplication, fixed_batch_throughput
 
 __all__ = ["packed_placement", "batch_candidates", "training_seconds", "isolated_jcts", "result_isolated_jcts"]
 
 #: Geometric grid points of total batch sizes tried for a job free to choose its batch size.
 BATCH_GRID_POINTS = 33
-
-_efficiency = getattr(efficiency, "py_func", efficiency)
-
-
-def _epoch_work(app, last_epoch) -> np.ndarray:
-    """Progress each epoch ``0..last_epoch`` needs (the simulator's epoch boundaries)."""
-    marks = np.array([app.progress(e) for e in range(last_epoch + 2)], dtype=np.float64)
-    return np.diff(marks)
-
-
-def _gain_row(app, batch_size, num_epochs) -> np.ndarray:
-    """Statistical gain per optimizer step (progress a step makes) of ``batch_size`` in each epoch."""
-    init = float(app.init_batch_size)
-    out = np.empty(num_epochs, dtype=np.float64)
-    for e in range(num_epochs):
-        sqr, var = app.grad_stats(batch_size, e)
-        out[e] = _efficiency(float(sqr), float(var), init, float(batch_size)) * float(batch_size) / init
-    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,7 +128,7 @@ def training_seconds(
         range(1, limit + 1) if num_replicas is None else [int(num_replicas)] if num_replicas <= max_gpus else []
     )
     last = int(happ.completion_epoch(happ.init_batch_size if batch_size is None else batch_size))
-    work = _epoch_work(happ, last)
+    work = epoch_work(happ, last)
     gains = {} if gains is None else gains  # batch size -> gain per epoch
     best = np.zeros((int(max_gpus), work.shape[0]), dtype=np.float64)  # best goodput on exactly r GPUs
     for r in candidates:
@@ -162,7 +143,7 @@ def training_seconds(
             if steps > 0.0:
                 gain = gains.get(b)
                 if gain is None:
-                    gain = gains[b] = _gain_row(happ, b, work.shape[0])
+                    gain = gains[b] = gain_row(happ, b, work.shape[0])
                 np.maximum(best[r - 1], gain * steps, out=best[r - 1])
     best = np.maximum.accumulate(best, axis=0)  # a share of k GPUs allows any r <= k
     with np.errstate(divide="ignore"):

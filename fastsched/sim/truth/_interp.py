@@ -204,7 +204,7 @@ def triangulate(points, *, cache_dir=None):
 
 def _cache_file(points, cache_dir):
     if cache_dir is None:
-        from fastsched._warmup import record_path  # numba's cache folder of the goodput kernels
+        from fastsched._warmup import record_path  # numba's cache folder of the goodput kernels (a base module)
 
         record = record_path()
         if record is None:

@@ -8,6 +8,9 @@
   node as the integer of its digits, ``(2, 2) -> 22``.
 * A packed placement: a GPU count on as few nodes as possible, full nodes first (the
   placement the policies and the isolated-run oracle assume for a count).
+* An application's true work: the progress each epoch needs, and the statistical gain per
+  optimizer step of a batch size in each epoch (what the isolated runs and the oracle
+  baselines' remaining steps both divide).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 import functools
 import math
 
-from fastsched.goodput._formulas import EPS, grid_candidate
+import numpy as np
 
-__all__ = ["fixed_batch_config", "placement_id", "id_placement", "packed_placement"]
+from fastsched.goodput._formulas import EPS, efficiency, grid_candidate
+
+__all__ = ["fixed_batch_config", "placement_id", "id_placement", "packed_placement", "epoch_work", "gain_row"]
 
 
 def fixed_batch_config(app, num_replicas, batch_size, max_local_bsz) -> tuple:
@@ -107,3 +112,39 @@ def packed_placement(num_gpus, gpus_per_node) -> tuple[int, ...]:
     """
     full, rest = divmod(int(num_gpus), int(gpus_per_node))
     return (int(gpus_per_node),) * full + ((rest,) if rest else ())
+
+
+_efficiency = getattr(efficiency, "py_func", efficiency)
+
+
+def epoch_work(app, last_epoch) -> np.ndarray:
+    """Progress each epoch ``0..last_epoch`` needs (the simulator's epoch boundaries).
+
+    Examples
+    --------
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> work = epoch_work(app, 3)
+    >>> work.shape, bool((work > 0).all())
+    ((4,), True)
+    """
+    marks = np.array([app.progress(e) for e in range(last_epoch + 2)], dtype=np.float64)
+    return np.diff(marks)
+
+
+def gain_row(app, batch_size, num_epochs) -> np.ndarray:
+    """Statistical gain per optimizer step (progress a step makes) of ``batch_size`` in each epoch.
+
+    Examples
+    --------
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> app = builtin_applications()["cifar10"]
+    >>> gain_row(app, app.init_batch_size, 2).round(6).tolist()  # the initial batch: one step, one unit
+    [1.0, 1.0]
+    """
+    init = float(app.init_batch_size)
+    out = np.empty(num_epochs, dtype=np.float64)
+    for e in range(num_epochs):
+        sqr, var = app.grad_stats(batch_size, e)
+        out[e] = _efficiency(float(sqr), float(var), init, float(batch_size)) * float(batch_size) / init
+    return out

@@ -6,7 +6,7 @@ import json
 
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, write_workload
-from fastsched.sim.results._compare import run_policies
+from fastsched.sim._compare import run_policies
 
 ROWS = [WorkloadJob(f"j{i}", 20 * i, "ncf", 1, 32768) for i in range(5)] + [WorkloadJob("c", 50, "cifar10", 2, 256)]
 FIGURES = ("policy", "completed", "avg_jct", "p99_jct", "makespan", "restarts", "gpu_hours_per_job", "contention_mean")

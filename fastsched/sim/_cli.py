@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fastsched._interrupt import Interrupted
 from fastsched.sim.policies.names import POLICY_NAMES
-from fastsched.sim.presets import PRESETS
+from fastsched.sim.presets import PRESETS, preset_shape
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -162,7 +162,8 @@ def _check_paths(args) -> None:
 
     inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
     inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
-    typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
+    # No preset (a caller other than simulate's parser): only the given cluster.
+    typed_cluster = args.cluster if args.preset not in PRESETS else preset_shape(args.preset, cluster=args.cluster)[0]
     if args.traces and not typed_cluster:
         preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
     if args.output:
@@ -196,17 +197,15 @@ def _check_sizes(cluster, nodes, args) -> None:
 
     if args.seed is not None:
         _validate.check_int_scalar("seed", args.seed, low=0)
-    preset = PRESETS.get(args.preset, {})  # an unknown name is left to simulate's message
-    if nodes is None and args.gpus is None:
-        cluster = cluster or preset.get("cluster")
-        if cluster is not None:
+    given = nodes is not None or args.gpus is not None
+    cluster, nodes, gpus = preset_shape(args.preset, cluster=cluster, nodes=nodes, gpus=args.gpus)
+    if cluster is not None:
+        if not given:  # both given: left to simulate's message
             from fastsched.sim.inputs.cluster_spec import parse_cluster
 
             parse_cluster(cluster)  # refuses node counts over the limit
-            return
-    nodes = preset.get("nodes", 16) if nodes is None else nodes
-    gpus = preset.get("gpus", 4) if args.gpus is None else args.gpus
-    if cluster is None and nodes >= 1 and gpus >= 1 and (args.interval or 1) >= 1:
+        return
+    if nodes >= 1 and gpus >= 1 and (args.interval or 1) >= 1:
         max_nodes = args.max_nodes if args.max_nodes is not None and args.max_nodes >= nodes else None
         preflight.check_cluster(nodes, gpus, max_nodes, args.interval or 1, args.max_time)
 
@@ -228,11 +227,11 @@ def _check_scaled(args) -> None:
         raise ValueError(f"--scale must be >= 1, got {k}")
     if not args.workload:
         raise ValueError("--scale needs a workload: a CSV or a folder of CSVs")
-    cluster = args.cluster or (None if args.nodes or args.gpus else PRESETS[args.preset].get("cluster"))
+    cluster, nodes, _ = preset_shape(args.preset, cluster=args.cluster, nodes=args.nodes, gpus=args.gpus)
     if cluster is not None:
         cluster, nodes = str(scale_cluster(cluster, k)), None
     else:
-        nodes = (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+        nodes *= k
         if args.max_nodes is not None and args.max_nodes < nodes:
             raise ValueError(
                 f"--max-nodes {args.max_nodes} is below the scaled cluster's {nodes} nodes "
@@ -350,4 +349,3 @@ def run(args) -> int:
     if args.plot:
         _save_plot(result, args.plot)
     return _report_incomplete([result], args)
-

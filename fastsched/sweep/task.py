@@ -26,7 +26,7 @@ def row_key(summary_key: str) -> str:
     return f"{summary_key}_s" if summary_key in SECONDS else summary_key
 
 
-#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study),
+#: The scalar figures of :data:`fastsched.sim.results.metrics.METRIC_KEYS` (heterogeneous-cluster study),
 #: as the sweep's tables name them.
 FIELD_METRICS = (
     "p50_jct_s",

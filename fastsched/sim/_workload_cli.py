@@ -3,7 +3,7 @@
 ``fastsched workload w.csv`` draws Poisson arrivals of jobs resampled from the builtin workload;
 ``--mix DIR`` takes the mix from a study's workloads (Sia's: ``../shared/sia-traces/workloads/saturn``),
 ``--llm`` draws decoder-only transformer jobs of the catalogue
-(:func:`fastsched.sim.llm_workload.llm_workload`). ``--seeds K`` writes K workloads of K
+(:func:`fastsched.sim.inputs.llm_workload.llm_workload`). ``--seeds K`` writes K workloads of K
 arrival seeds, ``w-s0.csv`` ... ``w-s<K-1>.csv``: list them in a sweep's ``workloads`` to vary the
 arrivals, which a sweep's own seeds do not (they seed the policies' searches).
 """
@@ -81,7 +81,7 @@ def _check(args) -> None:
 
 def _draw(args, seed):
     if args.llm:
-        from fastsched.sim.llm_workload import llm_workload
+        from fastsched.sim.inputs.llm_workload import llm_workload
 
         kw = {"seed": seed}
         for flag, key in (
@@ -107,8 +107,8 @@ def _draw(args, seed):
 def run(args) -> int:
     """Run ``fastsched workload``: draw and write each seed's workload, one line per file on stdout."""
     from fastsched._atomic import atomic_path
-    from fastsched.sim import preflight
-    from fastsched.sim.workload import write_workload
+    from fastsched.sim.inputs import preflight
+    from fastsched.sim.inputs.workload import write_workload
 
     _check(args)
     targets = seed_paths(args.out, args.seed, args.seeds)

@@ -79,7 +79,7 @@ def default_output(spec_path) -> Path:
 
 def _check_plot(args, spec) -> None:
     """Check ``--plot`` before any run: matplotlib present, a writable image path that is no input."""
-    from fastsched.sim import preflight
+    from fastsched.sim.inputs import preflight
 
     if importlib.util.find_spec("matplotlib") is None:
         raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")

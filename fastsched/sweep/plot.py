@@ -68,7 +68,7 @@ def plot_sweep(result, path) -> None:
     >>> path.is_file()  # doctest: +SKIP
     True
     """
-    from fastsched.sim.plot import pyplot  # matplotlib, an optional extra
+    from fastsched.sim.results.plot import pyplot  # matplotlib, an optional extra
 
     plt = pyplot()
     labels = config_labels(result)

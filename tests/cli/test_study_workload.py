@@ -11,7 +11,7 @@ import pytest
 
 from fastsched.cli import main
 from fastsched.sim.inputs.generate import mix_rate, poisson_workload, read_mix
-from fastsched.sim.workload import read_workload
+from fastsched.sim.inputs.workload import read_workload
 
 SHARED = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 SATURN = SHARED / "sia-traces" / "workloads" / "saturn"

@@ -5,7 +5,7 @@ GPUs, batch, category) from a *mix*: a list of jobs resampled with replacement. 
 source's empirical distribution, so a generated workload has the study's applications and request
 sizes in the study's proportions, with new arrival times for every seed:
 
-* ``"builtin"``: the builtin synthetic workload (:func:`fastsched.sim.builtin.builtin_workload`);
+* ``"builtin"``: the builtin synthetic workload (:func:`fastsched.sim.truth.builtin.builtin_workload`);
 * a workload CSV, or a folder of them: the jobs of every file pooled, e.g. Sia's job mix from
   ``../shared/sia-traces/workloads/saturn`` (the Sia artifact's workloads sampled from the Helios
   Saturn trace) or ``.../philly`` (the Pollux workloads as Sia adapted them).
@@ -13,7 +13,7 @@ sizes in the study's proportions, with new arrival times for every seed:
 The rate defaults to the mix's own (jobs per hour of arrival window, pooled over its files), so
 the generated load matches the source's. Resampling an observed workload with fresh Poisson
 arrivals is our modelling choice (the mix is kept, the arrival process is the textbook one);
-:func:`fastsched.sim.llm_workload.llm_workload` draws LLM jobs from stated distributions instead.
+:func:`fastsched.sim.inputs.llm_workload.llm_workload` draws LLM jobs from stated distributions instead.
 
 Sweep seeds vary only a policy's own randomness; to vary arrivals, generate one workload per
 seed (``fastsched workload w.csv --seeds 5``) and list them as the sweep's ``workloads``.
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from fastsched._validate import check_int_scalar
-from fastsched.sim.workload import WorkloadJob, read_workload
+from fastsched.sim.inputs.workload import WorkloadJob, read_workload
 
 __all__ = ["read_mix", "poisson_workload", "mix_rate"]
 
@@ -61,9 +61,12 @@ def read_mix(source="builtin") -> list[list[WorkloadJob]]:
             raise ValueError("mix: give a non-empty list of WorkloadJob, 'builtin', a workload CSV or a folder of them")
         return [jobs]
     if str(source) == "builtin":
-        from fastsched.sim.builtin import builtin_workload
+        # the builtin workload's file (fastsched.sim.truth.builtin reads the same), not the module: a
+        # layer above the inputs
+        from importlib import resources
 
-        return [builtin_workload()]
+        with resources.as_file(resources.files("fastsched.sim").joinpath("data", "builtin_workload.csv")) as f:
+            return [read_workload(f)]
     path = Path(source).expanduser()
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix.lower() == ".csv" and p.is_file())

@@ -103,6 +103,7 @@ class Cluster:
         self.current_time = 0
         self.allocations: dict = {}
         self.log = log
+        self._logged_done: set = set()  # jobs whose completion a log record has shown
         self.rounds = 0
         self._index = {job.name: i for i, job in enumerate(jobs)}
         # Arrivals in (submission time, workload order); the active and GPU-holding jobs as
@@ -385,12 +386,19 @@ class Cluster:
                 raise RuntimeError(f"policy placed job {key!r} on two GPU types: nodes {sorted(set(alloc))}")
 
     def _write_log(self, now, seconds):
+        # A job is logged from its arrival until one record has shown its completion. Not "until
+        # a round after its completion time": a job that ends exactly at a round's end is found
+        # complete only in the next round, with the completion time of the round before, and a
+        # time window would drop it with its completion never shown (issue 39, point 6).
         jobs = []
-        for job in self.jobs:
+        done = self._logged_done
+        for i, job in enumerate(self.jobs):
             if job.submission_time > now:
                 continue
-            if job.completion_time is not None and job.completion_time <= now - seconds:
-                continue
+            if job.completion_time is not None:
+                if i in done:
+                    continue
+                done.add(i)
             alloc = list(self.allocations.get(job.name, []))
             jobs.append(
                 {

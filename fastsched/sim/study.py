@@ -146,11 +146,11 @@ def resolve_study(
     if interval is None:
         interval = cfg["interval"] if policy_interval is None else policy_interval
     interval = V.check_int_scalar("interval", interval, low=1)
-    interference = V.check_finite_scalar(
-        "interference", cfg["interference"] if interference is None else interference, low=0.0, high=1.0
-    )
-    if interference >= 1.0:
-        raise ValueError("interference must be < 1")
+    interference = cfg["interference"] if interference is None else interference
+    # One bound, stated once: a slowdown of 1 would stop co-located jobs altogether.
+    if isinstance(interference, (int, float)) and not isinstance(interference, bool) and not 0 <= interference < 1:
+        raise ValueError(f"interference must be in [0, 1) (a slowdown of 1 stops the job), got {interference!r}")
+    interference = V.check_finite_scalar("interference", interference, low=0.0, high=1.0)
     if max_nodes is not None:
         max_nodes = V.check_int_scalar("max_nodes", max_nodes, low=nodes)
     max_time = V.check_int_scalar("max_time", max_time, low=1)

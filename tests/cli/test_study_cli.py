@@ -124,3 +124,31 @@ def test_plan_time_columns_carry_their_unit(tmp_path, capsys):
     header = capsys.readouterr().out.splitlines()[1]
     for column in ("step ms", "bubble ms", "tp comm ms", "pp comm ms", "dp comm ms", "mem GiB"):
         assert column in header
+
+
+@pytest.mark.parametrize("value", ["1.5", "1.0", "1", "-0.1"])
+def test_interference_has_one_bound_whatever_the_value(value, capsys):
+    assert main(["simulate", "--interference", value, "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--interference must be in [0, 1)" in err and value in err
+
+
+def test_a_misspelt_policy_gets_the_closest_name(capsys):
+    assert main(["simulate", "--policy", "polux", "-q"]) == 2
+    assert "did you mean 'pollux'?" in capsys.readouterr().err
+    assert main(["simulate", "--policy", "fifo,tiresais", "-q"]) == 2
+    assert "did you mean 'tiresias'?" in capsys.readouterr().err
+
+
+def test_a_row_with_an_extra_field_is_refused_with_file_and_line(tmp_path, capsys):
+    w = write(tmp_path, "w.csv", TINY + "extra-1,300,ncf,1,32768,7\n")
+    assert main(tiny_args(w)) == 2
+    err = capsys.readouterr().err
+    assert f"{w}:4: too many fields (6 under a header of 5 columns" in err
+    from fastsched.sim.inputs.workload import read_workload
+
+    with pytest.raises(ValueError, match=r"w\.csv:4: too many fields"):
+        read_workload(w)
+    # empty trailing fields (a spreadsheet's commas) are not extra values
+    ok = write(tmp_path, "ok.csv", TINY.replace("32768\n", "32768,,\n"))
+    assert len(read_workload(ok)) == 2

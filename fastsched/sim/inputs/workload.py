@@ -127,8 +127,9 @@ def read_workload(path) -> list[WorkloadJob]:
     Parameters
     ----------
     path : str or path
-        CSV with the columns :data:`WORKLOAD_COLUMNS` (extra columns are ignored), UTF-8
-        with or without a byte-order mark.
+        CSV with the columns :data:`WORKLOAD_COLUMNS` (other named columns are ignored; a row
+        with more fields than the header names is refused), UTF-8 with or without a byte-order
+        mark.
 
     Returns
     -------
@@ -194,6 +195,13 @@ def _read_rows(path: Path, reader) -> list[WorkloadJob]:
             continue  # blank line
         if len(row) <= max(col.values()):
             raise ValueError(f"{path}:{lineno}: too few fields ({len(row)} of {len(header)})")
+        if len(row) > len(header) and any(cell.strip() for cell in row[len(header) :]):
+            # a field more than the header names: a shifted or merged row, whose values would be
+            # read under the wrong columns (empty trailing fields, a spreadsheet's commas, are not)
+            raise ValueError(
+                f"{path}:{lineno}: too many fields ({len(row)} under a header of {len(header)} columns: "
+                f"{','.join(header)})"
+            )
 
         def at(c, lineno=lineno):
             return f"{path}:{lineno}:{col[c] + 1}"

@@ -121,8 +121,12 @@ def load_policy(name) -> type:
         return _check_class(obj, repr(name))
     ep = _entry_points().get(name)
     if ep is None:
+        import difflib
+
         known = list(POLICY_NAMES) + list(plugin_names())
-        raise ValueError(f"policy must be one of {known} or 'package.module:Class', got {name!r}")
+        near = difflib.get_close_matches(str(name), known, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ValueError(f"policy must be one of {known} or 'package.module:Class', got {name!r}{hint}")
     try:
         obj = ep.load()
     except Exception as exc:  # a broken plugin: say which entry point

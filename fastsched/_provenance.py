@@ -155,6 +155,10 @@ def describe_input(value):
     return {"value": shown, "sha256": hashlib.sha256(text.encode()).hexdigest()}
 
 
+def _described(value) -> bool:
+    return isinstance(value, dict) and "sha256" in value  # already an input's description
+
+
 def _versions() -> dict:
     out = {"fastsched": __version__, "python": sys.version.split()[0]}
     for name in ("numpy", "numba"):
@@ -174,7 +178,8 @@ def record(*, call=None, seeds=None, inputs=None, **extra) -> dict:
     seeds : dict, optional
         Every seed of the run, by name (``{"seed": 0}``; a sweep's runs: ``{"seeds": [...]}``).
     inputs : dict, optional
-        Inputs by name (workload, traces, cluster ...): each described by :func:`describe_input`.
+        Inputs by name (workload, traces, cluster ...): each described by :func:`describe_input`
+        (a value that is already a description, a dict with ``sha256``, is kept).
     **extra
         Further JSON-ready fields, kept as given.
 
@@ -195,7 +200,7 @@ def record(*, call=None, seeds=None, inputs=None, **extra) -> dict:
         "command": command(),
         "call": call,
         "seeds": dict(seeds or {}),
-        "inputs": {k: describe_input(v) for k, v in (inputs or {}).items()},
+        "inputs": {k: v if _described(v) else describe_input(v) for k, v in (inputs or {}).items()},
     }
     out.update(extra)
     return out

@@ -14,6 +14,7 @@ import numpy as np
 
 from fastsched._atomic import atomic_open
 from fastsched._progress import progress_callback
+from fastsched._provenance import describe_input, python_call, record
 from fastsched.sim.engine.cluster import Cluster
 from fastsched.sim.engine.hetero_job import (
     SIA_RESTART_DELAYS,
@@ -201,6 +202,12 @@ def simulate(
         policy_options=policy_options, output=output, max_time=max_time, cluster=cluster,
         cap_replicas=cap_replicas, scale=scale,
     )  # fmt: skip
+    call = python_call(
+        "simulate", workload=workload, traces=traces, applications=None if applications is None else sorted(applications),
+        policy=getattr(policy, "name", policy), nodes=nodes, gpus=gpus, interval=interval, interference=interference,
+        max_nodes=max_nodes, seed=seed, preset=preset, policy_options=policy_options, max_time=max_time,
+        cluster=None if cluster is None else str(cluster), cap_replicas=cap_replicas or None, scale=scale,
+    )  # fmt: skip
     progress, own_bar = progress_callback(progress)
     wjobs = _inputs(study)
     apps, spec = _truth(study, wjobs)
@@ -214,9 +221,36 @@ def simulate(
         )  # fmt: skip
         run = _run_rounds(study, cluster, jobs, spec, progress)
         result = _result(study, wjobs, jobs, spec, cluster, run)
+        result.provenance = _provenance(study, spec, call)
         if log is not None:
             log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
     return result
+
+
+def _provenance(study, spec, call) -> dict:
+    """Return what made the run (:mod:`fastsched._provenance`): version, command or call, seeds, inputs' SHA-256."""
+    inputs = {
+        "workload": _builtin("builtin_workload.csv") if study.workload is None else study.workload,
+        "traces": _builtin("builtin_apps.json") if study.traces is None and study.applications is None else study.traces,
+        "cluster": None if study.cluster is None else (str(spec) if spec is not None and not _is_file(study.cluster)
+                                                       else study.cluster),
+    }  # fmt: skip
+    if study.applications is not None:
+        inputs["applications"] = {k: type(v).__name__ for k, v in sorted(study.applications.items())}
+    seeds = {"seed": study.seed}  # the policy's random search; the arrivals are the workload's (hashed)
+    return record(call=call, seeds=seeds, inputs={k: v for k, v in inputs.items() if v is not None})
+
+
+def _builtin(name) -> dict:
+    """Return a builtin input's description: named ``builtin``, hashed by its data file's bytes."""
+    from importlib import resources
+
+    with resources.as_file(resources.files("fastsched.sim").joinpath("data", name)) as f:
+        return {"value": "builtin", "sha256": describe_input(f)["sha256"]}
+
+
+def _is_file(value) -> bool:
+    return isinstance(value, (str, os.PathLike)) and Path(value).expanduser().is_file()
 
 
 def _inputs(study) -> list:
@@ -282,6 +316,13 @@ def _job_state(study, wjobs, apps, spec) -> list:
         slowdowns=SIA_SLOWDOWNS if sia else None,
         restart_on_move=not sia,  # the study restarts a job only on a new shape, type or resume
     )
+
+
+def _final_batch(job, last):
+    """Return the job's total batch in its last round with GPUs: now if it holds some, else when it last did."""
+    if job.placement and job.completion_time is None:
+        return int(job.batch_size)
+    return None if last is None else int(last)
 
 
 class _Run(NamedTuple):
@@ -354,8 +395,11 @@ def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
             epochs=j.epoch,
             gpu_seconds_by_type=dict(getattr(j, "gpu_seconds_by_type", None) or {}) or None,
             modelled_gpu_seconds=float(j.modelled_service),
+            category=w.category,
+            final_batch_size=_final_batch(j, cluster.last_batch.get(i)),
+            final_gpu_type=getattr(j, "gpu_type", None) if spec is not None and j.num_restarts is not None else None,
         )
-        for j in jobs
+        for i, (j, w) in enumerate(zip(jobs, wjobs, strict=True))
     ]
     result = SimulationResult(
         jobs=records,

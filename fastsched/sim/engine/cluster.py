@@ -104,6 +104,9 @@ class Cluster:
         self.allocations: dict = {}
         self.log = log
         self._logged_done: set = set()  # jobs whose completion a log record has shown
+        # Per job (workload index), its total batch when it last lost its GPUs or finished: what
+        # the per-job results report as the final batch (recorded on those events only).
+        self.last_batch: dict = {}
         self.rounds = 0
         self._index = {job.name: i for i, job in enumerate(jobs)}
         # Arrivals in (submission time, workload order); the active and GPU-holding jobs as
@@ -238,6 +241,7 @@ class Cluster:
                     # It keeps its nodes until the next scheduling point but never trains again.
                     finished.append(i)
         for i in finished:
+            self.last_batch[i] = jobs[i].batch_size  # it still holds its placement here
             self._held.discard(i)
             self._is_active[i] = False
             self._active_names.discard(jobs[i].name)
@@ -285,6 +289,8 @@ class Cluster:
                 if types is not None and alloc:
                     job.set_gpu_type(types[alloc[0]])
                 job.current_time = now
+                if job.placement and job.completion_time is None:
+                    self.last_batch[i] = job.batch_size
                 job.reallocate(placement_of(alloc))
                 if job.placement:
                     self._held.add(i)

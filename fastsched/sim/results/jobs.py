@@ -200,7 +200,9 @@ def write_jobs(result, path, *, provenance=None) -> None:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise ImportError("--jobs FILE.parquet needs pyarrow: pip install 'fastsched[frames]' (or write .csv)") from None
+        raise ImportError(
+            "--jobs FILE.parquet needs pyarrow: pip install 'fastsched[frames]' (or write .csv)"
+        ) from None
     table = _arrow_table(result, provenance)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)

@@ -89,6 +89,12 @@ class JobRecord:
     modelled_gpu_seconds : float
         GPU-seconds trained at (placement, batch) points the application's throughput model
         answered rather than its measured rows.
+    category : str, optional
+        The workload row's category (``adaptive``, ``scale-gpus``, ``rigid``), if any.
+    final_batch_size : int, optional
+        Total batch size in the job's last round with GPUs (``None``: it never held any).
+    final_gpu_type : str, optional
+        GPU type of the job's last round with GPUs (typed clusters; ``None`` otherwise).
 
     Examples
     --------
@@ -108,6 +114,9 @@ class JobRecord:
     epochs: int
     gpu_seconds_by_type: dict | None = None
     modelled_gpu_seconds: float = 0.0
+    category: str | None = None
+    final_batch_size: int | None = None
+    final_gpu_type: str | None = None
 
     @property
     def jct(self) -> float | None:
@@ -147,6 +156,9 @@ class SimulationResult:
         Per job, its JCT alone on an equal share of the cluster (NaN if not completed; see
         :mod:`fastsched.sim.results.isolated`), the denominator of finish-time fairness; ``None``:
         finish-time fairness falls back to the GPU-seconds estimate (:mod:`fastsched.sim.results.metrics`).
+    provenance : dict, optional
+        What made the result (:mod:`fastsched._provenance`: fastsched's version, the command or
+        the call, the seeds, the SHA-256 of the inputs); :func:`~fastsched.sim.simulate` sets it.
 
     Examples
     --------
@@ -174,6 +186,7 @@ class SimulationResult:
     policy_times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     isolated_jct: np.ndarray | None = None
     used_gpus_by_type: dict | None = None
+    provenance: dict | None = None
 
     # -- figures ---------------------------------------------------------------------------
     @property
@@ -280,6 +293,9 @@ class SimulationResult:
     def summary(self) -> dict:
         """Return the headline figures as a JSON-ready dict.
 
+        Durations are seconds (``avg_jct``, ``p50_jct``, ``p99_jct``, ``makespan``, ``wall_s``,
+        ``policy_s``: the data's one unit; a figure in hours says so, ``gpu_hours_per_job``).
+
         Keys: ``avg_jct``, ``p50_jct``, ``p99_jct``, ``makespan`` (s; ``None`` when no job
         completed),
         ``jobs``, ``completed``, ``incomplete`` (:attr:`incomplete`), ``gpu_utilization``
@@ -287,7 +303,8 @@ class SimulationResult:
         ``policy_s_median`` and ``policy_s_p95`` (per call), ``modelled_share``
         (:attr:`modelled_share`), ``policy``, plus the
         configuration (which includes ``workload``, ``profiles`` and ``max_time`` for a
-        result of :func:`~fastsched.sim.simulate`).
+        result of :func:`~fastsched.sim.simulate`), and last ``provenance`` when the result has
+        one (:attr:`provenance`).
 
         Examples
         --------
@@ -323,7 +340,55 @@ class SimulationResult:
         for k, v in self.config.items():
             out.setdefault(k, v)
         out.update(cluster_shape(self.config))
+        if self.provenance is not None:  # one key, last: what made the result, not a result
+            out["provenance"] = self.provenance
         return out
+
+    # -- per-job results (fastsched.sim.results.jobs) -----------------------------------------
+    def jobs_frame(self):
+        """Return one row per job as a pandas DataFrame (pandas: the ``frames`` extra).
+
+        See :func:`fastsched.sim.results.jobs.job_rows` for the columns (seconds, GPU-seconds
+        by type, restarts, final GPUs and batch).
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="fifo", config={})
+        >>> r.jobs_frame().loc[0, "jct_s"]  # doctest: +SKIP
+        600.0
+        """
+        from fastsched.sim.results.jobs import jobs_frame
+
+        return jobs_frame(self)
+
+    def summary_frame(self):
+        """Return :meth:`summary` as a one-row pandas DataFrame (provenance in ``frame.attrs``).
+
+        Examples
+        --------
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="fifo", config={})
+        >>> r.summary_frame().loc[0, "avg_jct"]  # doctest: +SKIP
+        600.0
+        """
+        from fastsched.sim.results.jobs import summary_frame
+
+        return summary_frame(self)
+
+    def write_jobs(self, path) -> None:
+        """Write one row per job to ``path``: ``.csv`` (provenance on ``#`` lines) or ``.parquet`` (pyarrow).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> r = SimulationResult(jobs=[JobRecord("a", "cifar10", 0, 600, 0, 60.0, 3)], policy="fifo", config={})
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "jobs.csv"
+        >>> r.write_jobs(p)
+        >>> p.read_text().splitlines()[1].split(",")[:7]
+        ['a', 'cifar10', '', '0', '', '600', '600']
+        """
+        from fastsched.sim.results.jobs import write_jobs
+
+        write_jobs(self, path)
 
     def table(self) -> str:
         """Return the summary as an aligned plain-text table.

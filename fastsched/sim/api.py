@@ -66,7 +66,10 @@ def _resolve_apps(traces, applications):
 
 
 def _profiles_source(traces, applications) -> str:
-    """Where the application profiles come from: ``"applications"``, a traces folder, ``"builtin"``."""
+    """Where the application profiles come from: ``"applications"``, a traces folder, ``"builtin"``.
+
+    (``"oracle"``: catalogue jobs on catalogue GPU types without traces, see ``_on_oracle``.)
+    """
     if applications is not None:
         return "applications"
     if traces is not None:
@@ -274,9 +277,23 @@ def _source(study):
     return str(study.workload) if isinstance(study.workload, (str, os.PathLike)) else None
 
 
+def _on_oracle(study, wjobs) -> bool:
+    """Whether the run's truth is the oracle: no traces, no applications, catalogue jobs on catalogue types."""
+    if study.traces is not None or study.applications is not None or study.spec is None:
+        return False
+    from fastsched.sim.truth.oracle import catalogue_covers
+
+    return catalogue_covers({j.application for j in wjobs}, study.spec.types)
+
+
 def _truth(study, wjobs) -> tuple:
     """``(applications by name, cluster spec)``: the truth the jobs run on, every job checked against it."""
     pol, spec, traces, applications = study.policy, study.spec, study.traces, study.applications
+    if _on_oracle(study, wjobs):
+        # catalogue models on catalogue GPU types, no traces: the cost model's oracle is the truth
+        from fastsched.sim.truth.oracle import oracle_applications
+
+        applications = oracle_applications(sorted({j.application for j in wjobs}), spec.types)
     if spec is not None:
         apps = resolve_hetero_applications(traces, applications, spec, [j.application for j in wjobs])
         unknown = sorted({j.application for j in wjobs if j.application not in apps})
@@ -377,7 +394,7 @@ def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
         "preset": study.preset,
         "max_time": study.max_time,
         "workload": "builtin" if workload is None else (_source(study) or f"{len(wjobs)} jobs given"),
-        "profiles": _profiles_source(study.traces, study.applications),
+        "profiles": "oracle" if _on_oracle(study, wjobs) else _profiles_source(study.traces, study.applications),
     }
     if study.scale is not None:  # only then: the summaries of unscaled runs stay as they were
         config["scale"] = study.scale

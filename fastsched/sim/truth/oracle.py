@@ -26,6 +26,7 @@ from fastsched.sim.truth.traces import Application, normalize_placement
 __all__ = [
     "OracleApplication",
     "oracle_applications",
+    "catalogue_covers",
     "write_profile",
     "calibrate_from_traces",
     "calibrate_floors_from_traces",
@@ -172,6 +173,32 @@ class OracleApplication(Application):
     def iteration(self, batch_size, epoch):
         """Optimizer steps after epoch ``epoch`` (0-based) at ``batch_size``."""
         return prof.iteration(self.model, batch_size, epoch)
+
+
+def catalogue_covers(app_names, gpu_types, catalog=None) -> bool:
+    """Whether every application is a catalogued model and every GPU type a catalogued GPU.
+
+    Then :func:`~fastsched.sim.simulate` runs the workload on :func:`oracle_applications` when
+    no traces are given (catalogue jobs in one step); ``traces=`` keeps the measured truth.
+
+    Examples
+    --------
+    >>> catalogue_covers(["gpt-350m", "cifar10"], ["h100", "a100-80gb"]), catalogue_covers(["toy"], ["h100"])
+    (True, False)
+    >>> catalogue_covers(["gpt-350m"], ["h100", "slow"])
+    False
+    """
+    from fastsched.catalog.models import known_models
+
+    names = set(known_models())
+    if not all(a in names for a in app_names):
+        return False
+    try:
+        for t in gpu_types:
+            gcat.gpu_type(t, catalog)
+    except (ValueError, TypeError):
+        return False
+    return bool(gpu_types)
 
 
 def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, floors=None, catalog=None) -> dict:

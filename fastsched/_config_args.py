@@ -156,7 +156,7 @@ def config_defaults(parser, path) -> dict:
         if action is None:
             near = difflib.get_close_matches(name, list(options), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            known = ", ".join(sorted(options))
+            known = ", ".join(sorted(k.replace("_", "-") for k in options))
             raise ValueError(f"{path}: unknown key {key!r}{hint}; the keys are the options' names: {known}")
         if action.dest in out:
             raise ValueError(f"{path}: {key!r} sets {_flag(action)} a second time")

@@ -1,19 +1,99 @@
-"""Progress bars of the command line (tqdm), one convention for every command.
+"""Progress of the command line: bars on a terminal (tqdm), plain throttled lines elsewhere.
 
 A bar goes to stderr, and only when stderr is a terminal (tqdm's ``disable=None``), so logs,
 pipes and captured output never fill with carriage returns; ``quiet`` turns it off
-everywhere. A bar that will not be shown is a stand-in that draws nothing: tqdm is then not
+everywhere. Where stderr is not a terminal (a batch job's log, ``nohup``), a simulation reports
+in plain lines instead (:class:`ProgressLines`): at most one per :data:`LINE_SECONDS` of wall
+time (``$FASTSCHED_PROGRESS_SECONDS``), none for a run shorter than that. A bar that will not be shown is a stand-in that draws nothing: tqdm is then not
 imported (~25 ms, most of it ``importlib.metadata`` for tqdm's version) and starts no monitor
 thread.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 from fastsched import _interrupt  # a base module too
 
-__all__ = ["progress_bar", "NoBar", "JobsBar", "progress_callback"]
+__all__ = ["progress_bar", "NoBar", "JobsBar", "ProgressLines", "progress_callback", "LINE_SECONDS", "line_seconds"]
+
+#: Wall seconds between two progress lines (stderr not a terminal), unless ``$FASTSCHED_PROGRESS_SECONDS``.
+LINE_SECONDS = 30.0
+
+
+def line_seconds() -> float:
+    """Return the seconds between progress lines: ``$FASTSCHED_PROGRESS_SECONDS``, else :data:`LINE_SECONDS`.
+
+    Examples
+    --------
+    >>> line_seconds() >= 0
+    True
+    """
+    text = os.environ.get("FASTSCHED_PROGRESS_SECONDS", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return LINE_SECONDS
+    return value if value >= 0 else LINE_SECONDS
+
+
+class ProgressLines:
+    """A ``progress(done, total, sim_time)`` callback writing plain lines, at most one per ``every`` seconds.
+
+    For a stream that is not a terminal (a log file, a pipe), and for each run of a comparison
+    (the runs' processes share the terminal, where bars would overwrite each other). The first
+    line comes ``every`` seconds after the first call, so a short run prints nothing.
+
+    Parameters
+    ----------
+    prefix : str
+        Start of each line (``"fastsched simulate"``, ``"fastsched simulate: sia"``).
+    every : float, optional
+        Wall seconds between lines (default :func:`line_seconds`).
+    file : file object, optional
+        Default ``sys.stderr``.
+    clock : callable, optional
+        Seconds, monotonic (default :func:`time.monotonic`).
+
+    Examples
+    --------
+    >>> import io
+    >>> out, now = io.StringIO(), [0.0]
+    >>> lines = ProgressLines("fastsched simulate", every=10, file=out, clock=lambda: now[0])
+    >>> lines(0, 48, 0.0); now[0] = 4.0; lines(3, 48, 3600.0)   # 4 s: too soon
+    >>> now[0] = 12.0; lines(7, 48, 7200.0); now[0] = 15.0; lines(9, 48, 9000.0)
+    >>> print(out.getvalue(), end="")
+    fastsched simulate: 7/48 jobs done, 2.0 h simulated (12 s)
+    """
+
+    def __init__(self, prefix, *, every=None, file=None, clock=None):
+        self.prefix = prefix
+        self.every = line_seconds() if every is None else float(every)
+        self.file = file
+        self.clock = time.monotonic if clock is None else clock
+        self._start = self._last = None
+        self.lines = 0
+
+    def __call__(self, done, total, sim_time):
+        _interrupt.check()
+        now = self.clock()
+        if self._start is None:
+            self._start = self._last = now
+            return
+        if now - self._last < self.every:
+            return
+        self._last = now
+        stream = sys.stderr if self.file is None else self.file
+        stream.write(
+            f"{self.prefix}: {done}/{total} jobs done, {sim_time / 3600:.1f} h simulated ({now - self._start:.0f} s)\n"
+        )
+        stream.flush()
+        self.lines += 1
+
+    def close(self):
+        """Nothing to finish (every line is whole)."""
 
 
 def progress_bar(total, *, desc, unit, quiet=False, initial=0, file=None):
@@ -129,6 +209,7 @@ class JobsBar:
         self.notice = notice
         self.done = 0
         self._bar = None
+        self._lines = None
 
     def __call__(self, done, total, sim_time):
         _interrupt.check()  # after each round: a Ctrl-C whose raise was lost in a finalizer
@@ -136,6 +217,10 @@ class JobsBar:
             if self.notice is not None and not self.quiet:
                 self.notice(stream=self.file)
             self._bar = progress_bar(total, desc="simulate", unit="job", quiet=self.quiet, file=self.file)
+            if isinstance(self._bar, NoBar) and not self.quiet:  # not a terminal: plain lines instead
+                self._lines = ProgressLines("fastsched simulate", file=self.file)
+        if self._lines is not None:
+            self._lines(done, total, sim_time)
         self._bar.set_postfix_str(f"t={sim_time / 3600:.1f} h", refresh=False)
         self._bar.update(done - self.done)
         self.done = done

@@ -26,13 +26,15 @@ __all__ = ["KEY", "record", "describe_input", "set_command", "command", "digest_
 KEY = "provenance"
 
 _command: str | None = None
+_command_inputs: dict = {}  # files the command line itself reads (a --config file)
 _digests: dict = {}  # (path, size, mtime_ns) -> sha256: a comparison or a sweep hashes each input once
 
 
-def set_command(argv) -> None:
+def set_command(argv, inputs=None) -> None:
     """Record the command line that started this process (``None``: none, a Python call).
 
-    :func:`fastsched.cli.main` calls it with its arguments; :func:`record` reports it.
+    :func:`fastsched.cli.main` calls it with its arguments, and ``inputs`` the files the command
+    line reads itself (``{"config": path}``); :func:`record` reports both.
 
     Examples
     --------
@@ -43,8 +45,9 @@ def set_command(argv) -> None:
     >>> command() is None
     True
     """
-    global _command
+    global _command, _command_inputs
     _command = None if argv is None else shlex.join(["fastsched", *map(str, argv)])
+    _command_inputs = {} if argv is None else {k: v for k, v in (inputs or {}).items() if v is not None}
 
 
 def command() -> str | None:
@@ -200,7 +203,9 @@ def record(*, call=None, seeds=None, inputs=None, **extra) -> dict:
         "command": command(),
         "call": call,
         "seeds": dict(seeds or {}),
-        "inputs": {k: v if _described(v) else describe_input(v) for k, v in (inputs or {}).items()},
+        "inputs": {
+            k: v if _described(v) else describe_input(v) for k, v in {**_command_inputs, **(inputs or {})}.items()
+        },
     }
     out.update(extra)
     return out

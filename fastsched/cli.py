@@ -258,7 +258,10 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     prefix = f"fastsched {args.command}"
-    _provenance.set_command(argv)  # what the results' provenance records as the command
+    from fastsched._config_args import config_path
+
+    # what the results' provenance records as the command (and a --config file as an input)
+    _provenance.set_command(argv, inputs={"config": config_path(argv)})
     try:
         with _interrupt.sigint_handler():
             status = int(args.func(args) or 0)

@@ -4,6 +4,10 @@ Everything is checked before the first round (options, paths, every workload row
 :mod:`fastsched.sim.inputs.preflight`); outputs are written to a temporary file and renamed into
 place, never over an input and never over an existing file without ``--force``; a run that
 ends with jobs unfinished says so and exits with status 3 unless ``--allow-incomplete``.
+Several policies (``--policy a,b,c``) stream their rows as they finish
+(:mod:`fastsched.sim._compare_cli`). ``--config FILE`` gives any option from a TOML/JSON file
+(:mod:`fastsched._config_args`); ``--jobs FILE`` writes one row per job
+(:mod:`fastsched.sim.results.jobs`).
 """
 
 from __future__ import annotations
@@ -58,11 +62,19 @@ def register(subparsers) -> None:
         description=(
             "Replay a workload on N nodes x G GPUs under a scheduling policy and report job "
             "completion times. With no arguments, runs the builtin synthetic workload on the "
-            "builtin application profiles. Exit status: 0 done, 2 bad input, 3 jobs left "
-            "unfinished (see --max-time, --allow-incomplete), 130 interrupted."
+            "builtin application profiles. Catalogue models on catalogue GPU types (e.g. gpt-350m on "
+            "--cluster 4xh100) run on the cost model's oracle when no --traces are given. Exit status: 0 done, "
+            "1 a policy of several failed (the others printed), 2 bad input, 3 jobs left unfinished (see "
+            "--max-time, --allow-incomplete), 130 interrupted (the policies finished before are printed)."
         ),
     )
     p.add_argument("workload", nargs="?", help="workload CSV (name,time,application,num_replicas,batch_size)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help='options from a TOML or JSON file, keyed by the flags\' names (max-time = "12h", policy = ["sia", '
+        '"gavel"], workload = "w.csv"; paths relative to the file); flags given here override it',
+    )
     p.add_argument(
         "--traces",
         metavar="DIR",
@@ -87,7 +99,7 @@ def register(subparsers) -> None:
         "--cluster",
         metavar="SPEC",
         help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext, or a TOML/JSON file of node groups "
-        "(needs per-type --traces; exclusive with --nodes/--gpus)",
+        "(per-type --traces, or catalogue models and GPU types for the oracle; exclusive with --nodes/--gpus)",
     )
     p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type (default 16)")
     p.add_argument("--gpus", type=int, help="GPUs per node (default 4)")
@@ -120,13 +132,20 @@ def register(subparsers) -> None:
         help="exit 0 even if jobs are unfinished when the simulation stops",
     )
     p.add_argument("--output", metavar="LOG", help="write a JSON-lines log, one object per round")
+    p.add_argument(
+        "--jobs",
+        metavar="FILE",
+        help="write one row per job (times in s, GPU-seconds by type, restarts, final GPUs and batch): .csv, or "
+        ".parquet with pyarrow; several policies: FILE-<policy>.csv each",
+    )
     p.add_argument("--plot", metavar="FILE", help="save a figure; the suffix picks the format (.png, .pdf, .svg ...)")
-    p.add_argument("--force", action="store_true", help="replace existing --output / --plot files")
+    p.add_argument("--force", action="store_true", help="replace existing --output / --jobs / --plot files")
     p.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object on stdout (one line per policy)"
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no first-run notice")
     p.set_defaults(func=run)
+    p.config_paths = ("workload", "traces", "cluster", "output", "jobs", "plot")  # relative to a --config file
 
 
 def _clean(value):
@@ -172,8 +191,74 @@ def _check_paths(args) -> None:
         preflight.check_plot_path(args.plot, inputs=inputs, force=args.force)
         if importlib.util.find_spec("matplotlib") is None:
             raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")
-        if args.output and Path(args.output).expanduser().resolve() == Path(args.plot).expanduser().resolve():
-            raise ValueError("--output and --plot name the same file")
+    if args.jobs:
+        _check_jobs_paths(args, inputs, preflight)
+    named = [(flag, getattr(args, flag)) for flag in ("output", "jobs", "plot") if getattr(args, flag)]
+    for i, (a, pa) in enumerate(named):
+        for b, pb in named[i + 1 :]:
+            if Path(pa).expanduser().resolve() == Path(pb).expanduser().resolve():
+                raise ValueError(f"--{a} and --{b} name the same file")
+
+
+def jobs_path(path, policy, several: bool) -> str:
+    """Return where ``--jobs`` writes a policy's table: the path itself, or ``STEM-<policy>SUFFIX`` for several.
+
+    Examples
+    --------
+    >>> jobs_path("out/jobs.csv", "sia", False), jobs_path("out/jobs.csv", "my_mod:Fifo", True)
+    ('out/jobs.csv', 'out/jobs-my_mod-Fifo.csv')
+    """
+    if not several:
+        return str(path)
+    p = Path(path)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(policy)).strip("-") or "policy"
+    return str(p.with_name(f"{p.stem}-{safe}{p.suffix}"))
+
+
+def _check_jobs_paths(args, inputs, preflight) -> None:
+    from fastsched.sim.results.jobs import JOB_FORMATS
+
+    suffix = Path(args.jobs).suffix.lower()
+    if suffix not in JOB_FORMATS:
+        raise ValueError(f"--jobs {args.jobs}: the suffix picks the format: {', '.join(JOB_FORMATS)}")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ValueError("--jobs FILE.parquet needs pyarrow: pip install 'fastsched[frames]' (or write .csv)")
+    policies = _policies(args.policy)
+    for policy in policies:
+        path = jobs_path(args.jobs, policy, len(policies) > 1)
+        preflight.check_output_path(path, inputs=inputs, force=args.force, what="--jobs")
+
+
+def _write_jobs(result, args, policy, several) -> None:
+    from fastsched.sim.results.jobs import write_jobs
+
+    write_jobs(result, jobs_path(args.jobs, policy, several))
+
+
+def _oracle_note(args) -> None:
+    """Say so when the run's truth will be the cost model's oracle (catalogue jobs on catalogue GPU types)."""
+    if args.traces or args.quiet:
+        return
+    cluster = args.cluster if args.preset not in PRESETS else preset_shape(args.preset, cluster=args.cluster)[0]
+    if cluster is None or args.nodes is not None or args.gpus is not None:
+        return
+    from fastsched.sim.inputs.cluster_spec import parse_cluster
+    from fastsched.sim.inputs.workload import read_workload
+    from fastsched.sim.truth.oracle import catalogue_covers
+
+    if not args.workload or getattr(args, "scale", None) is not None or Path(args.workload).expanduser().is_dir():
+        return  # the builtin workload runs on the builtin profiles; a scaled folder is left to simulate
+    try:
+        apps = sorted({j.application for j in read_workload(args.workload)})
+        types = list(parse_cluster(cluster).types)
+    except (OSError, ValueError):
+        return  # simulate says what is wrong
+    if catalogue_covers(apps, types):
+        print(
+            f"fastsched simulate: no --traces: {', '.join(apps)} run on the cost model's oracle (catalogue models on "
+            f"GPU types {', '.join(types)}); --traces DIR runs measured traces instead",
+            file=sys.stderr,
+        )
 
 
 def _save_plot(result, path) -> None:
@@ -275,38 +360,19 @@ def _report_incomplete(results, args) -> int:
 
 
 def _run_many(args, policies) -> int:
-    """Several policies: same workload and cluster, parallel processes, one table (or JSON line) per policy."""
-    from fastsched._atomic import atomic_path
-    from fastsched._interrupt import is_interrupt
-    from fastsched.sim._compare import comparison_table, plot_comparison, run_policies
+    """Several policies: checked first, run in parallel processes, each row printed as it finishes."""
+    from fastsched._progress import line_seconds
+    from fastsched.sim._compare_cli import run_many
 
-    if args.output:
-        raise ValueError("--output writes one policy's log: give one --policy, or leave --output out")
-    done = []
-
-    def note(policy, result):
-        done.append(policy)
-        if not args.quiet:
-            print(f"fastsched simulate: {policy} done ({len(done)}/{len(policies)})", file=sys.stderr)
-
-    try:
-        results = run_policies(
-            policies, workers=args.workers, on_done=note, workload=args.workload, **_simulate_kwargs(args)
-        )
-    except (KeyboardInterrupt, SystemError) as exc:
-        if not is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError
-            raise
-        raise Interrupted("nothing to resume from: rerun the same command (the runs are deterministic)") from None
-    if args.json:
-        for result in results:
-            print(json.dumps({k: _clean(v) for k, v in result.summary().items()}))
-    else:
-        print(comparison_table(results))
-    sys.stdout.flush()
-    if args.plot:
-        with atomic_path(args.plot) as tmp:
-            plot_comparison(results, tmp)
-    return _report_incomplete(results, args)
+    return run_many(
+        args,
+        policies,
+        simulate_kwargs=_simulate_kwargs(args),
+        clean=_clean,
+        report_incomplete=_report_incomplete,
+        write_jobs_of=lambda result, policy: _write_jobs(result, args, policy, True),
+        progress_every=None if args.quiet else line_seconds(),
+    )
 
 
 def run(args) -> int:
@@ -318,6 +384,7 @@ def run(args) -> int:
     _check_paths(args)
     # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.inputs.scale)
     _check_scaled(args)
+    _oracle_note(args)
     if len(policies) > 1:
         return _run_many(args, policies)
     # The engine is imported only now: the parser, and a refusal of the arguments, stay light.
@@ -346,6 +413,8 @@ def run(args) -> int:
     else:
         print(result.table())
     sys.stdout.flush()
+    if args.jobs:
+        _write_jobs(result, args, policies[0], False)
     if args.plot:
         _save_plot(result, args.plot)
     return _report_incomplete([result], args)

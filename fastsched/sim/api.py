@@ -34,7 +34,7 @@ from fastsched.sim.study import resolve_study
 from fastsched.sim.truth.builtin import builtin_applications, builtin_workload
 from fastsched.sim.truth.traces import Application, load_applications
 
-__all__ = ["simulate", "PRESETS"]
+__all__ = ["simulate", "check_simulation", "PRESETS"]
 
 
 _DAY = 86400
@@ -228,6 +228,41 @@ def simulate(
         if log is not None:
             log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
     return result
+
+
+def check_simulation(workload=None, **kwargs) -> None:
+    """Make every check :func:`simulate` makes before its first round, and run nothing.
+
+    The study is resolved, the workload and the traces read, every job checked against its
+    application and the cluster, and the jobs built, as :func:`simulate` does; the output path is
+    checked but not written. A comparison (:func:`fastsched.sim._compare.check_policies`) checks
+    every policy's run this way before the first one starts.
+
+    Parameters
+    ----------
+    workload, **kwargs
+        As :func:`simulate`'s (not ``progress``).
+
+    Raises
+    ------
+    ValueError, TypeError, OSError
+        What :func:`simulate` would raise before its first round.
+
+    Examples
+    --------
+    >>> from fastsched.sim import WorkloadJob
+    >>> check_simulation([WorkloadJob("a", 0, "cifar10", 2, 256)], policy="gavel", nodes=1, gpus=4)
+    >>> check_simulation([WorkloadJob("a", 0, "cifar10", 8, 256)], policy="gavel", nodes=1, gpus=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: job(s) ['a'] request more GPUs than the largest GPU type has (4); ...
+    """
+    if "progress" in kwargs:
+        raise TypeError("check_simulation runs nothing: progress does not apply")
+    study = resolve_study(workload, **kwargs)
+    wjobs = _inputs(study)
+    apps, spec = _truth(study, wjobs)
+    _job_state(study, wjobs, apps, spec)
 
 
 def _provenance(study, spec, call) -> dict:

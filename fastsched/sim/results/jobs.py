@@ -29,6 +29,8 @@ JOB_FORMATS = (".csv", ".parquet")
 
 
 def _types(result) -> list:
+    if not result.config.get("cluster"):
+        return []  # one unnamed GPU type (a policy built for types sees it as "gpu": not the user's)
     by_type = result.config.get("gpus_by_type") or {}
     seen = list(by_type)
     for j in result.jobs:

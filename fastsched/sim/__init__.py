@@ -30,7 +30,7 @@ __getattr__, __dir__ = lazy_exports(
         "Application": "fastsched.sim.truth.traces",
         "TraceApplication": "fastsched.sim.truth.traces",
         "load_application": "fastsched.sim.truth.traces",
-        "load_applications": "fastsched.sim.truth.traces",
+        "load_applications": "fastsched.sim.truth.per_type",  # either layout (per-type: fastsched profile's)
         "WorkloadJob": "fastsched.sim.inputs.workload",
         "read_workload": "fastsched.sim.inputs.workload",
         "write_workload": "fastsched.sim.inputs.workload",

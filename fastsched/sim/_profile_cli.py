@@ -104,8 +104,17 @@ def run(args) -> int:
         statistics=not args.types_only,
     )  # fmt: skip
     if not args.quiet:
+        samples = model.samples_per_epoch * model.max_epochs
         print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
-        print(f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18}")
+        print(
+            f"a job trains {samples:,} samples ({model.max_epochs} epochs of {model.samples_per_epoch:,}); "
+            "GPU-hours at one GPU's rate (ideal scaling: more GPUs take as many GPU-hours, or more)"
+        )
+        print(
+            f"{'type':>16} {'trace name':>12} {'efficiency':>10} {'max local bsz':>13} {'samples/s per GPU':>18} "
+            f"{'GPU-h to train':>14}"
+        )
+        gpu_hours = []
         for t, n in zip(types, names, strict=True):
             g = gcat.gpu_type(t, catalog)
             app = oracle_type(model, g, efficiency=effs.get(n))
@@ -120,11 +129,32 @@ def run(args) -> int:
                     step, _ = priced(app, (g.gpus_per_node,) * need, 1)
                 rate = 1.0 / step
             src = " (fit)" if args.calibrate and n in effs else ""
+            gpu_hours.append((samples / rate / 3600.0, gcat.canonical_name(t, catalog)))
             print(
                 f"{gcat.canonical_name(t, catalog):>16} {n:>12} {app.efficiency:>10.3f}{src} "
-                f"{app.max_local_bsz:>13d} {rate:>18.1f}"
+                f"{app.max_local_bsz:>13d} {rate:>18.1f} {gpu_hours[-1][0]:>14,.1f}"
             )
+        _warn_long(model, gpu_hours)
     return 0
+
+
+#: GPU-hours per job above which ``profile`` warns (the Sia study's jobs train for about 0.1 to 100).
+LONG_GPU_HOURS = 100.0
+
+
+def _warn_long(model, gpu_hours) -> None:
+    """Warn when even the fastest type trains a job of ``model`` for hundreds of GPU-hours."""
+    import sys
+
+    hours, fastest = min(gpu_hours)
+    if hours < LONG_GPU_HOURS:
+        return
+    print(
+        f"fastsched profile: warning: a {model.name} job trains for about {hours:,.0f} GPU-hours even on {fastest} "
+        f"({hours / 8:,.0f} h on 8 GPUs at best): a workload of such jobs runs for hundreds of hours of simulated "
+        "time (and rounds). Fewer samples shorten it: a model JSON with fewer tokens, or fewer epochs.",
+        file=sys.stderr,
+    )
 
 
 def _distinct_types(types, catalog, quiet=False):

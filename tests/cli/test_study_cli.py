@@ -66,10 +66,10 @@ def test_plan_error_names_the_flag_and_python_keeps_its_wording(tmp_path, capsys
 
 
 def test_typed_cluster_without_traces_names_the_flag(tmp_path, capsys, monkeypatch):
-    # a workload of the trace applications on a typed cluster: the Python call says "pass traces=",
-    # the command line "--traces DIR"
+    # an application outside the catalogue on a typed cluster needs per-type traces: the Python call
+    # says "pass traces=", the command line "--traces DIR"
     monkeypatch.delenv("FASTSCHED_TRACES", raising=False)
-    w = write(tmp_path, "w.csv", TINY)
+    w = write(tmp_path, "w.csv", "name,time,application,num_replicas,batch_size\nt,0,toy,1,8\n")
     assert main(["simulate", w, "--cluster", "2xrtx", "--policy", "tiresias", "-q"]) == 2
     err = capsys.readouterr().err
     assert "--traces DIR" in err and "traces=" not in err

@@ -219,3 +219,29 @@ def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert "fastsched simulate: fifo: " in err and "fastsched simulate: srtf: " in err  # per run
     assert main([*tiny_args(w)]) == 0 and "jobs done" not in capsys.readouterr().err  # -q: none
+
+
+# -- point 8: profiles as applications; profile's training length -----------------------------
+def test_load_applications_reads_the_folder_profile_wrote(tmp_path):
+    from fastsched.sim import HeteroApplication, load_applications
+
+    profiles = tmp_path / "profiles"
+    assert main(["profile", "cifar10", "--gpu", "t4,h100", "--output", str(profiles), "-q"]) == 0
+    apps = load_applications(profiles)
+    assert list(apps) == ["cifar10"] and isinstance(apps["cifar10"], HeteroApplication)
+    jobs = io_workload("name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,60,cifar10,2,256\n")
+    by_apps = simulate(jobs, applications=apps, cluster="1xt4,1xh100", policy="sia")
+    by_traces = simulate(jobs, traces=profiles, cluster="1xt4,1xh100", policy="sia")
+    assert by_apps.completed == 2 and by_apps.avg_jct == by_traces.avg_jct
+
+
+def test_profile_says_how_long_a_job_trains(tmp_path, capsys):
+    assert main(["profile", "cifar10", "--gpu", "t4", "--output", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "a job trains 5,000,000 samples (100 epochs of 50,000)" in out and "warning" not in err
+    row = out.splitlines()[-1].split()
+    rate, gpu_hours = float(row[-2]), float(row[-1].replace(",", ""))
+    assert gpu_hours == pytest.approx(5_000_000 / rate / 3600, abs=0.05)  # printed to 0.1 h
+    assert main(["profile", "gpt-2.7b", "--gpu", "h100", "--output", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: a gpt-2.7b job trains for about" in err and "GPU-hours" in err

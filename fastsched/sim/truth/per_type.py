@@ -18,6 +18,7 @@ import numpy as np
 
 from fastsched.sim.truth._rules import fixed_batch_config, id_placement, placement_id
 from fastsched.sim.truth.traces import PUBLISHED_OVERRIDES, Application, TraceApplication, normalize_placement
+from fastsched.sim.truth.traces import load_applications as load_plain_applications
 
 __all__ = [
     "HeteroApplication",
@@ -28,6 +29,7 @@ __all__ = [
     "SIA_RESTART_DELAYS",
     "SIA_SLOWDOWNS",
     "load_hetero_applications",
+    "load_applications",
     "resolve_hetero_applications",
     "one_gpu_throughput",
     "fixed_batch_throughput",
@@ -353,6 +355,51 @@ def load_hetero_applications(traces_dir, gpu_types, names=None, *, published=Tru
     return out
 
 
+def _types_of(folder: Path) -> list:
+    return sorted(p.name[len("placements-") : -len(".csv")] for p in folder.glob("placements-?*.csv"))
+
+
+def load_applications(traces_dir, *, published=True) -> dict:
+    """Load every application of a traces folder, in whichever layout it is (``fastsched.sim.load_applications``).
+
+    * Application folders with a ``placements.csv`` (the Pollux layout, or the Sia layout, whose
+      unsuffixed files are one type's): :class:`~fastsched.sim.truth.traces.TraceApplication`
+      each, as :func:`fastsched.sim.truth.traces.load_applications` reads them.
+    * Folders with per-GPU-type files only, ``placements-<type>.csv`` (what ``fastsched
+      profile`` writes): a :class:`HeteroApplication` each, of every type it has a profile of,
+      ready for ``simulate(applications=..., cluster=...)``.
+
+    Raises
+    ------
+    FileNotFoundError
+        A missing folder, or one without any application folder of either layout.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> load_applications(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: ...: no application folders (with placements.csv, or placements-<type>.csv ...) found
+    """
+    root = Path(traces_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"traces folder not found: {root}")
+    folders = [p for p in sorted(root.iterdir()) if p.is_dir()]
+    if any((p / "placements.csv").is_file() for p in folders):
+        return load_plain_applications(root, published=published)
+    typed = {p.name: _types_of(p) for p in folders if _types_of(p)}
+    if not typed:
+        raise FileNotFoundError(
+            f"{root}: no application folders (with placements.csv, or placements-<type>.csv as fastsched profile "
+            "writes) found"
+        )
+    out = {}
+    for name, types in typed.items():
+        out.update(load_hetero_applications(root, types, [name], published=published))
+    return out
+
+
 def fixed_batch_throughput(app, placement, batch_size, max_local_bsz=None) -> float:
     """Optimizer steps per second of ``app`` on ``placement`` at total ``batch_size``.
 
@@ -438,9 +485,12 @@ def resolve_hetero_applications(traces, applications, spec, app_names) -> dict:
         if not isinstance(applications, dict):
             raise TypeError("applications must be a dict of name -> HeteroApplication")
         applications = dict(applications)
+        used = set(app_names)
         for name, app in applications.items():
             if not isinstance(app, HeteroApplication):
                 raise TypeError(f"applications[{name!r}] must be a HeteroApplication on a cluster of GPU types")
+            if name not in used:
+                continue  # no job runs it (a folder of profiles may hold models of other types)
             if any(t not in app.apps for t in types):
                 app = applications[name] = _by_trace_name(app, name)
             missing = [t for t in types if t not in app.apps]

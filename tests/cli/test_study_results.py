@@ -245,3 +245,29 @@ def test_profile_says_how_long_a_job_trains(tmp_path, capsys):
     assert main(["profile", "gpt-2.7b", "--gpu", "h100", "--output", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert "warning: a gpt-2.7b job trains for about" in err and "GPU-hours" in err
+
+
+# -- point 3: comparison plots with many policies ----------------------------------------------
+def test_fourteen_policies_look_different():
+    from fastsched.sim.policies import POLICY_NAMES
+    from fastsched.sim.results.compare import series_styles
+
+    styles = series_styles(len(POLICY_NAMES))
+    assert len(POLICY_NAMES) == 14 and len(set(styles)) == 14
+    assert len({c for c, _ in styles}) == 14 and len({m for _, m in styles}) >= 10
+
+
+def test_comparison_figure_legend_outside_and_a_panel_per_type():
+    pytest.importorskip("matplotlib", reason="plots need the plot extra")
+    from fastsched.sim.results.compare import comparison_figure
+
+    jobs = io_workload(CATALOGUE)
+    results = [simulate(jobs, cluster="1xh100,1xa100-80gb", policy=p) for p in ("fifo", "srtf", "sia")]
+    fig = comparison_figure(results)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert any(t.startswith("h100:") for t in titles) and any(t.startswith("a100-80gb:") for t in titles)
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1  # one legend, beside
+    drawn = {
+        (line.get_color(), line.get_marker()) for line in fig.axes[0].get_lines() if line.get_label() != "cluster GPUs"
+    }
+    assert len(drawn) == 3

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["COLUMNS", "ComparisonTable", "comparison_table", "plot_comparison", "series_styles"]
+__all__ = ["COLUMNS", "ComparisonTable", "comparison_table", "plot_comparison", "comparison_figure", "series_styles"]
 
 #: Columns of the table: (summary key, header, scale, format).
 COLUMNS = (
@@ -148,6 +148,27 @@ def plot_comparison(results, path) -> None:
     True
     """
     from fastsched.sim.results.plot import pyplot
+
+    plt = pyplot()
+    fig = comparison_figure(results)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def comparison_figure(results):
+    """Return the matplotlib figure :func:`plot_comparison` saves (for a notebook, or to adjust it).
+
+    Examples
+    --------
+    Needs matplotlib (the ``plot`` extra):
+
+    >>> from fastsched.sim import WorkloadJob, simulate
+    >>> jobs = [WorkloadJob("a", 0, "cifar10", 1, 128)]
+    >>> fig = comparison_figure([simulate(jobs, policy=p, nodes=1, gpus=4) for p in ("fifo", "srtf")])  # doctest: +SKIP
+    >>> len(fig.axes), len(fig.legends)  # doctest: +SKIP
+    (2, 1)
+    """
+    from fastsched.sim.results.plot import pyplot
     from fastsched.sim.results.result import cluster_shape
 
     plt = pyplot()
@@ -202,5 +223,4 @@ def plot_comparison(results, path) -> None:
     handles, labels = ax1.get_legend_handles_labels()
     fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    return fig

@@ -207,10 +207,13 @@ def test_numpy_node_ids_are_taken_as_ints(mine):
 def test_the_command_line_says_which_policy_failed(mine, capsys):
     csv = mine / "w.csv"
     write_workload(ROWS, csv)
-    assert main(["simulate", str(csv), "--policy", "r5_policies:Raises,fifo", "--workers", "1", "-q"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "internal error" not in err[0]
+    # issue 39: a policy that fails mid-run is reported, the others are printed, the exit status is 1
+    assert main(["simulate", str(csv), "--policy", "r5_policies:Raises,fifo", "--workers", "1", "-q"]) == 1
+    out, err = capsys.readouterr()
+    err = err.strip().splitlines()
+    assert err[0].startswith("fastsched simulate: r5_policies:Raises failed: ") and "internal error" not in err[0]
     assert "policy 'raises' (r5_policies.Raises)" in err[0] and "boom in my code" in err[0]
+    assert [line.split()[0] for line in out.splitlines()] == ["policy", "fifo"]
 
 
 def test_a_policy_without_a_name_is_known_by_its_class(mine):
@@ -392,7 +395,7 @@ def test_profile_writes_one_type_named_twice_once(tmp_path, capsys):
     out = tmp_path / "profiles"
     assert main(["profile", "cifar10", "--gpu", "h100,h100-sxm", "--output", str(out)]) == 0
     captured = capsys.readouterr()
-    rows = [line.split() for line in captured.out.splitlines()[2:]]
+    rows = [line.split() for line in captured.out.splitlines()[3:]]  # after the title, the length, the header
     assert [r[:2] for r in rows] == [["h100", "h100"]]
     assert "'h100-sxm' is 'h100' (h100)" in captured.err and "profiled once" in captured.err
     assert sorted(p.name for p in (out / "cifar10").glob("*-h100.csv")) == [

@@ -191,9 +191,9 @@ def _check_paths(args) -> None:
         preflight.check_plot_path(args.plot, inputs=inputs, force=args.force)
         if importlib.util.find_spec("matplotlib") is None:
             raise ValueError("--plot needs matplotlib: pip install 'fastsched[plot]'")
-    if args.jobs:
+    if getattr(args, "jobs", None):  # (a namespace made by hand may not have the newer options)
         _check_jobs_paths(args, inputs, preflight)
-    named = [(flag, getattr(args, flag)) for flag in ("output", "jobs", "plot") if getattr(args, flag)]
+    named = [(flag, getattr(args, flag, None)) for flag in ("output", "jobs", "plot") if getattr(args, flag, None)]
     for i, (a, pa) in enumerate(named):
         for b, pb in named[i + 1 :]:
             if Path(pa).expanduser().resolve() == Path(pb).expanduser().resolve():

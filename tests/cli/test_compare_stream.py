@@ -84,7 +84,7 @@ def test_a_policy_that_raises_mid_run_loses_none_of_the_others(tmp_path, capsys,
     w = _setup(tmp_path)
     monkeypatch.chdir(tmp_path)
     argv = ["simulate", w, "--policy", "fifo,my_policies:Broken,tiresias", "--nodes", "2", "--gpus", "4", "--json"]
-    assert main([*argv, "--workers", "2", "-q"]) == 1  # the exit status says a run failed
+    assert main([*argv, "--workers", "1", "-q"]) == 1  # the exit status says a run failed
     out, err = capsys.readouterr()
     assert sorted(json.loads(line)["policy"] for line in out.splitlines()) == ["fifo", "tiresias"]
     assert "my_policies:Broken failed: " in err and "the policy broke mid-run" in err

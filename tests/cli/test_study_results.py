@@ -262,7 +262,7 @@ def test_comparison_figure_legend_outside_and_a_panel_per_type():
     from fastsched.sim.results.compare import comparison_figure
 
     jobs = io_workload(CATALOGUE)
-    results = [simulate(jobs, cluster="1xh100,1xa100-80gb", policy=p) for p in ("fifo", "srtf", "sia")]
+    results = [simulate(jobs, cluster="1xh100,1xa100-80gb", policy=p) for p in ("fifo", "srtf", "las")]
     fig = comparison_figure(results)
     titles = [ax.get_title() for ax in fig.axes]
     assert any(t.startswith("h100:") for t in titles) and any(t.startswith("a100-80gb:") for t in titles)

@@ -28,7 +28,7 @@ def test_grid_over_cluster_and_policy(two_type_traces, tmp_path_factory):
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
     assert {(s["cluster"], s["policy"]) for s in summary} == {(c, p) for c in spec["cluster"] for p in spec["policy"]}
-    for key in ("ftf_worst_mean", "contention_max_mean", "gpu_hours_per_job_mean", "p50_jct_mean"):
+    for key in ("ftf_worst_mean", "contention_max_mean", "gpu_hours_per_job_mean", "p50_jct_s_mean"):
         assert all(float(s[key]) >= 0 for s in summary)
 
 

@@ -77,7 +77,7 @@ def test_profile_command(tmp_path, capsys):
     assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--efficiency", "2"]) == 2
     assert "--efficiency" in capsys.readouterr().err
     assert main(["profile", "ncf", "--gpu", "t4", "--output", str(tmp_path), "--noise-scale", "5,-1"]) == 2
-    assert "noise_scale" in capsys.readouterr().err
+    assert "--noise-scale" in capsys.readouterr().err  # the flag, as typed (issue 39)
     argv = ["profile", "bert", "--gpu", "t4", "--output", str(tmp_path), "--noise-scale", "100,400", "--batch", "fixed"]
     assert main(argv + ["-q"]) == 0
     with open(tmp_path / "bert" / "validation-12.csv") as f:

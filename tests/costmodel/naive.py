@@ -290,9 +290,18 @@ def run_orders(orders, fwd, bwd, wgt, optim, v=1, p2p=0.0):
     return max(f + o for f, o in zip(free, optim, strict=True)), peak
 
 
-def _cluster_values(cluster):
+def _cluster_values(cluster, stack=None):
     # the cluster as the cost functions take it: FLOP/s, GPUs per node, then bytes/ms and
-    # ms for the intra- and inter-node links (from GB/s and microseconds)
+    # ms for the intra- and inter-node links (from GB/s and microseconds); then the GEMM
+    # model's hardware (matmul FLOP/s, SMs, HBM bytes/s; 0 FLOP/s: the flat model) and the
+    # stack's shares (attention backward as a share of the ceiling, not of the forward's)
+    from fastsched.costmodel.roofline import DEFAULT_STACK
+
+    st = DEFAULT_STACK if stack is None else stack
+    if cluster.matmul_flops is None:
+        hw = (0.0, 0.0, 1.0)
+    else:
+        hw = (cluster.matmul_flops, float(cluster.sms), cluster.hbm_gbps * 1e9)
     return (
         float(cluster.flops),
         float(cluster.gpus_per_node),
@@ -300,6 +309,13 @@ def _cluster_values(cluster):
         cluster.intra_latency_us * 1e-3,
         cluster.inter_bandwidth * 1e6,
         cluster.inter_latency_us * 1e-3,
+        *hw,
+        st.gemm,
+        st.attention,
+        st.attention * st.attention_bwd,
+        st.memory,
+        st.link,
+        st.comm_overlap,
     )
 
 
@@ -310,7 +326,7 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
     recomputation, ZeRO stages with data parallelism, sequence parallelism with t > 1);
     ``cost_fn`` is the plain Python cost function. Returns ``(n_configs, best_config,
     best_time, n_fit)`` (first minimum in enumeration order)."""
-    L, h, a, s, V, dt = model.tuple()
+    mt = model.tuple()
     cl = _cluster_values(cluster)
     N = cluster.gpus
     n = 0
@@ -342,7 +358,7 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
                                     if zero and d == 1:
                                         continue
                                     n += 1
-                                    r = cost_fn((L, h, a, s, V, dt), cl, t, p, d, b, m, sched, v, rec, zero, sp)
+                                    r = cost_fn(mt, cl, t, p, d, b, m, sched, v, rec, zero, sp)
                                     if r[-1] <= cluster.memory_bytes:
                                         n_fit += 1
                                         if best is None or r[0] < best[1]:
@@ -384,7 +400,7 @@ def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recomp
     schedules, recomputation, ZeRO with data parallelism); stages from
     :func:`balanced_partition`; ``cost_fn`` is the plain cost function. Returns
     ``(n_configs, best_config, best_time, n_fit)`` (first minimum in enumeration order)."""
-    cl = _cluster_values(cluster)
+    cl = _cluster_values(cluster)[:6]
     import numpy as np
 
     fw, act, par = pm.fwd_cost.tolist(), pm.act_bytes.tolist(), pm.param_elems.tolist()

@@ -43,7 +43,7 @@ TABLES = {
 
 
 def load(name) -> dict:
-    """A table's JSON (source, settings, rows as dicts)."""
+    """Read table ``name`` (source, settings, rows as dicts)."""
     d = json.loads((HERE / TABLES[name]).read_text())
     d["rows"] = [dict(zip(d["columns"], r, strict=True)) for r in d["rows"]]
     return d
@@ -99,7 +99,7 @@ def log_errors(results) -> np.ndarray:
 
 
 def calibrate(name):
-    """The (gemm, attention) shares minimising the squared log error on table ``name``.
+    """Fit the (gemm, attention) shares minimising the squared log error on table ``name``.
 
     A grid of step 0.05 over [0.3, 1] x [0.1, 1], then one of step 0.01 around its best point
     (a table without fused attention fits ``gemm`` only; ``attention`` keeps its default).

@@ -544,8 +544,11 @@ def _ranked(cfg, out, cluster) -> SearchResult:
 
 
 def cluster_tuple(cluster: Cluster, stack=None) -> tuple:
-    """Kernel form ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter, matmul_flops, sms, hbm,
-    gemm, attention_fwd, attention_bwd, memory, link, comm_overlap)`` (``matmul_flops = 0``: the flat model).
+    """Kernel form of a cluster and a software stack (15 floats).
+
+    ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter, matmul_flops, sms, hbm,
+    gemm, attention_fwd, attention_bwd, memory, link, comm_overlap)``; ``matmul_flops = 0`` is
+    the flat model.
 
     Examples
     --------

@@ -434,3 +434,56 @@ def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recomp
                             if best is None or r[0] < best[1]:
                                 best = ((1, p, d, b, per // b, sched, 1, rec, zero, 0), r[0])
     return n, best[0] if best else None, best[1] if best else None, n_fit
+
+
+# --- the GEMM model and a decoder layer's work, written from their stated semantics ----------
+
+
+def gemm_seconds_reference(m, n, k, batch, dt, flops, sms, bw, tiles=((256, 128), (128, 256))):
+    """Seconds of ``batch`` products ``(m x k) @ (k x n)``: every output tile of every product is
+    dealt to the SMs in turn (tile ``i`` to SM ``i mod sms``), each SM computes its tiles one
+    after the other at ``flops / sms``, the product ends with the busiest SM; the better tile
+    orientation is used; the HBM roof moves each operand and the result once."""
+    import math
+
+    best = math.inf
+    for tm, tn in tiles:
+        if sms <= 0:
+            best = min(best, 2.0 * m * n * k * batch / flops)
+            continue
+        per_sm = [0] * int(sms)
+        i = 0
+        for _ in range(int(batch)):
+            for _ in range(math.ceil(m / tm)):
+                for _ in range(math.ceil(n / tn)):
+                    per_sm[i % int(sms)] += 1
+                    i += 1
+        tile_s = tm * tn * 2.0 * k / (flops / sms)
+        best = min(best, max(per_sm) * tile_s)
+    return max(best, dt * batch * (m * k + k * n + m * n) / bw)
+
+
+def layer_seconds_reference(b, s, h, a, t, sp, fused, dt, F, Fa_f, Fa_b, sms, W):
+    """One decoder layer's microbatch on one tensor rank: ``(dense_f, dense_b, attn_f, attn_b,
+    elem_f, elem_b)`` from an explicit list of its GEMMs (forward ``x W``, backward ``dy W^T``
+    and ``x^T dy``) and of the bytes its elementwise kernels move."""
+    g = gemm_seconds_reference
+    tok = b * s
+    weights = [(h, 3 * h / t), (h / t, h), (h, 4 * h / t), (4 * h / t, h)]  # (in, out) per rank
+    dense_f = sum(g(tok, o, i, 1, dt, F, sms, W) for i, o in weights)
+    dense_b = sum(g(tok, i, o, 1, dt, F, sms, W) + g(i, o, tok, 1, dt, F, sms, W) for i, o in weights)
+    heads, d = b * a / t, h / a
+    qkvo = tok * h / t * dt
+    if fused:
+        causal_flops = 0.5 * 2 * 2 * b * s * s * h / t  # QK^T and PV, half of the blocks
+        attn_f = max(causal_flops / Fa_f, 4 * qkvo / W)
+        attn_b = max(2.5 * causal_flops / Fa_b, 8 * qkvo / W)
+    else:
+        n_scores = heads * s * s
+        attn_f = g(s, s, d, heads, dt, F, sms, W) + g(s, d, s, heads, dt, F, sms, W)
+        attn_f += n_scores * (4 * dt + 1) / W  # softmax in/out, dropout in/out + 1-byte mask
+        attn_b = g(s, s, d, heads, dt, F, sms, W) + 3 * g(s, d, s, heads, dt, F, sms, W)
+        attn_b += n_scores * (5 * dt + 1) / W
+    split = t if sp else 1
+    per_token = 2 * 2 * h / split * dt + 2 * (3 * h / split * dt + h / split) + 2 * 4 * h / t * dt
+    return dense_f, dense_b, attn_f, attn_b, tok * per_token / W, 2 * tok * per_token / W

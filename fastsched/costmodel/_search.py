@@ -83,6 +83,22 @@ def _schedule_ms(sched, p, m, v, xmax, xsum, zb):
 
 
 @jit(inline="always")
+def roofline_terms(model, cl, t, b, sp):
+    """Seconds of one microbatch on one tensor rank under the GEMM model (zeros for the flat one).
+
+    ``(layer fwd, layer bwd, attention fwd, logits fwd, logits bwd)``: they depend on ``(t, b, sp)`` only.
+    """
+    L, h, a, s, V, dt, fused = model
+    mm, sms, hbm, g_fr, af_fr, ab_fr, m_fr = cl[6], cl[7], cl[8], cl[9], cl[10], cl[11], cl[12]
+    if mm <= 0.0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    W = hbm * m_fr
+    df, db, af, ab, ef, eb = layer_seconds(b, s, h, a, t, sp, fused, dt, mm * g_fr, mm * af_fr, mm * ab_fr, sms, W)
+    lf, lb = logits_seconds(b, s, h, V, t, dt, mm * g_fr, sms, W)
+    return df + af + ef, db + ab + eb, af, lf, lb
+
+
+@jit(inline="always")
 def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     """Step time breakdown (ms) and memory (bytes) of one configuration.
 
@@ -92,6 +108,12 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     bytes/s, fractions) as float tuples. ``matmul_flops = 0`` is the flat model: every FLOP at
     ``flops``, nothing memory-bound, the links at their bandwidth, no overlap.
     """
+    return config_cost_terms(model, cl, roofline_terms(model, cl, t, b, sp), t, p, d, b, m, sched, v, rec, zero, sp)
+
+
+@jit(inline="always")
+def config_cost_terms(model, cl, terms, t, p, d, b, m, sched, v, rec, zero, sp):
+    """:func:`config_cost` given :func:`roofline_terms` of ``(t, b, sp)`` (the search reuses them along a block)."""
     L, h, a, s, V, dt, fused = model
     F, gpn, bwi, lati, bwe, late, mm, sms, hbm, g_fr, af_fr, ab_fr, m_fr, l_fr, ov = cl
     Ls = L / p
@@ -100,10 +122,9 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     if roof:
         bwi = bwi * l_fr
         bwe = bwe * l_fr
-        df, db, af, ab, ef, eb = layer_seconds(b, s, h, a, t, sp, fused, dt, mm * g_fr, mm * af_fr, mm * ab_fr, sms, W)
-        fwd_c = Ls * (df + af + ef) * 1e3
-        bwd_c = Ls * (db + ab + eb) * 1e3
-        lf, lb = logits_seconds(b, s, h, V, t, dt, mm * g_fr, sms, W)
+        lay_f, lay_b, af, lf, lb = terms
+        fwd_c = Ls * lay_f * 1e3
+        bwd_c = Ls * lay_b * 1e3
         logit_f = lf * 1e3
         logit_b = lb * 1e3
         attn_fwd = Ls * af * 1e3
@@ -211,10 +232,16 @@ def search_kernel(model, cl, cfg):
     """
     n = cfg.shape[0]
     out = np.empty((n, N_OUT), np.float64)
+    terms = (0.0, 0.0, 0.0, 0.0, 0.0)
+    key = (-1, -1, -1)
     for i in range(n):
-        r = config_cost(
+        if (cfg[i, 0], cfg[i, 3], cfg[i, 9]) != key:  # rows come in blocks of one (t, b, sp)
+            key = (cfg[i, 0], cfg[i, 3], cfg[i, 9])
+            terms = roofline_terms(model, cl, cfg[i, 0], cfg[i, 3], cfg[i, 9])
+        r = config_cost_terms(
             model,
             cl,
+            terms,
             cfg[i, 0],
             cfg[i, 1],
             cfg[i, 2],

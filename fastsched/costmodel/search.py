@@ -13,6 +13,7 @@ returned fastest first, with their time and memory breakdown.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
@@ -284,38 +285,54 @@ def enumerate_configs(
             if virtual_stages is not None:
                 vs = [v for v in vs if v in set(virtual_stages)]
             zs = np.array([z for z in zero if z == 0 or d > 1], np.int64)
+            tails = {}  # the columns (schedule, v, recompute, zero, sp) of a block, by "interleaving allowed"
             for b in _divisors(per_replica, upto=max_micro_batch):
                 m = per_replica // b
-                # (schedule, v) pairs: interleaved once per v (needs p > 1 and m % p == 0)
-                sv = []
-                for sc in sched_codes.tolist():
-                    if sc == INTERLEAVED:
-                        if p > 1 and m % p == 0:
-                            sv += [(sc, v) for v in vs]
-                    else:
-                        sv.append((sc, 1))
-                if not sv or zs.size == 0 or rec_codes.size == 0:
+                inter = p > 1 and m % p == 0  # interleaved needs it, once per v
+                if inter not in tails:
+                    tails[inter] = _tail(sched_codes, vs, inter, rec_codes, zs, t)
+                tail = tails[inter]
+                if tail is None:
                     continue
-                sv = np.array(sv, np.int64)
-                sps = np.array([0, 1] if t > 1 else [0], np.int64)
-                # cartesian product sequence parallel x (schedule, v) x recompute x zero, in that order
-                k1 = sv.shape[0] * rec_codes.size * zs.size
-                k = sps.size * k1
-                blk = np.empty((k, 10), np.int64)
-                blk[:, 0] = t
-                blk[:, 1] = p
-                blk[:, 2] = d
-                blk[:, 3] = b
-                blk[:, 4] = m
-                blk[:, 5] = np.tile(np.repeat(sv[:, 0], rec_codes.size * zs.size), sps.size)
-                blk[:, 6] = np.tile(np.repeat(sv[:, 1], rec_codes.size * zs.size), sps.size)
-                blk[:, 7] = np.tile(np.repeat(rec_codes, zs.size), sv.shape[0] * sps.size)
-                blk[:, 8] = np.tile(zs, sv.shape[0] * rec_codes.size * sps.size)
-                blk[:, 9] = np.repeat(sps, k1)
+                blk = np.empty((tail.shape[0], 10), np.int64)
+                blk[:, :5] = (t, p, d, b, m)
+                blk[:, 5:] = tail
                 blocks.append(blk)
     if not blocks:
         return np.empty((0, 10), np.int64)
     return np.concatenate(blocks)
+
+
+def _tail(sched_codes, vs, inter, rec_codes, zs, t):
+    """Columns 5-9 of a block: sequence parallel x (schedule, v) x recompute x zero, in that order (None: empty)."""
+    return _tail_of(tuple(sched_codes.tolist()), tuple(vs), inter, tuple(rec_codes.tolist()), tuple(zs.tolist()), t > 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tail_of(sched_codes, vs, inter, rec_codes, zs, tensor):
+    # read-only and shared: every block copies it
+    zs = np.array(zs, np.int64)
+    rec_codes = np.array(rec_codes, np.int64)
+    sv = []
+    for sc in sched_codes:
+        if sc == INTERLEAVED:
+            if inter:
+                sv += [(sc, v) for v in vs]
+        else:
+            sv.append((sc, 1))
+    if not sv or zs.size == 0 or rec_codes.size == 0:
+        return None
+    sv = np.array(sv, np.int64)
+    sps = np.array([0, 1] if tensor else [0], np.int64)
+    k1 = sv.shape[0] * rec_codes.size * zs.size
+    out = np.empty((sps.size * k1, 5), np.int64)
+    out[:, 0] = np.tile(np.repeat(sv[:, 0], rec_codes.size * zs.size), sps.size)
+    out[:, 1] = np.tile(np.repeat(sv[:, 1], rec_codes.size * zs.size), sps.size)
+    out[:, 2] = np.tile(np.repeat(rec_codes, zs.size), sv.shape[0] * sps.size)
+    out[:, 3] = np.tile(zs, sv.shape[0] * rec_codes.size * sps.size)
+    out[:, 4] = np.repeat(sps, k1)
+    out.flags.writeable = False
+    return out
 
 
 def _check_space(schedules, recompute, zero, allowed_s, allowed_r, what):

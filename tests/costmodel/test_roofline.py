@@ -158,3 +158,25 @@ def test_overlap_hides_fsdp_communication_and_blocking_pipeline_sends_cost():
     for row in (over, none, blocking, hidden):
         parts = row["compute_ms"] + row["bubble_ms"] + row["tp_comm_ms"] + row["pp_comm_ms"] + row["dp_comm_ms"]
         assert row["time_ms"] == pytest.approx(parts, rel=1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([4, 8, 12]), st.sampled_from([512, 1024]), st.sampled_from([8, 16]), st.sampled_from([8, 16, 32]),
+       st.sampled_from(["a100-80gb", "h100"]), st.sampled_from(["fused", "unfused"]))  # fmt: skip
+def test_the_search_kernel_prices_every_row_as_the_plain_cost_function(layers, hidden, heads, gpus, gpu, attention):
+    # the kernel reuses a block's GEMM terms along its rows: every row must equal a fresh call
+    from fastsched.costmodel._search import config_cost
+    from fastsched.costmodel.search import cluster_tuple, enumerate_configs
+
+    m = Transformer(layers=layers, hidden=hidden, heads=heads, seq=1024, vocab=32000, global_batch=64,
+                    attention=attention)  # fmt: skip
+    c = Cluster.from_gpu(gpu, gpus=gpus, gpus_per_node=8)
+    cfg = enumerate_configs(m, c)
+    assert cluster_tuple(c) == naive._cluster_values(c)
+    from fastsched.costmodel._search import search_kernel
+
+    got = search_kernel(m.tuple(), cluster_tuple(c), cfg)
+    rows = np.random.default_rng(layers * gpus).choice(cfg.shape[0], size=min(40, cfg.shape[0]), replace=False)
+    for i in rows:
+        want = config_cost.py_func(m.tuple(), naive._cluster_values(c), *cfg[i].tolist())
+        np.testing.assert_allclose(got[i], want, rtol=1e-12)

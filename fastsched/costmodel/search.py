@@ -13,7 +13,6 @@ returned fastest first, with their time and memory breakdown.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 
 from fastsched._validate import check_int_scalar
 from fastsched.costmodel._bounds import MODEL_BOUNDS
+from fastsched.costmodel._enumerate import enumerate_kernel
 from fastsched.costmodel._program_search import program_search_kernel
 from fastsched.costmodel._search import INTERLEAVED, N_OUT, search_kernel
 from fastsched.costmodel.cluster import Cluster
@@ -189,16 +189,6 @@ def load_model(path) -> Transformer:
         return Transformer.from_dict(json.load(fh))
 
 
-def _pow2_upto(n):
-    # 1, 2, 4, ... <= n
-    out = []
-    k = 1
-    while k <= n:
-        out.append(k)
-        k *= 2
-    return out
-
-
 def _divisors(n, upto=None):
     """Divisors of ``n`` in increasing order (those ``<= upto`` only, when given).
 
@@ -266,73 +256,22 @@ def enumerate_configs(
             if model.layers % v:
                 raise ValueError(f"virtual_stages={v} does not divide model.layers={model.layers}")
     max_micro_batch = check_int_scalar("max_micro_batch", max_micro_batch, low=1)
-    N = cluster.gpus
-    sched_codes = np.array([SCHEDULE_NAMES.index(x) for x in schedules], np.int64)
-    rec_codes = np.array([RECOMPUTE.index(x) for x in recompute], np.int64)
-    blocks = []
-    for t in _pow2_upto(min(cluster.gpus_per_node, model.heads)):
-        if model.heads % t or N % t:
-            continue
-        for p in _divisors(model.layers, upto=N // t):
-            if (N // t) % p:
-                continue
-            d = N // (t * p)
-            if model.global_batch % d:
-                continue
-            per_replica = model.global_batch // d
-            Ls = model.layers // p
-            vs = _divisors(Ls)[1:]
-            if virtual_stages is not None:
-                vs = [v for v in vs if v in set(virtual_stages)]
-            zs = np.array([z for z in zero if z == 0 or d > 1], np.int64)
-            tails = {}  # the columns (schedule, v, recompute, zero, sp) of a block, by "interleaving allowed"
-            for b in _divisors(per_replica, upto=max_micro_batch):
-                m = per_replica // b
-                inter = p > 1 and m % p == 0  # interleaved needs it, once per v
-                if inter not in tails:
-                    tails[inter] = _tail(sched_codes, vs, inter, rec_codes, zs, t)
-                tail = tails[inter]
-                if tail is None:
-                    continue
-                blk = np.empty((tail.shape[0], 10), np.int64)
-                blk[:, :5] = (t, p, d, b, m)
-                blk[:, 5:] = tail
-                blocks.append(blk)
-    if not blocks:
-        return np.empty((0, 10), np.int64)
-    return np.concatenate(blocks)
-
-
-def _tail(sched_codes, vs, inter, rec_codes, zs, t):
-    """Columns 5-9 of a block: sequence parallel x (schedule, v) x recompute x zero, in that order (None: empty)."""
-    return _tail_of(tuple(sched_codes.tolist()), tuple(vs), inter, tuple(rec_codes.tolist()), tuple(zs.tolist()), t > 1)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tail_of(sched_codes, vs, inter, rec_codes, zs, tensor):
-    # read-only and shared: every block copies it
-    zs = np.array(zs, np.int64)
-    rec_codes = np.array(rec_codes, np.int64)
-    sv = []
-    for sc in sched_codes:
-        if sc == INTERLEAVED:
-            if inter:
-                sv += [(sc, v) for v in vs]
-        else:
-            sv.append((sc, 1))
-    if not sv or zs.size == 0 or rec_codes.size == 0:
-        return None
-    sv = np.array(sv, np.int64)
-    sps = np.array([0, 1] if tensor else [0], np.int64)
-    k1 = sv.shape[0] * rec_codes.size * zs.size
-    out = np.empty((sps.size * k1, 5), np.int64)
-    out[:, 0] = np.tile(np.repeat(sv[:, 0], rec_codes.size * zs.size), sps.size)
-    out[:, 1] = np.tile(np.repeat(sv[:, 1], rec_codes.size * zs.size), sps.size)
-    out[:, 2] = np.tile(np.repeat(rec_codes, zs.size), sv.shape[0] * sps.size)
-    out[:, 3] = np.tile(zs, sv.shape[0] * rec_codes.size * sps.size)
-    out[:, 4] = np.repeat(sps, k1)
-    out.flags.writeable = False
-    return out
+    codes = [SCHEDULE_NAMES.index(x) for x in schedules]
+    if virtual_stages is not None and not len(virtual_stages):
+        codes = [c for c in codes if c != INTERLEAVED]  # no chunk count allowed: no interleaved rows
+    return enumerate_kernel(
+        model.layers,
+        model.heads,
+        cluster.gpus,
+        cluster.gpus_per_node,
+        model.global_batch,
+        max_micro_batch,
+        np.array(codes, np.int64),
+        INTERLEAVED,
+        np.array(sorted(set(virtual_stages or ())), np.int64),
+        np.array([RECOMPUTE.index(x) for x in recompute], np.int64),
+        np.array(list(zero), np.int64),
+    )
 
 
 def _check_space(schedules, recompute, zero, allowed_s, allowed_r, what):

@@ -487,3 +487,43 @@ def layer_seconds_reference(b, s, h, a, t, sp, fused, dt, F, Fa_f, Fa_b, sms, W)
     split = t if sp else 1
     per_token = 2 * 2 * h / split * dt + 2 * (3 * h / split * dt + h / split) + 2 * 4 * h / t * dt
     return dense_f, dense_b, attn_f, attn_b, tok * per_token / W, 2 * tok * per_token / W
+
+
+def enumerate_configs_reference(model, cluster, schedules=(0, 1, 2, 3), virtual_stages=None, recompute=(0, 1, 2),
+                                zero=(0, 1, 2, 3), max_micro_batch=16):  # fmt: skip
+    """The configuration table as plain nested loops, in the documented order: tensor degree
+    (powers of two up to the node and the heads, dividing both the heads and the GPUs), pipeline
+    degree (divisors of the layers dividing the GPUs left), data degree (dividing the batch),
+    microbatch size (divisors of a replica's batch up to the largest), then sequence parallelism,
+    schedule (interleaved once per chunk count dividing a stage's layers, with p > 1 and the
+    microbatches divisible by p), recomputation and ZeRO (beyond 0 with data parallelism only)."""
+    L, a, N, gb = model.layers, model.heads, cluster.gpus, model.global_batch
+    rows = []
+    t = 1
+    while t <= min(cluster.gpus_per_node, a):
+        if a % t == 0 and N % t == 0:
+            for p in range(1, min(L, N // t) + 1):
+                if L % p or (N // t) % p:
+                    continue
+                d = N // (t * p)
+                if gb % d:
+                    continue
+                per = gb // d
+                vs = [v for v in range(2, L // p + 1) if (L // p) % v == 0]
+                if virtual_stages is not None:
+                    vs = [v for v in vs if v in set(virtual_stages)]
+                for b in range(1, min(per, max_micro_batch) + 1):
+                    if per % b:
+                        continue
+                    m = per // b
+                    block = []
+                    for sp in (0, 1) if t > 1 else (0,):
+                        for sc in schedules:
+                            for v in (vs if (p > 1 and m % p == 0) else []) if sc == 2 else [1]:
+                                for rec in recompute:
+                                    for z in zero:
+                                        if z == 0 or d > 1:
+                                            block.append((t, p, d, b, m, sc, v, rec, z, sp))
+                    rows += block
+        t *= 2
+    return rows

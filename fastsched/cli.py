@@ -56,6 +56,10 @@ EXIT_BROKEN_PIPE = 141
 _BAD_INPUT = (ValueError, TypeError, OSError, MemoryError, ImportError, OverflowError)
 
 
+def _names_config(args) -> bool:
+    return any(a == "--config" or str(a).startswith("--config=") for a in args)
+
+
 def _close(word, choices) -> str:
     """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (difflib), or ``""``."""
     import difflib
@@ -93,7 +97,7 @@ class _Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         """Parse, with the values of ``--config FILE`` (a command that has that option) as defaults."""
-        if args is not None and any(a.dest == "config" for a in self._actions):
+        if args is not None and _names_config(args) and any(a.dest == "config" for a in self._actions):
             from fastsched._config_args import config_defaults, config_path
 
             path = config_path(args)
@@ -258,10 +262,13 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     prefix = f"fastsched {args.command}"
-    from fastsched._config_args import config_path
-
     # what the results' provenance records as the command (and a --config file as an input)
-    _provenance.set_command(argv, inputs={"config": config_path(argv)})
+    config = None
+    if _names_config(argv):
+        from fastsched._config_args import config_path  # only then: a refusal loads few modules
+
+        config = config_path(argv)
+    _provenance.set_command(argv, inputs={"config": config})
     try:
         with _interrupt.sigint_handler():
             status = int(args.func(args) or 0)

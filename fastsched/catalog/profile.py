@@ -191,7 +191,7 @@ def noise_scale(m: ModelSpec, epoch) -> float:
     Examples
     --------
     >>> noise_scale(model_spec("imagenet"), 0), round(noise_scale(model_spec("imagenet"), 89))
-    (1000.0, 30000)
+    (1000.0, 10000)
     """
     start, end = m.noise_scale
     f = min(max(epoch, 0), m.max_epochs - 1) / max(m.max_epochs - 1, 1)
@@ -204,7 +204,7 @@ def grad_stats(m: ModelSpec, epoch) -> tuple:
     Examples
     --------
     >>> grad_stats(model_spec("cifar10"), 0)
-    (1.0, 0.78125)
+    (1.0, 7.8125)
     """
     return 1.0, noise_scale(m, epoch) / m.init_batch_size
 

@@ -19,6 +19,15 @@ Usage::
 3. **End to end** (``--e2e``): Sia's philly workloads on the measured traces and on oracle
    profiles calibrated on cifar10 only (``--measured-stats``: the oracle's throughput with the
    measured validation files, to separate the step times' share of a gap from the noise model's).
+4. **Bootstrap profiles** (``--bootstrap``, issue 37): every application on each type
+   calibrated on its own one-GPU rows and one full-node row (the median batch's), every other
+   multi-GPU row predicted; ends with one JSON line ``{"median", "p90", "rows", "unanswered"}``.
+   Also the datasheet-only floors (GPU-bound applications' median, the one-GPU ordering, the
+   host-bound cells flagged).
+5. **End to end with bootstrap step times** (``--e2e all --noise prior``): the philly study on
+   bootstrap profiles with the noise prior's central statistics, against the trace-driven run;
+   ends with one JSON line of per-policy ratios. ``--draws N`` adds the uncertainty bands
+   (:func:`fastsched.sweep.uncertainty_bands`) and their coverage of the trace-driven JCT.
 """
 
 from __future__ import annotations
@@ -366,6 +375,92 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     }
 
 
+GPU_BOUND = ("bert", "imagenet", "cifar10")
+
+
+def bootstrap_check(traces: Path, node_row=True) -> dict:
+    """Item 1's floors: bootstrap profiles on held-out rows, and the datasheet-only mode."""
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.catalog.bootstrap import bootstrap_rows, fit_bootstrap
+
+    cells, flat, unanswered = [], [], 0
+    for app in APPS:
+        for t in TYPES:
+            g = gpu_type(t)
+            one, node = bootstrap_rows(traces / app / f"placements-{t}.csv", g.gpus_per_node)
+            bs = fit_bootstrap(app, g, one, node if node_row else None)
+            errs = []
+            for p, b, st, sy in measured_rows(traces / app, t):
+                if sum(p) == 1 or (node is not None and p == (g.gpus_per_node,) and (b, st, sy) == node):
+                    continue  # the rows the profile was fitted on
+                try:
+                    pred = step_time(app, g, p, b, floor_s=bs.floor_s, adjust=bs.adjust).step
+                except ValueError:
+                    pred = float("nan")
+                if not np.isfinite(pred):
+                    unanswered += 1
+                    continue
+                errs.append(abs(pred - st) / st)
+            e = np.array(errs)
+            flat.append(e)
+            a = bs.adjust
+            cells.append({"app": app, "type": t, "rows": int(e.size), "median": float(np.median(e)),
+                          "p90": float(np.percentile(e, 90)), "above_30": int((e > 0.3).sum()),
+                          "gpu_scale": a.gpu_scale, "host_scale": a.host_scale, "floor_ms": bs.floor_s * 1e3,
+                          "contention": a.contention, "node_sync_ms": a.node_sync_s * 1e3,
+                          "low_confidence": bs.low_confidence})  # fmt: skip
+    e = np.concatenate(flat)
+    summary = {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rows": int(e.size),
+               "unanswered": unanswered, "above_30": int((e > 0.3).sum())}  # fmt: skip
+    return {"cells": cells, "summary": summary, "datasheet": datasheet_check(traces)}
+
+
+def datasheet_check(traces: Path) -> dict:
+    """Datasheet-only profiles: per-application median over every row, the ordering, flagged cells."""
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.catalog.oracle import HOST_BOUND_RATIO, host_share
+
+    out: dict = {"apps": {}, "flagged": []}
+    for app in APPS:
+        errs, meas, pred = [], {}, {}
+        for t in TYPES:
+            g = gpu_type(t)
+            rows = measured_rows(traces / app, t)
+            errs += [abs(step_time(app, g, p, b).step - st) / st for p, b, st, _ in rows]
+            b, st = max((b, st) for p, b, st, _ in rows if p == (1,))
+            meas[t], pred[t] = b / st, b / step_time(app, g, (1,), b).step
+            if host_share(app, g) >= HOST_BOUND_RATIO:
+                out["flagged"].append(f"{app}/{t}")
+        pairs = list(itertools.combinations(TYPES, 2))
+        bad = [f"{a}/{b}" for a, b in pairs if (meas[a] > meas[b]) != (pred[a] > pred[b])]
+        flagged = [f"{a}/{b}" for a, b in pairs if f"{a}/{b}" in bad and ({f"{app}/{a}", f"{app}/{b}"} &
+                                                                         set(out["flagged"]))]  # fmt: skip
+        out["apps"][app] = {"median": float(np.median(errs)), "rows": len(errs), "agree": len(pairs) - len(bad),
+                            "pairs": len(pairs), "disagree": bad, "disagree_flagged": flagged}  # fmt: skip
+    return out
+
+
+def bootstrap_markdown(res: dict) -> str:
+    out = ["| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
+           "contention | node sync ms | low confidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in res["cells"]:
+        out.append(f"| {c['app']} | {c['type']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | {c['above_30']} | "
+                   f"{c['gpu_scale']:.2f} | {c['host_scale']:.2f} | {c['floor_ms']:.0f} | {c['contention']:.2f} | "
+                   f"{c['node_sync_ms']:.0f} | {'yes' if c['low_confidence'] else ''} |")  # fmt: skip
+    s = res["summary"]
+    out += ["", f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
+            f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.", "",
+            "Datasheet only (default efficiency, no calibration):", "",
+            "| application | rows | median | one-GPU order: pairs agreeing | disagreeing (of which a flagged cell) |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    for app, d in res["datasheet"]["apps"].items():
+        tag = " (GPU-bound)" if app in GPU_BOUND else ""
+        out.append(f"| {app}{tag} | {d['rows']} | {d['median']:.1%} | {d['agree']}/{d['pairs']} | "
+                   f"{', '.join(d['disagree']) or '-'} ({', '.join(d['disagree_flagged']) or '-'}) |")  # fmt: skip
+    out += ["", f"Host-bound cells flagged low-confidence: {', '.join(res['datasheet']['flagged']) or 'none'}."]
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--traces", type=Path, default=TRACES)
@@ -383,10 +478,22 @@ def main(argv=None) -> int:
     ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
     ap.add_argument("--sources", default="traces,oracle", help="--e2e: which runs to make (traces, oracle)")
     ap.add_argument("--e2e-log", type=Path, default=None, help="--e2e: JSON-lines file of finished runs (resumes)")
+    ap.add_argument("--bootstrap", action="store_true", help="bootstrap profiles on held-out rows (issue 37)")
+    ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
         return 2
+    if args.bootstrap:
+        res = bootstrap_check(args.traces, node_row=not args.one_gpu_only)
+        text = bootstrap_markdown(res)
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        print(json.dumps(res["summary"]))
+        return 0
     res = run(args.traces, "floor" if args.fit == "both" else args.fit)
     text = markdown(res)
     if args.fit == "both":

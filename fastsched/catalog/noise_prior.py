@@ -129,7 +129,7 @@ def noise_prior(model) -> NoisePrior:
     (100.0, 1000.0)
     >>> d = noise_prior("gpt-1.3b")  # Kaplan's B_crit at 4 and 2 nats over 2,048 tokens
     >>> round(d.central[0]), round(d.central[1]), d.family
-    (133, 3612, 'decoder')
+    (133, 3599, 'decoder')
     """
     m = model if isinstance(model, ModelSpec) else model_spec(model)
     if m.family == "decoder":

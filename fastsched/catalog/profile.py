@@ -22,12 +22,16 @@ from fastsched.catalog import gpus as gcat
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import (
     DEFAULT_EFFICIENCY,
+    HOST_BOUND_RATIO,
     Calibration,
+    StepAdjust,
+    _check_adjust,
     _check_eff,
     _check_floor,
     _check_overlap,
     calibrate,
     calibrate_floors,
+    host_share,
     max_local_bsz,
     step_time,
 )
@@ -44,7 +48,12 @@ __all__ = [
     "write_profile",
     "calibrate_from_traces",
     "calibrate_floors_from_traces",
+    "PROFILE_INFO",
+    "read_profile_info",
 ]
+
+#: The file of a profile folder that says how each type was priced and which are low-confidence.
+PROFILE_INFO = "profile.json"
 
 
 class OracleType(NamedTuple):
@@ -53,8 +62,8 @@ class OracleType(NamedTuple):
     Examples
     --------
     >>> t = oracle_type("cifar10", "t4")
-    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor
-    ('t4', True, None)
+    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor, t.adjust
+    ('t4', True, None, None)
     """
 
     model: ModelSpec
@@ -64,9 +73,14 @@ class OracleType(NamedTuple):
     floor: float | None
     min_local_bsz: int
     max_local_bsz: int
+    adjust: StepAdjust | None = None
 
 
-def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalog=None) -> OracleType:
+def _kw(t: OracleType) -> dict:
+    return {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor, "adjust": t.adjust}
+
+
+def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, adjust=None, catalog=None) -> OracleType:
     """Check ``model`` on ``gpu`` and fix its per-GPU batch range (the GPU's memory, the model's batches).
 
     Raises
@@ -92,6 +106,7 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         _check_overlap(overlap)
     if floor is not None:
         _check_floor(floor)
+    adjust = _check_adjust(adjust)
     cap = max_local_bsz(m, g)
     if cap < 1:
         if m.transformer is None:
@@ -99,10 +114,11 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         cap = m.init_batch_size  # hybrid parallel: the strategy search places the batch
     hi = int(min(cap, m.max_batch_size))
     lo = int(min(m.min_local_bsz, hi))
-    t = OracleType(m, g, eff, overlap, floor, lo, hi)
+    t = OracleType(m, g, eff, overlap, floor, lo, hi, adjust)
     # Step time must not fail for a model priced by the search: check once here.
     try:
-        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
+        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor,
+                  adjust=adjust)  # fmt: skip
     except ValueError:
         if m.transformer is None:
             raise
@@ -136,7 +152,7 @@ def priced(t: OracleType, placement, local_bsz) -> tuple:
     >>> priced(t, (1,), 1)[0] == 2 * priced(t, (2,), 0.5)[0]  # two GPUs share the one sequence
     True
     """
-    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    kw = _kw(t)
     try:
         return tuple(step_time(t.model, t.gpu, placement, local_bsz, **kw))
     except ValueError:
@@ -173,7 +189,7 @@ def min_gpus(t: OracleType, batch_size) -> int:
     if t.model.transformer is None:
         return 1
     per_node = max(int(t.gpu.gpus_per_node), 1)
-    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    kw = _kw(t)
     n = 1
     while n <= 64 * per_node:
         placement = (n,) if n <= per_node else (per_node,) * (n // per_node) + ((n % per_node,) if n % per_node else ())
@@ -370,6 +386,7 @@ def write_profile(
     force=False,
     inputs=(),
     statistics=True,
+    bootstraps=None,
 ) -> list:
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
@@ -381,7 +398,13 @@ def write_profile(
     count (:func:`min_gpus` at the initial batch; the simulator's trace reader takes it);
     ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k`` (one, ``B0``,
     for a fixed-batch model).
-    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
+    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s;
+    ``bootstraps`` (``{type: Bootstrap}``, :func:`fastsched.catalog.bootstrap.bootstrap_from_traces`)
+    prices each type it holds from its bootstrap profile (its floor and :class:`StepAdjust`).
+    :data:`PROFILE_INFO` (``profile.json``) records how each type was priced (``datasheet``,
+    ``calibrated`` or ``bootstrap``), its host share and whether it is low-confidence (the host
+    rivals the GPU, :data:`~fastsched.catalog.oracle.HOST_BOUND_RATIO`); types already recorded
+    there by an earlier call are kept.
 
     Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
     checked for all of them before the first is written: an existing file is replaced only with
@@ -401,7 +424,7 @@ def write_profile(
     ['placements-aws.csv', 'placements-h100.csv', 'scalability-aws.csv', 'scalability-h100.csv']
     """
     m = model if isinstance(model, ModelSpec) else model_spec(model)
-    efficiencies, floors = efficiencies or {}, floors or {}
+    efficiencies, floors, bootstraps = efficiencies or {}, floors or {}, bootstraps or {}
     folder = Path(output) / m.name
     names = [gcat.trace_name(t, catalog) for t in gpu_types]
     planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
@@ -427,10 +450,16 @@ def write_profile(
     planned += stats if statistics else []
     files = []  # (path, header, rows): every type is priced and checked before the first file is written
     first = None
+    info = {}
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
-        app = oracle_type(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap,
-                          floor=floors.get(name, floors.get(g.name)))  # fmt: skip
+        bs = bootstraps.get(name, bootstraps.get(g.name))
+        eff = efficiencies.get(name, efficiencies.get(g.name))
+        floor = floors.get(name, floors.get(g.name)) if bs is None else bs.floor_s
+        app = oracle_type(m, g, efficiency=eff, overlap=overlap, floor=floor,
+                          adjust=None if bs is None else bs.adjust)  # fmt: skip
+        info[name] = _type_info(app, "bootstrap" if bs is not None else ("calibrated" if eff is not None else
+                                                                         "datasheet"), bs)  # fmt: skip
         first = first or app
         files += _type_files(m, g, app, folder / f"placements-{name}.csv", folder / f"scalability-{name}.csv",
                              overlap, max_nodes)  # fmt: skip
@@ -447,9 +476,58 @@ def write_profile(
         _check_rows(path, header, rows)
         if path.name not in planned:
             check_output(path, inputs=inputs, force=force, what="--output")
+    info_path = folder / PROFILE_INFO
+    check_output(info_path, inputs=inputs, force=True, what="--output")  # a record: merged, never an input
     for path, header, rows in files:
         _write_csv(path, header, rows)
+    _write_info(info_path, m, info)
     return [path for path, _, _ in files]
+
+
+def _type_info(app: OracleType, mode: str, bs) -> dict:
+    """What :data:`PROFILE_INFO` says of one type (JSON-ready)."""
+    share = (bs.host_share if bs is not None else
+             host_share(app.model, app.gpu, efficiency=app.efficiency, floor_s=app.floor, adjust=app.adjust))  # fmt: skip
+    out = {"gpu": app.gpu.name, "mode": mode, "efficiency": app.efficiency, "floor_s": app.floor or 0.0,
+           "host_share": share, "low_confidence": bool(share >= HOST_BOUND_RATIO)}  # fmt: skip
+    if app.adjust is not None:
+        out["adjust"] = app.adjust._asdict()
+    if bs is not None:
+        out["bootstrap"] = {"rows": bs.rows, "node_row": list(bs.node_row) if bs.node_row else None,
+                            "fit_error": bs.fit_error}  # fmt: skip
+    return out
+
+
+def _write_info(path: Path, m: ModelSpec, info: dict) -> None:
+    import json
+
+    old = read_profile_info(path.parent) or {}
+    types = {**old.get("types", {}), **info}
+    data = {"model": m.name, "host_bound_ratio": HOST_BOUND_RATIO, "types": types,
+            "low_confidence": sorted(n for n, v in types.items() if v.get("low_confidence"))}  # fmt: skip
+    with atomic_open(path, "w") as f:
+        f.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def read_profile_info(app_dir) -> dict | None:
+    """The :data:`PROFILE_INFO` record of a profile folder (``None``: none, or not a readable record).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_profile("ncf", ["t4"], d)
+    >>> read_profile_info(d / "ncf")["low_confidence"]  # NCF's host rivals its GPU
+    ['aws']
+    """
+    import json
+
+    path = Path(app_dir) / PROFILE_INFO
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("types"), dict) else None
 
 
 def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes):
@@ -463,12 +541,12 @@ def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes
     def points(p):
         if not hybrid:
             return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
-                                        floor_s=app.floor), strict=True)  # fmt: skip
+                                        floor_s=app.floor, adjust=app.adjust), strict=True)  # fmt: skip
         out = []
         for b in grid:
             try:
                 out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
-                                          floor_s=app.floor)))  # fmt: skip
+                                          floor_s=app.floor, adjust=app.adjust)))  # fmt: skip
             except ValueError:  # no plan of these GPUs fits the model, or divides its batch
                 pass
         return out

@@ -376,6 +376,92 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
 
 
 GPU_BOUND = ("bert", "imagenet", "cifar10")
+STUDY_TYPES = ("aws", "rtx", "dgx-ext")  # the philly study's cluster: 6xaws,3xrtx,2xdgx-ext
+
+
+def bootstrap_profiles(traces: Path, out: Path, types=STUDY_TYPES) -> Path:
+    """Bootstrap profiles of the six applications (one-GPU rows + the median full-node row), prior noise."""
+    from fastsched.catalog.bootstrap import bootstrap_from_traces
+    from fastsched.sim.oracle import write_profile
+
+    for app in APPS:
+        write_profile(app, types, out, bootstraps=bootstrap_from_traces(traces / app, types), force=True)
+    return out
+
+
+def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), draws=0, log=None,
+                  work=None) -> dict:  # fmt: skip
+    """Item 5's end-to-end floor and coverage: philly on bootstrap profiles with the prior's noise.
+
+    The trace-driven run and the central profile run per (workload, policy) go to ``log``
+    (JSON lines, resumed); with ``draws``, :func:`fastsched.sweep.uncertainty_bands` per
+    workload, its tables in ``work/<workload>/runs`` (resumed too).
+    """
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sweep.uncertainty import uncertainty_bands
+
+    work = Path(work or tempfile.mkdtemp(prefix="oracle-e2e-"))
+    prof = bootstrap_profiles(traces, work / "bootstrap-profiles")
+    folder = SHARED / "sia-traces" / "workloads" / "philly"
+    files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
+    if workloads:
+        files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
+    done = {}
+    if log is not None and Path(log).is_file():
+        for line in Path(log).read_text().splitlines():
+            r = json.loads(line)
+            done[(r["policy"], r["workload"], r["source"])] = r
+    bands = {}
+    for f in files:
+        for pol in policies:
+            for source, tdir in (("traces", traces), ("bootstrap-prior", prof)):
+                key = (pol, f.stem, source)
+                if key in done:
+                    continue
+                t0, c0 = time.perf_counter(), time.process_time()
+                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
+                rec = {"policy": pol, "workload": f.stem, "source": source, "avg_jct": r.summary()["avg_jct"],
+                       "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}  # fmt: skip
+                done[key] = rec
+                if log is not None:
+                    with open(log, "a") as fh:
+                        fh.write(json.dumps(rec) + "\n")
+                print(f"# {pol} {f.stem} {source}: avg JCT {rec['avg_jct'] / 3600:.3f} h ({rec['wall_s']:.1f} s)",
+                      file=sys.stderr, flush=True)  # fmt: skip
+        if draws:
+            t0 = time.perf_counter()
+            res = uncertainty_bands(f, prof, policies=list(policies), draws=draws, seed=0, out_dir=work / f.stem,
+                                    resume=True, preset="sia")  # fmt: skip
+            bands[f.stem] = {p: b._asdict() for p, b in res.bands.items()}
+            bands[f.stem]["_order_holds"] = res.order_holds
+            bands[f.stem]["_wall_s"] = time.perf_counter() - t0
+            print(f"# bands {f.stem}: {json.dumps(bands[f.stem])}", file=sys.stderr, flush=True)
+    out: dict = {"policies": {}, "bands": bands}
+    for pol in policies:
+        t = [done[(pol, f.stem, "traces")]["avg_jct"] for f in files if (pol, f.stem, "traces") in done]
+        o = [done[(pol, f.stem, "bootstrap-prior")]["avg_jct"] for f in files
+             if (pol, f.stem, "bootstrap-prior") in done]  # fmt: skip
+        if len(t) == len(o) == len(files):
+            out["policies"][pol] = {"traces": float(np.mean(t)), "bootstrap": float(np.mean(o)),
+                                    "ratio": float(np.mean(o) / np.mean(t)),
+                                    "per_workload": [b / a for a, b in zip(t, o, strict=True)]}  # fmt: skip
+    if bands:
+        inside, widths = [], []
+        for f in files:
+            for pol in policies:
+                b = bands.get(f.stem, {}).get(pol)
+                if b is None or (pol, f.stem, "traces") not in done:
+                    continue
+                truth = done[(pol, f.stem, "traces")]["avg_jct"]
+                inside.append(b["p10"] <= truth <= b["p90"])
+                widths.append((b["p90"] - b["p10"]) / b["median"])
+        out["coverage"] = {"pairs": len(inside), "inside": int(sum(inside)),
+                           "share": float(np.mean(inside)) if inside else float("nan"),
+                           "median_width": float(np.median(widths)) if widths else float("nan")}  # fmt: skip
+    return out
 
 
 def bootstrap_check(traces: Path, node_row=True) -> dict:
@@ -441,8 +527,11 @@ def datasheet_check(traces: Path) -> dict:
 
 
 def bootstrap_markdown(res: dict) -> str:
-    out = ["| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
-           "contention | node sync ms | low confidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
+        "contention | node sync ms | low confidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in res["cells"]:
         out.append(f"| {c['app']} | {c['type']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | {c['above_30']} | "
                    f"{c['gpu_scale']:.2f} | {c['host_scale']:.2f} | {c['floor_ms']:.0f} | {c['contention']:.2f} | "
@@ -480,6 +569,14 @@ def main(argv=None) -> int:
     ap.add_argument("--e2e-log", type=Path, default=None, help="--e2e: JSON-lines file of finished runs (resumes)")
     ap.add_argument("--bootstrap", action="store_true", help="bootstrap profiles on held-out rows (issue 37)")
     ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
+    ap.add_argument(
+        "--noise",
+        choices=("prior",),
+        default=None,
+        help="--e2e on bootstrap profiles with the noise prior's central statistics (issue 37)",
+    )
+    ap.add_argument("--draws", type=int, default=0, help="--e2e --noise prior: uncertainty draws per workload")
+    ap.add_argument("--work", type=Path, default=None, help="--e2e --noise prior: folder of profiles and draws")
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
@@ -493,6 +590,28 @@ def main(argv=None) -> int:
         if args.json:
             args.json.write_text(json.dumps(res, indent=1))
         print(json.dumps(res["summary"]))
+        return 0
+    if args.e2e and args.noise == "prior":
+        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work)
+        text = "| policy | avg JCT, traces (h) | bootstrap, prior noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
+        for pol, d in res["policies"].items():
+            text += (f"| {pol} | {d['traces'] / 3600:.3f} | {d['bootstrap'] / 3600:.3f} | {d['ratio']:.2f} | "
+                     f"{', '.join(f'{x:.2f}' for x in d['per_workload'])} |\n")  # fmt: skip
+        if res["policies"]:
+            order = [sorted(res["policies"], key=lambda p: res["policies"][p][k]) for k in ("traces", "bootstrap")]
+            text += f"\nPolicy order: traces {' < '.join(order[0])}; bootstrap {' < '.join(order[1])}.\n"
+        if "coverage" in res:
+            c = res["coverage"]
+            text += (f"\nCoverage ({args.draws} draws): the trace-driven avg JCT inside the 10-90 % band in "
+                     f"{c['inside']}/{c['pairs']} pairs ({c['share']:.0%}); median band width "
+                     f"{c['median_width']:.0%} of the median.\n")  # fmt: skip
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        print(json.dumps({p: round(d["ratio"], 4) for p, d in res["policies"].items()}))
         return 0
     res = run(args.traces, "floor" if args.fit == "both" else args.fit)
     text = markdown(res)

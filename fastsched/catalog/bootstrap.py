@@ -258,7 +258,7 @@ def _fit_node(m, g, adjust, floor, node, eff):
 
 
 def bootstrap_rows(path, gpu_per_node) -> tuple:
-    """The bootstrap's rows of a measured ``placements-<type>.csv``: ``(one_gpu, node_row)``.
+    r"""Return the bootstrap's rows of a measured ``placements-<type>.csv``: ``(one_gpu, node_row)``.
 
     ``one_gpu``: every one-GPU row as ``(local_bsz, step)``; ``node_row``: of the rows on all
     ``gpu_per_node`` GPUs of one node, the one at the median batch (:data:`NODE_ROW`), as
@@ -269,8 +269,8 @@ def bootstrap_rows(path, gpu_per_node) -> tuple:
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "placements-aws.csv"
-    >>> _ = p.write_text("placement,local_bsz,step_time,sync_time\\n1,32,0.1,0\\n1,64,0.15,0\\n4,32,0.2,0.05\\n"
-    ...                  "4,64,0.25,0.04\\n4,128,0.3,0.03\\n22,32,0.4,0.2\\n")
+    >>> _ = p.write_text("placement,local_bsz,step_time,sync_time\n1,32,0.1,0\n1,64,0.15,0\n4,32,0.2,0.05\n"
+    ...                  "4,64,0.25,0.04\n4,128,0.3,0.03\n22,32,0.4,0.2\n")
     >>> bootstrap_rows(p, 4)
     ([(32.0, 0.1), (64.0, 0.15)], (64.0, 0.25, 0.04))
     """

@@ -98,16 +98,35 @@ DECODER_LOSS = (4.0, 2.0)
 
 #: The non-decoder families' priors (samples; see the module docstring for each source).
 PRIORS = {
-    "vision": NoisePrior("vision", (300.0, 3_000.0), (1_000.0, 10_000.0), (3_000.0, 30_000.0),
-                         "McCandlish et al. 2018 (ImageNet's critical batch: tens of thousands; growth over a run); "
-                         "Goyal et al. 2017 (ResNet-50 at 8,192)"),  # fmt: skip
-    "language": NoisePrior("language", (30.0, 300.0), (100.0, 1_000.0), (300.0, 3_000.0),
-                           "Devlin et al. 2019 (fine-tuning at 16-32); McCandlish et al. 2018 (growth over a run)"),
-    "speech": NoisePrior("speech", (100.0, 1_000.0), (1_000.0, 10_000.0), (10_000.0, 100_000.0),
-                         "no published speech measurement: vision's centre, a decade each way"),
-    "recommendation": NoisePrior("recommendation", (1_000.0, 10_000.0), (10_000.0, 100_000.0),
-                                 (100_000.0, 1_000_000.0),
-                                 "He et al. 2017 and MLPerf NCF training batches; a decade each way"),  # fmt: skip
+    "vision": NoisePrior(
+        "vision",
+        (300.0, 3_000.0),
+        (1_000.0, 10_000.0),
+        (3_000.0, 30_000.0),
+        "McCandlish et al. 2018 (ImageNet's critical batch: tens of thousands; growth over a run); "
+        "Goyal et al. 2017 (ResNet-50 at 8,192)",
+    ),  # fmt: skip
+    "language": NoisePrior(
+        "language",
+        (30.0, 300.0),
+        (100.0, 1_000.0),
+        (300.0, 3_000.0),
+        "Devlin et al. 2019 (fine-tuning at 16-32); McCandlish et al. 2018 (growth over a run)",
+    ),
+    "speech": NoisePrior(
+        "speech",
+        (100.0, 1_000.0),
+        (1_000.0, 10_000.0),
+        (10_000.0, 100_000.0),
+        "no published speech measurement: vision's centre, a decade each way",
+    ),
+    "recommendation": NoisePrior(
+        "recommendation",
+        (1_000.0, 10_000.0),
+        (10_000.0, 100_000.0),
+        (100_000.0, 1_000_000.0),
+        "He et al. 2017 and MLPerf NCF training batches; a decade each way",
+    ),  # fmt: skip
 }
 
 
@@ -116,7 +135,7 @@ def _kaplan(seq, b_star) -> tuple:
 
 
 def noise_prior(model) -> NoisePrior:
-    """The prior of ``model``'s family (a decoder's from Kaplan et al. 2020 at its sequence length).
+    """Return the prior of ``model``'s family (a decoder's from Kaplan et al. 2020 at its sequence length).
 
     Parameters
     ----------

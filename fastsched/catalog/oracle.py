@@ -262,13 +262,13 @@ def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0, contention=
 
 
 def _node_factor(g: GpuType, used) -> float:
-    """``(used - 1) / (G - 1)``: 0 for one GPU of a node, 1 for all ``G`` of it (1 for a one-GPU node)."""
+    """Return ``(used - 1) / (G - 1)``: 0 for one GPU of a node, 1 for all ``G`` of it (1 for a one-GPU node)."""
     per_node = max(int(g.gpus_per_node), 1)
     return 1.0 if per_node == 1 else (min(used, per_node) - 1.0) / (per_node - 1.0)
 
 
 def _adjusted_allreduce(grad, g: GpuType, p, link_eff, adjust):
-    """The datasheet ring, at least the node's shared path on a one-node placement (see :class:`StepAdjust`)."""
+    """Return the datasheet ring, at least the node's shared path on a one-node placement (see :class:`StepAdjust`)."""
     ar = allreduce_seconds(grad, g, p, link_eff)
     if adjust is not None and adjust.node_sync_s and len(p) == 1 and p[0] > 1:
         ar = max(ar, adjust.node_sync_s * _node_factor(g, p[0]))

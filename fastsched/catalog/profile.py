@@ -485,7 +485,7 @@ def write_profile(
 
 
 def _type_info(app: OracleType, mode: str, bs) -> dict:
-    """What :data:`PROFILE_INFO` says of one type (JSON-ready)."""
+    """Return what :data:`PROFILE_INFO` says of one type (JSON-ready)."""
     share = (bs.host_share if bs is not None else
              host_share(app.model, app.gpu, efficiency=app.efficiency, floor_s=app.floor, adjust=app.adjust))  # fmt: skip
     out = {"gpu": app.gpu.name, "mode": mode, "efficiency": app.efficiency, "floor_s": app.floor or 0.0,
@@ -503,14 +503,15 @@ def _write_info(path: Path, m: ModelSpec, info: dict) -> None:
 
     old = read_profile_info(path.parent) or {}
     types = {**old.get("types", {}), **info}
-    data = {"model": m.name, "host_bound_ratio": HOST_BOUND_RATIO, "types": types,
+    spec = {k: list(v) if isinstance(v, tuple) else v for k, v in m._asdict().items()}
+    data = {"model": m.name, "spec": spec, "host_bound_ratio": HOST_BOUND_RATIO, "types": types,
             "low_confidence": sorted(n for n, v in types.items() if v.get("low_confidence"))}  # fmt: skip
     with atomic_open(path, "w") as f:
         f.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def read_profile_info(app_dir) -> dict | None:
-    """The :data:`PROFILE_INFO` record of a profile folder (``None``: none, or not a readable record).
+    """Return the :data:`PROFILE_INFO` record of a profile folder (``None``: none, or not a readable record).
 
     Examples
     --------

@@ -27,8 +27,9 @@ placements = st.lists(st.integers(0, 8), min_size=1, max_size=5).filter(lambda p
     st.floats(0.05, 2.0),
     st.floats(0.02, 1.0),
     st.one_of(st.just(0.0), st.floats(1e-4, 0.5)),
-    st.one_of(st.none(), st.tuples(st.floats(0.1, 10.0), st.floats(0.1, 10.0), st.floats(0.0, 3.0),
-                                   st.floats(0.0, 2.0))),  # fmt: skip
+    st.one_of(
+        st.none(), st.tuples(st.floats(0.1, 10.0), st.floats(0.1, 10.0), st.floats(0.0, 3.0), st.floats(0.0, 2.0))
+    ),  # fmt: skip
 )
 def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link, floor, adj):
     adjust = None if adj is None else O.StepAdjust(*adj)

@@ -526,6 +526,30 @@ def datasheet_check(traces: Path) -> dict:
     return out
 
 
+def bands_speed(traces: Path, workload=1, policy="sia", draws=20) -> dict:
+    """Wall time of :func:`fastsched.sweep.uncertainty_bands` (``draws`` draws) over one run of the central profiles."""
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sweep.uncertainty import uncertainty_bands
+
+    work = Path(tempfile.mkdtemp(prefix="oracle-bands-"))
+    prof = bootstrap_profiles(traces, work / "bootstrap-profiles")
+    wl = SHARED / "sia-traces" / "workloads" / "philly" / f"workload-{workload}.csv"
+    simulate(wl, traces=prof, preset="sia", policy=policy, seed=0)  # warm: kernels loaded, caches filled
+    singles = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        simulate(wl, traces=prof, preset="sia", policy=policy, seed=0)
+        singles.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    uncertainty_bands(wl, prof, policies=[policy], draws=draws, seed=0, preset="sia")
+    bands = time.perf_counter() - t0
+    single = float(np.median(singles))
+    return {"single_s": single, "bands_s": bands, "draws": draws, "runs_equivalent": bands / single}
+
+
 def bootstrap_markdown(res: dict) -> str:
     out = [
         "| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
@@ -577,10 +601,19 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--draws", type=int, default=0, help="--e2e --noise prior: uncertainty draws per workload")
     ap.add_argument("--work", type=Path, default=None, help="--e2e --noise prior: folder of profiles and draws")
+    ap.add_argument(
+        "--bands-speed",
+        action="store_true",
+        help="time uncertainty_bands (--draws, default 20) against single runs (philly workload 1, sia)",
+    )
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
         return 2
+    if args.bands_speed:
+        res = bands_speed(args.traces, draws=args.draws or 20, policy=args.policies.split(",")[0])
+        print(json.dumps(res))
+        return 0
     if args.bootstrap:
         res = bootstrap_check(args.traces, node_row=not args.one_gpu_only)
         text = bootstrap_markdown(res)

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from fastsched.cli import Interrupted
+from fastsched._interrupt import Interrupted
 
 __all__ = ["register", "run", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
 

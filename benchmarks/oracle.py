@@ -381,8 +381,9 @@ STUDY_TYPES = ("aws", "rtx", "dgx-ext")  # the philly study's cluster: 6xaws,3xr
 
 def bootstrap_profiles(traces: Path, out: Path, types=STUDY_TYPES) -> Path:
     """Bootstrap profiles of the six applications (one-GPU rows + the median full-node row), prior noise."""
-    from fastsched.catalog.bootstrap import bootstrap_from_traces
     from fastsched.sim.oracle import write_profile
+
+    from fastsched.catalog.bootstrap import bootstrap_from_traces
 
     for app in APPS:
         write_profile(app, types, out, bootstraps=bootstrap_from_traces(traces / app, types), force=True)
@@ -390,13 +391,16 @@ def bootstrap_profiles(traces: Path, out: Path, types=STUDY_TYPES) -> Path:
 
 
 def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), draws=0, log=None,
-                  work=None) -> dict:  # fmt: skip
+                  work=None, measured_stats=False) -> dict:  # fmt: skip
     """Item 5's end-to-end floor and coverage: philly on bootstrap profiles with the prior's noise.
 
     The trace-driven run and the central profile run per (workload, policy) go to ``log``
     (JSON lines, resumed); with ``draws``, :func:`fastsched.sweep.uncertainty_bands` per
-    workload, its tables in ``work/<workload>/runs`` (resumed too).
+    workload, its tables in ``work/<workload>/runs`` (resumed too). ``measured_stats``: the
+    bootstrap step times with the measured validation files instead of the prior (a diagnostic
+    that separates the step times' share of a gap from the prior's; nothing is fitted on it).
     """
+    import shutil
     import tempfile
     import time
 
@@ -405,6 +409,14 @@ def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gave
 
     work = Path(work or tempfile.mkdtemp(prefix="oracle-e2e-"))
     prof = bootstrap_profiles(traces, work / "bootstrap-profiles")
+    tag = "bootstrap-prior"
+    if measured_stats:
+        tag = "bootstrap-measured-stats"
+        for app in APPS:
+            for old in (prof / app).glob("validation-*.csv"):
+                old.unlink()
+            for v in (traces / app).glob("validation-*.csv"):
+                shutil.copy(v, prof / app / v.name)
     folder = SHARED / "sia-traces" / "workloads" / "philly"
     files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
     if workloads:
@@ -417,7 +429,7 @@ def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gave
     bands = {}
     for f in files:
         for pol in policies:
-            for source, tdir in (("traces", traces), ("bootstrap-prior", prof)):
+            for source, tdir in (("traces", traces), (tag, prof)):
                 key = (pol, f.stem, source)
                 if key in done:
                     continue
@@ -442,8 +454,7 @@ def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gave
     out: dict = {"policies": {}, "bands": bands}
     for pol in policies:
         t = [done[(pol, f.stem, "traces")]["avg_jct"] for f in files if (pol, f.stem, "traces") in done]
-        o = [done[(pol, f.stem, "bootstrap-prior")]["avg_jct"] for f in files
-             if (pol, f.stem, "bootstrap-prior") in done]  # fmt: skip
+        o = [done[(pol, f.stem, tag)]["avg_jct"] for f in files if (pol, f.stem, tag) in done]
         if len(t) == len(o) == len(files):
             out["policies"][pol] = {"traces": float(np.mean(t)), "bootstrap": float(np.mean(o)),
                                     "ratio": float(np.mean(o) / np.mean(t)),
@@ -595,7 +606,7 @@ def main(argv=None) -> int:
     ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
     ap.add_argument(
         "--noise",
-        choices=("prior",),
+        choices=("prior", "measured"),
         default=None,
         help="--e2e on bootstrap profiles with the noise prior's central statistics (issue 37)",
     )
@@ -624,9 +635,10 @@ def main(argv=None) -> int:
             args.json.write_text(json.dumps(res, indent=1))
         print(json.dumps(res["summary"]))
         return 0
-    if args.e2e and args.noise == "prior":
+    if args.e2e and args.noise:
         wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
-        res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work)
+        res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work,
+                            measured_stats=args.noise == "measured")  # fmt: skip
         text = "| policy | avg JCT, traces (h) | bootstrap, prior noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
         for pol, d in res["policies"].items():
             text += (f"| {pol} | {d['traces'] / 3600:.3f} | {d['bootstrap'] / 3600:.3f} | {d['ratio']:.2f} | "

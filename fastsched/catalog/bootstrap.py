@@ -52,6 +52,7 @@ from fastsched.catalog.oracle import (
     MAX_SCALE,
     OVERLAP,
     StepAdjust,
+    _check_eff,
     _combine,
     _dp_parts,
     _max_dp_batch,
@@ -87,6 +88,8 @@ class Bootstrap(NamedTuple):
         Fitted host time (or floor) over GPU time at the largest batch one GPU holds.
     low_confidence : bool
         ``host_share >= HOST_BOUND_RATIO``.
+    efficiency : float
+        The datasheet efficiency the multipliers are relative to.
 
     Examples
     --------
@@ -103,6 +106,7 @@ class Bootstrap(NamedTuple):
     fit_error: float
     host_share: float
     low_confidence: bool
+    efficiency: float = DEFAULT_EFFICIENCY
 
 
 def _check_rows(one_gpu, node_row):
@@ -184,7 +188,7 @@ def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalo
     if _max_dp_batch(m, g) < 1:
         raise ValueError(f"{m.name} does not fit one {g.name}: a bootstrap profile needs one-GPU rows")
     b, t, node = _check_rows(one_gpu, node_row)
-    eff = DEFAULT_EFFICIENCY if efficiency is None else float(efficiency)
+    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     host, gpu_s, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL, 1)
     host = np.broadcast_to(host, b.shape)
     log_t = np.log(t)
@@ -223,7 +227,7 @@ def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalo
     pred = step_time(m, g, (1,), b, efficiency=eff, floor_s=f, adjust=adjust).step
     err = float(np.median(np.abs(pred - t) / t))
     share = host_share(m, g, efficiency=eff, floor_s=f, adjust=adjust)
-    return Bootstrap(adjust, f, int(b.size), node, err, share, share >= HOST_BOUND_RATIO)
+    return Bootstrap(adjust, f, int(b.size), node, err, share, share >= HOST_BOUND_RATIO, eff)
 
 
 def _fit_node(m, g, adjust, floor, node, eff):

@@ -454,7 +454,7 @@ def write_profile(
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
         bs = bootstraps.get(name, bootstraps.get(g.name))
-        eff = efficiencies.get(name, efficiencies.get(g.name))
+        eff = efficiencies.get(name, efficiencies.get(g.name)) if bs is None else bs.efficiency
         floor = floors.get(name, floors.get(g.name)) if bs is None else bs.floor_s
         app = oracle_type(m, g, efficiency=eff, overlap=overlap, floor=floor,
                           adjust=None if bs is None else bs.adjust)  # fmt: skip
@@ -486,15 +486,16 @@ def write_profile(
 
 def _type_info(app: OracleType, mode: str, bs) -> dict:
     """Return what :data:`PROFILE_INFO` says of one type (JSON-ready)."""
-    share = (bs.host_share if bs is not None else
-             host_share(app.model, app.gpu, efficiency=app.efficiency, floor_s=app.floor, adjust=app.adjust))  # fmt: skip
+    share = bs.host_share if bs is not None and math.isfinite(bs.host_share) else None
+    if share is None:  # a datasheet type, or a drawn bootstrap (uncertainty bands) that did not measure it
+        share = host_share(app.model, app.gpu, efficiency=app.efficiency, floor_s=app.floor, adjust=app.adjust)
     out = {"gpu": app.gpu.name, "mode": mode, "efficiency": app.efficiency, "floor_s": app.floor or 0.0,
            "host_share": share, "low_confidence": bool(share >= HOST_BOUND_RATIO)}  # fmt: skip
     if app.adjust is not None:
         out["adjust"] = app.adjust._asdict()
     if bs is not None:
         out["bootstrap"] = {"rows": bs.rows, "node_row": list(bs.node_row) if bs.node_row else None,
-                            "fit_error": bs.fit_error}  # fmt: skip
+                            "fit_error": bs.fit_error if math.isfinite(bs.fit_error) else None}  # fmt: skip
     return out
 
 

@@ -138,14 +138,16 @@ def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_z: dict, s
             if t.get("efficiency"):
                 effs[g.name] = float(t["efficiency"])
             floors[g.name] = float(t.get("floor_s") or 0.0) * f
-            boots[g.name] = _as_bootstrap(adjust, floors[g.name])
+            boots[g.name] = _as_bootstrap(adjust, floors[g.name], effs.get(g.name))
         write_profile(m, types, dst, efficiencies=effs, floors=floors, force=True, bootstraps=boots)
 
 
-def _as_bootstrap(adjust, floor):
+def _as_bootstrap(adjust, floor, efficiency):
     from fastsched.catalog.bootstrap import Bootstrap
+    from fastsched.catalog.oracle import DEFAULT_EFFICIENCY
 
-    return Bootstrap(adjust, floor, 0, None, float("nan"), float("nan"), False)
+    eff = DEFAULT_EFFICIENCY if efficiency is None else efficiency
+    return Bootstrap(adjust, floor, 0, None, float("nan"), float("nan"), False, eff)
 
 
 def _profiled_apps(profiles: Path, apps) -> dict:

@@ -639,7 +639,7 @@ def main(argv=None) -> int:
         wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
         res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work,
                             measured_stats=args.noise == "measured")  # fmt: skip
-        text = "| policy | avg JCT, traces (h) | bootstrap, prior noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
+        text = f"| policy | avg JCT, traces (h) | bootstrap, {args.noise} noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
         for pol, d in res["policies"].items():
             text += (f"| {pol} | {d['traces'] / 3600:.3f} | {d['bootstrap'] / 3600:.3f} | {d['ratio']:.2f} | "
                      f"{', '.join(f'{x:.2f}' for x in d['per_workload'])} |\n")  # fmt: skip

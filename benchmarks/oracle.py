@@ -19,6 +19,15 @@ Usage::
 3. **End to end** (``--e2e``): Sia's philly workloads on the measured traces and on oracle
    profiles calibrated on cifar10 only (``--measured-stats``: the oracle's throughput with the
    measured validation files, to separate the step times' share of a gap from the noise model's).
+4. **Bootstrap profiles** (``--bootstrap``, issue 37): every application on each type
+   calibrated on its own one-GPU rows and one full-node row (the median batch's), every other
+   multi-GPU row predicted; ends with one JSON line ``{"median", "p90", "rows", "unanswered"}``.
+   Also the datasheet-only floors (GPU-bound applications' median, the one-GPU ordering, the
+   host-bound cells flagged).
+5. **End to end with bootstrap step times** (``--e2e all --noise prior``): the philly study on
+   bootstrap profiles with the noise prior's central statistics, against the trace-driven run;
+   ends with one JSON line of per-policy ratios. ``--draws N`` adds the uncertainty bands
+   (:func:`fastsched.sweep.uncertainty_bands`) and their coverage of the trace-driven JCT.
 """
 
 from __future__ import annotations
@@ -366,6 +375,216 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     }
 
 
+GPU_BOUND = ("bert", "imagenet", "cifar10")
+STUDY_TYPES = ("aws", "rtx", "dgx-ext")  # the philly study's cluster: 6xaws,3xrtx,2xdgx-ext
+
+
+def bootstrap_profiles(traces: Path, out: Path, types=STUDY_TYPES) -> Path:
+    """Bootstrap profiles of the six applications (one-GPU rows + the median full-node row), prior noise."""
+    from fastsched.sim.oracle import write_profile
+
+    from fastsched.catalog.bootstrap import bootstrap_from_traces
+
+    for app in APPS:
+        write_profile(app, types, out, bootstraps=bootstrap_from_traces(traces / app, types), force=True)
+    return out
+
+
+def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gavel"), draws=0, log=None,
+                  work=None, measured_stats=False) -> dict:  # fmt: skip
+    """Item 5's end-to-end floor and coverage: philly on bootstrap profiles with the prior's noise.
+
+    The trace-driven run and the central profile run per (workload, policy) go to ``log``
+    (JSON lines, resumed); with ``draws``, :func:`fastsched.sweep.uncertainty_bands` per
+    workload, its tables in ``work/<workload>/runs`` (resumed too). ``measured_stats``: the
+    bootstrap step times with the measured validation files instead of the prior (a diagnostic
+    that separates the step times' share of a gap from the prior's; nothing is fitted on it).
+    """
+    import shutil
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sweep.uncertainty import uncertainty_bands
+
+    work = Path(work or tempfile.mkdtemp(prefix="oracle-e2e-"))
+    prof = bootstrap_profiles(traces, work / "bootstrap-profiles")
+    tag = "bootstrap-prior"
+    if measured_stats:
+        tag = "bootstrap-measured-stats"
+        for app in APPS:
+            for old in (prof / app).glob("validation-*.csv"):
+                old.unlink()
+            for v in (traces / app).glob("validation-*.csv"):
+                shutil.copy(v, prof / app / v.name)
+    folder = SHARED / "sia-traces" / "workloads" / "philly"
+    files = sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1]))
+    if workloads:
+        files = [f for f in files if int(f.stem.split("-")[1]) in set(workloads)]
+    done = {}
+    if log is not None and Path(log).is_file():
+        for line in Path(log).read_text().splitlines():
+            r = json.loads(line)
+            done[(r["policy"], r["workload"], r["source"])] = r
+    bands = {}
+    for f in files:
+        for pol in policies:
+            for source, tdir in (("traces", traces), (tag, prof)):
+                key = (pol, f.stem, source)
+                if key in done:
+                    continue
+                t0, c0 = time.perf_counter(), time.process_time()
+                r = simulate(f, traces=tdir, preset="sia", policy=pol, seed=0)
+                rec = {"policy": pol, "workload": f.stem, "source": source, "avg_jct": r.summary()["avg_jct"],
+                       "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}  # fmt: skip
+                done[key] = rec
+                if log is not None:
+                    with open(log, "a") as fh:
+                        fh.write(json.dumps(rec) + "\n")
+                print(f"# {pol} {f.stem} {source}: avg JCT {rec['avg_jct'] / 3600:.3f} h ({rec['wall_s']:.1f} s)",
+                      file=sys.stderr, flush=True)  # fmt: skip
+        if draws:
+            t0 = time.perf_counter()
+            res = uncertainty_bands(f, prof, policies=list(policies), draws=draws, seed=0, out_dir=work / f.stem,
+                                    resume=True, preset="sia")  # fmt: skip
+            bands[f.stem] = {p: b._asdict() for p, b in res.bands.items()}
+            bands[f.stem]["_order_holds"] = res.order_holds
+            bands[f.stem]["_wall_s"] = time.perf_counter() - t0
+            print(f"# bands {f.stem}: {json.dumps(bands[f.stem])}", file=sys.stderr, flush=True)
+    out: dict = {"policies": {}, "bands": bands}
+    for pol in policies:
+        t = [done[(pol, f.stem, "traces")]["avg_jct"] for f in files if (pol, f.stem, "traces") in done]
+        o = [done[(pol, f.stem, tag)]["avg_jct"] for f in files if (pol, f.stem, tag) in done]
+        if len(t) == len(o) == len(files):
+            out["policies"][pol] = {"traces": float(np.mean(t)), "bootstrap": float(np.mean(o)),
+                                    "ratio": float(np.mean(o) / np.mean(t)),
+                                    "per_workload": [b / a for a, b in zip(t, o, strict=True)]}  # fmt: skip
+    if bands:
+        inside, widths = [], []
+        for f in files:
+            for pol in policies:
+                b = bands.get(f.stem, {}).get(pol)
+                if b is None or (pol, f.stem, "traces") not in done:
+                    continue
+                truth = done[(pol, f.stem, "traces")]["avg_jct"]
+                inside.append(b["p10"] <= truth <= b["p90"])
+                widths.append((b["p90"] - b["p10"]) / b["median"])
+        out["coverage"] = {"pairs": len(inside), "inside": int(sum(inside)),
+                           "share": float(np.mean(inside)) if inside else float("nan"),
+                           "median_width": float(np.median(widths)) if widths else float("nan")}  # fmt: skip
+    return out
+
+
+def bootstrap_check(traces: Path, node_row=True) -> dict:
+    """Item 1's floors: bootstrap profiles on held-out rows, and the datasheet-only mode."""
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.catalog.bootstrap import bootstrap_rows, fit_bootstrap
+
+    cells, flat, unanswered = [], [], 0
+    for app in APPS:
+        for t in TYPES:
+            g = gpu_type(t)
+            one, node = bootstrap_rows(traces / app / f"placements-{t}.csv", g.gpus_per_node)
+            bs = fit_bootstrap(app, g, one, node if node_row else None)
+            errs = []
+            for p, b, st, sy in measured_rows(traces / app, t):
+                if sum(p) == 1 or (node is not None and p == (g.gpus_per_node,) and (b, st, sy) == node):
+                    continue  # the rows the profile was fitted on
+                try:
+                    pred = step_time(app, g, p, b, floor_s=bs.floor_s, adjust=bs.adjust).step
+                except ValueError:
+                    pred = float("nan")
+                if not np.isfinite(pred):
+                    unanswered += 1
+                    continue
+                errs.append(abs(pred - st) / st)
+            e = np.array(errs)
+            flat.append(e)
+            a = bs.adjust
+            cells.append({"app": app, "type": t, "rows": int(e.size), "median": float(np.median(e)),
+                          "p90": float(np.percentile(e, 90)), "above_30": int((e > 0.3).sum()),
+                          "gpu_scale": a.gpu_scale, "host_scale": a.host_scale, "floor_ms": bs.floor_s * 1e3,
+                          "contention": a.contention, "node_sync_ms": a.node_sync_s * 1e3,
+                          "low_confidence": bs.low_confidence})  # fmt: skip
+    e = np.concatenate(flat)
+    summary = {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rows": int(e.size),
+               "unanswered": unanswered, "above_30": int((e > 0.3).sum())}  # fmt: skip
+    return {"cells": cells, "summary": summary, "datasheet": datasheet_check(traces)}
+
+
+def datasheet_check(traces: Path) -> dict:
+    """Datasheet-only profiles: per-application median over every row, the ordering, flagged cells."""
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.catalog.oracle import HOST_BOUND_RATIO, host_share
+
+    out: dict = {"apps": {}, "flagged": []}
+    for app in APPS:
+        errs, meas, pred = [], {}, {}
+        for t in TYPES:
+            g = gpu_type(t)
+            rows = measured_rows(traces / app, t)
+            errs += [abs(step_time(app, g, p, b).step - st) / st for p, b, st, _ in rows]
+            b, st = max((b, st) for p, b, st, _ in rows if p == (1,))
+            meas[t], pred[t] = b / st, b / step_time(app, g, (1,), b).step
+            if host_share(app, g) >= HOST_BOUND_RATIO:
+                out["flagged"].append(f"{app}/{t}")
+        pairs = list(itertools.combinations(TYPES, 2))
+        bad = [f"{a}/{b}" for a, b in pairs if (meas[a] > meas[b]) != (pred[a] > pred[b])]
+        flagged = [f"{a}/{b}" for a, b in pairs if f"{a}/{b}" in bad and ({f"{app}/{a}", f"{app}/{b}"} &
+                                                                         set(out["flagged"]))]  # fmt: skip
+        out["apps"][app] = {"median": float(np.median(errs)), "rows": len(errs), "agree": len(pairs) - len(bad),
+                            "pairs": len(pairs), "disagree": bad, "disagree_flagged": flagged}  # fmt: skip
+    return out
+
+
+def bands_speed(traces: Path, workload=1, policy="sia", draws=20) -> dict:
+    """Wall time of :func:`fastsched.sweep.uncertainty_bands` (``draws`` draws) over one run of the central profiles."""
+    import tempfile
+    import time
+
+    from fastsched.sim import simulate
+    from fastsched.sweep.uncertainty import uncertainty_bands
+
+    work = Path(tempfile.mkdtemp(prefix="oracle-bands-"))
+    prof = bootstrap_profiles(traces, work / "bootstrap-profiles")
+    wl = SHARED / "sia-traces" / "workloads" / "philly" / f"workload-{workload}.csv"
+    simulate(wl, traces=prof, preset="sia", policy=policy, seed=0)  # warm: kernels loaded, caches filled
+    singles = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        simulate(wl, traces=prof, preset="sia", policy=policy, seed=0)
+        singles.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    uncertainty_bands(wl, prof, policies=[policy], draws=draws, seed=0, preset="sia")
+    bands = time.perf_counter() - t0
+    single = float(np.median(singles))
+    return {"single_s": single, "bands_s": bands, "draws": draws, "runs_equivalent": bands / single}
+
+
+def bootstrap_markdown(res: dict) -> str:
+    out = [
+        "| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
+        "contention | node sync ms | low confidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in res["cells"]:
+        out.append(f"| {c['app']} | {c['type']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | {c['above_30']} | "
+                   f"{c['gpu_scale']:.2f} | {c['host_scale']:.2f} | {c['floor_ms']:.0f} | {c['contention']:.2f} | "
+                   f"{c['node_sync_ms']:.0f} | {'yes' if c['low_confidence'] else ''} |")  # fmt: skip
+    s = res["summary"]
+    out += ["", f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
+            f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.", "",
+            "Datasheet only (default efficiency, no calibration):", "",
+            "| application | rows | median | one-GPU order: pairs agreeing | disagreeing (of which a flagged cell) |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    for app, d in res["datasheet"]["apps"].items():
+        tag = " (GPU-bound)" if app in GPU_BOUND else ""
+        out.append(f"| {app}{tag} | {d['rows']} | {d['median']:.1%} | {d['agree']}/{d['pairs']} | "
+                   f"{', '.join(d['disagree']) or '-'} ({', '.join(d['disagree_flagged']) or '-'}) |")  # fmt: skip
+    out += ["", f"Host-bound cells flagged low-confidence: {', '.join(res['datasheet']['flagged']) or 'none'}."]
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--traces", type=Path, default=TRACES)
@@ -383,10 +602,62 @@ def main(argv=None) -> int:
     ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
     ap.add_argument("--sources", default="traces,oracle", help="--e2e: which runs to make (traces, oracle)")
     ap.add_argument("--e2e-log", type=Path, default=None, help="--e2e: JSON-lines file of finished runs (resumes)")
+    ap.add_argument("--bootstrap", action="store_true", help="bootstrap profiles on held-out rows (issue 37)")
+    ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
+    ap.add_argument(
+        "--noise",
+        choices=("prior", "measured"),
+        default=None,
+        help="--e2e on bootstrap profiles with the noise prior's central statistics (issue 37)",
+    )
+    ap.add_argument("--draws", type=int, default=0, help="--e2e --noise prior: uncertainty draws per workload")
+    ap.add_argument("--work", type=Path, default=None, help="--e2e --noise prior: folder of profiles and draws")
+    ap.add_argument(
+        "--bands-speed",
+        action="store_true",
+        help="time uncertainty_bands (--draws, default 20) against single runs (philly workload 1, sia)",
+    )
     args = ap.parse_args(argv)
     if not args.traces.is_dir():
         print(f"traces not found: {args.traces}", file=sys.stderr)
         return 2
+    if args.bands_speed:
+        res = bands_speed(args.traces, draws=args.draws or 20, policy=args.policies.split(",")[0])
+        print(json.dumps(res))
+        return 0
+    if args.bootstrap:
+        res = bootstrap_check(args.traces, node_row=not args.one_gpu_only)
+        text = bootstrap_markdown(res)
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        print(json.dumps(res["summary"]))
+        return 0
+    if args.e2e and args.noise:
+        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work,
+                            measured_stats=args.noise == "measured")  # fmt: skip
+        text = f"| policy | avg JCT, traces (h) | bootstrap, {args.noise} noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
+        for pol, d in res["policies"].items():
+            text += (f"| {pol} | {d['traces'] / 3600:.3f} | {d['bootstrap'] / 3600:.3f} | {d['ratio']:.2f} | "
+                     f"{', '.join(f'{x:.2f}' for x in d['per_workload'])} |\n")  # fmt: skip
+        if res["policies"]:
+            order = [sorted(res["policies"], key=lambda p: res["policies"][p][k]) for k in ("traces", "bootstrap")]
+            text += f"\nPolicy order: traces {' < '.join(order[0])}; bootstrap {' < '.join(order[1])}.\n"
+        if "coverage" in res:
+            c = res["coverage"]
+            text += (f"\nCoverage ({args.draws} draws): the trace-driven avg JCT inside the 10-90 % band in "
+                     f"{c['inside']}/{c['pairs']} pairs ({c['share']:.0%}); median band width "
+                     f"{c['median_width']:.0%} of the median.\n")  # fmt: skip
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        print(json.dumps({p: round(d["ratio"], 4) for p, d in res["policies"].items()}))
+        return 0
     res = run(args.traces, "floor" if args.fit == "both" else args.fit)
     text = markdown(res)
     if args.fit == "both":

@@ -33,6 +33,13 @@ __getattr__, __dir__ = lazy_exports(
         "calibrate_floors": "fastsched.catalog.oracle",
         "max_local_bsz": "fastsched.catalog.oracle",
         "step_time": "fastsched.catalog.oracle",
+        "StepAdjust": "fastsched.catalog.oracle",
+        "host_share": "fastsched.catalog.oracle",
+        "Bootstrap": "fastsched.catalog.bootstrap",
+        "fit_bootstrap": "fastsched.catalog.bootstrap",
+        "bootstrap_from_traces": "fastsched.catalog.bootstrap",
+        "NoisePrior": "fastsched.catalog.noise_prior",
+        "noise_prior": "fastsched.catalog.noise_prior",
     },
 )
 
@@ -58,4 +65,11 @@ __all__ = [
     "calibrate_floors",
     "max_local_bsz",
     "step_time",
+    "StepAdjust",
+    "host_share",
+    "Bootstrap",
+    "fit_bootstrap",
+    "bootstrap_from_traces",
+    "NoisePrior",
+    "noise_prior",
 ]

@@ -39,7 +39,12 @@ every clip of a batch to the batch's longest in its collate function, batches co
 shuffling loader (no length buckets), and the model packs the padded batch before the GRU layers:
 the two convolutions (41x11 and 21x11, 32 channels: 5.2 of
 the 25 GFLOP per clip, ``padded_share`` 0.2) and the GRU's chain of time steps run over the
-longest clip, the GRU's matrix products over each clip's own frames. Clip lengths are taken as
+longest clip, the GRU's matrix products over each clip's own frames. Those GRU products (the
+other 80 % of the FLOPs, ``fp32_share``) run in cuDNN's recurrent kernels, one small matrix
+product per time step (a batch of clips by 800 by 2,400), priced at the FP32 CUDA-core peak
+on every GPU: the A100 runs the study's clips at 12.3 ms each against the V100's 13.3 ms
+(issue 37's one-GPU rows), the ratio of their FP32 peaks (19.5 and 15.7 TFLOP/s), not of
+TF32's 156 against FP32's 15.7. Clip lengths are taken as
 log-normal with a log-standard deviation of 0.35 (``length_spread``; an assumption for read
 single sentences, whose lengths follow their word counts, set before any comparison with the
 traces: no published length distribution of the study's clips was found). NCF is NeuMF with 32
@@ -55,15 +60,11 @@ attention matrix). Their costs come from
 :class:`fastsched.costmodel.search.Transformer` (one definition of the transformer formulas).
 
 Gradient-noise defaults (:attr:`ModelSpec.noise_scale`: the simple noise scale
-``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) are order-of-
-magnitude values chosen from the literature, not fitted to any measurement. McCandlish et al. 2018
-(*An Empirical Model of Large-Batch Training*) find that the noise scale grows as the loss falls,
-by an order of magnitude or more over a run, and that ImageNet's largest useful batch reaches
-tens of thousands; Goyal et al. 2017 train ResNet-50 at 8,192 without loss. The image and speech
-models here rise from 10^2 to 10^4 samples (ImageNet from 10^3 to 3 x 10^4); BERT fine-tuning,
-two epochs from a pre-trained model, from 10^2 to 10^3. For language models Kaplan et al. 2020
-(eq. 1.4) give the critical batch ``B_crit(L) = 2e8 tokens / L^(1/0.21)`` as the loss ``L``
-(nats) falls. Override them with ``noise_scale=``.
+``B_simple = tr(Sigma) / |G|^2`` in samples at the start and end of training) are the central
+values of the family's prior, :mod:`fastsched.catalog.noise_prior`, which states each with its
+source and a low-high range (McCandlish et al. 2018 and Goyal et al. 2017 for image models,
+Devlin et al. 2019 for fine-tuning, Kaplan et al. 2020's critical batch for decoders), none of
+them fitted to any measurement. Override them with ``noise_scale=``.
 """
 
 from __future__ import annotations
@@ -146,6 +147,10 @@ class ModelSpec(NamedTuple):
         Share of the per-sample FLOPs and bytes computed on the padded batch (layers that run
         over every frame of the longest sample); the rest (packed recurrent layers) pays each
         sample's own length. The chain of ``serial_kernels`` always runs the longest.
+    fp32_share : float
+        Share of the forward FLOPs in operators the framework runs on the CUDA cores at the
+        FP32 peak whatever ``precision`` says (cuDNN's recurrent kernels: their per-time-step
+        matrix products do not reach the TF32 tensor-core rate).
 
     Examples
     --------
@@ -176,6 +181,7 @@ class ModelSpec(NamedTuple):
     serial_kernels: int = 0
     length_spread: float = 0.0
     padded_share: float = 1.0
+    fp32_share: float = 0.0
 
     @property
     def held_bytes(self) -> float:
@@ -199,14 +205,14 @@ def _study(name, family, params, flops, act, kernels, init_b, max_b, min_local, 
 STUDY_MODELS = {
     m.name: m
     for m in (
-        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (100.0, 10_000.0),
+        _study("cifar10", "vision", 11.2e6, 1.11e9, 6.7e6, 400, 128, 4096, 32, 100, 50_000, (1_000.0, 10_000.0),
                winograd_share=0.89),
-        _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1530, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 30_000.0),
+        _study("imagenet", "vision", 25.6e6, 8.2e9, 1.0e8, 1530, 200, 12_800, 20, 90, 1_281_167, (1_000.0, 10_000.0),
                memory_bytes=4.44e7, precision="fp16"),
         _study("bert", "language", 110e6, 7.1e10, 4.5e8, 1700, 12, 384, 4, 2, 88_641, (100.0, 1_000.0)),
-        _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (100.0, 10_000.0),
-               serial_kernels=19_200, length_spread=0.35, padded_share=0.2),
-        _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (100.0, 10_000.0),
+        _study("deepspeech2", "speech", 41.2e6, 2.5e10, 1.0e8, 300, 20, 640, 10, 80, 7_140, (1_000.0, 10_000.0),
+               serial_kernels=19_200, length_spread=0.35, padded_share=0.2, fp32_share=0.8),
+        _study("yolov3", "vision", 62e6, 8.5e10, 1.03e9, 2150, 8, 512, 4, 50, 16_551, (1_000.0, 10_000.0),
                memory_bytes=3.2e8, precision="fp16"),
         _study("ncf", "recommendation", 1.6e6, 8.7e4, 2.0e3, 80, 32_768, 32_768, 32, 10, 4_970_845, (1e4, 1e5),
                state_bytes_per_param=16.0),
@@ -268,7 +274,8 @@ def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, glob
     total_tokens = 20.0 * params if tokens is None else float(tokens)
     epochs = 100  # progress is reported in hundredths of the token budget
     samples = max(int(total_tokens / seq / epochs), global_batch)
-    # Kaplan et al. 2020: B_crit = 2e8 tokens / L^(1/0.21); L from ~4 to ~2 nats during training.
+    # Kaplan et al. 2020: B_crit = 2e8 tokens / L^(1/0.21); L from ~4 to ~2 nats during training
+    # (the decoder prior's centre, fastsched.catalog.noise_prior).
     noise = (2e8 / 4.0 ** (1 / 0.21) / seq, 2e8 / 2.0 ** (1 / 0.21) / seq)
     kernels = 20 * layers + 10
     return ModelSpec(name, "decoder", params, flops, act, kernels, "bf16", 16.0, float(dtype_bytes), global_batch,
@@ -421,9 +428,10 @@ def check_model(m: ModelSpec) -> ModelSpec:
     v = m.padded_share
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0):
         raise ValueError(f"model.padded_share must be in [0, 1], got {v!r}")
-    w = m.winograd_share
-    if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
-        raise ValueError(f"model.winograd_share must be in [0, 1], got {w!r}")
+    for f in ("winograd_share", "fp32_share"):
+        w = getattr(m, f)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
+            raise ValueError(f"model.{f} must be in [0, 1], got {w!r}")
     if m.memory_bytes is not None:
         v = m.memory_bytes
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= MAX_MODEL_VALUE):

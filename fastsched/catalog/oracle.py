@@ -4,7 +4,8 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
 
 * **host**: ``kernels x HOST_S_PER_KERNEL``: eager frameworks launch each kernel from Python;
 * **GPU**: ``3 F b / (peak x e) + (k A b + 2 S P) / (HBM x e)``: forward and backward FLOPs
-  at the model's precision peak, plus the memory traffic of the activations and of the
+  at the model's precision peak (the share ``fp32_share`` of them, in operators the framework
+  runs on the CUDA cores whatever the model's precision, at the FP32 peak), plus the memory traffic of the activations and of the
   optimizer's pass over its state, both at a per-type efficiency ``e``
   (:data:`DEFAULT_EFFICIENCY`, or fitted by :func:`calibrate`). Each activation byte moves
   ``k`` = :data:`ACTIVATION_PASSES` = 6 times: written, and read by the next layer, in the
@@ -15,11 +16,13 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   longest (``length_spread`` > 0) pays all of this at the expected longest of the ``n b``
   samples of the step's ``n`` GPUs over the mean length (:mod:`fastsched.catalog._padding`):
   the replicas wait for the slowest;
-* **floor**: a machine's fixed host work per step whatever the model (the data loader's
-  hand-off, the framework's per-step bookkeeping), ``floor_s`` (default 0), as the per-type
-  number :func:`calibrate_floors` fits;
-* host, floor and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
-  ``sqrt(host^2 + floor^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
+* host and GPU overlap partly (the host queues kernels ahead of the GPU): compute takes
+  ``sqrt(host^2 + GPU^2)``, between the serial sum and the fully hidden maximum;
+* **floor**: a machine's fixed time per step whatever the model (the data loader's hand-off,
+  the framework's per-step bookkeeping), ``floor_s`` (default 0), as the per-type number
+  :func:`calibrate_floors` fits. It **gates** the step, ``max(floor, compute + sync)``: work
+  shorter than the floor, the all-reduce included, waits for it (azure's cifar10 rows hold
+  92-109 ms at batch 32 on 1 to 15 GPUs while their sync grows from 1 to 77 ms);
 * **all-reduce**: a ring over the ``n`` GPUs of the gradient bytes ``G``:
   ``fixed + 2 (n-1)/n x G / B + 2 (n-1) x latency``, ``B`` the intra-node link within one
   node, else the slower of the link and the node's network, both at :data:`LINK_EFFICIENCY`;
@@ -27,7 +30,15 @@ The step of a data-parallel job on ``n`` GPUs over ``k`` nodes, at ``b`` samples
   gradient bucket: the share ``overlap`` (:data:`OVERLAP`) of the GPU's backward pass, at most
   the time the GPU adds to the host's (``compute - sqrt(host^2 + floor^2)``: while the host
   sets the pace the GPU's work adds little wall time to hide in); the step is compute plus
-  sync (the optimizer waits for the reduced gradients, and the host for the optimizer).
+  sync (the optimizer waits for the reduced gradients, and the host for the optimizer), at
+  least the floor.
+
+A :class:`StepAdjust` (what a bootstrap profile measures, :mod:`fastsched.catalog.bootstrap`)
+scales the host and GPU parts, multiplies the compute by ``1 + contention x (g - 1) / (G - 1)``
+on a placement whose fullest node uses ``g`` of its ``G`` GPUs (the GPUs of one node contend
+for its CPUs, memory and PCIe; spread placements pay their fullest node's), and prices a
+one-node all-reduce at least ``node_sync_s x (g - 1) / (G - 1)`` (the node's GPUs sharing one
+path, as the full-node row measured it). The defaults change nothing.
 
 PyTorch's DistributedDataParallel all-reduces the gradients in buckets while the backward
 pass still runs, so :data:`OVERLAP` is 1. The stack of the Sia traces (2021 PyTorch with
@@ -72,6 +83,9 @@ __all__ = [
     "calibrate_floors",
     "Calibration",
     "fits_data_parallel",
+    "StepAdjust",
+    "host_share",
+    "HOST_BOUND_RATIO",
 ]
 
 #: Fraction of the datasheet compute and memory peaks reached without calibration.
@@ -98,6 +112,36 @@ ACTIVATION_PASSES = 6.0
 RESERVED_GIB = 1.5
 #: Largest per-step floor, seconds (an hour: any measured floor is far below).
 MAX_FLOOR_S = 3600.0
+#: Host time at least this share of the GPU time: the step is host-bound, its price low-confidence.
+HOST_BOUND_RATIO = 0.5
+#: Largest multiplier of a :class:`StepAdjust` (a factor of a thousand either way of the datasheet).
+MAX_SCALE = 1000.0
+
+
+class StepAdjust(NamedTuple):
+    """Per (model, GPU type) corrections of the datasheet step, as a bootstrap profile measures them.
+
+    Attributes
+    ----------
+    gpu_scale, host_scale : float
+        Multipliers of the GPU and host parts of the step (1: the datasheet's).
+    contention : float
+        The compute of a placement whose fullest node uses all ``G`` GPUs takes ``1 +
+        contention`` times the one-GPU compute; ``g`` GPUs, ``1 + contention (g - 1) / (G - 1)``.
+    node_sync_s : float
+        Seconds of the all-reduce over a full node's shared path (0: the datasheet ring only);
+        a one-node placement of ``g`` GPUs pays at least ``node_sync_s (g - 1) / (G - 1)``.
+
+    Examples
+    --------
+    >>> StepAdjust().contention, StepAdjust(gpu_scale=2.0).host_scale
+    (0.0, 1.0)
+    """
+
+    gpu_scale: float = 1.0
+    host_scale: float = 1.0
+    contention: float = 0.0
+    node_sync_s: float = 0.0
 
 
 class StepTime(NamedTuple):
@@ -138,6 +182,24 @@ def _check_floor(v):
     return float(v)
 
 
+def _check_adjust(a):
+    if a is None:
+        return None
+    if not isinstance(a, StepAdjust):
+        raise TypeError(f"adjust must be a StepAdjust, got {type(a).__name__}")
+    for name in ("gpu_scale", "host_scale"):
+        v = getattr(a, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (1.0 / MAX_SCALE <= v <= MAX_SCALE):
+            raise ValueError(f"adjust.{name} must be in [{1.0 / MAX_SCALE:g}, {MAX_SCALE:g}], got {v!r}")
+    v = a.contention
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_SCALE):
+        raise ValueError(f"adjust.contention must be in [0, {MAX_SCALE:g}], got {v!r}")
+    v = a.node_sync_s
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_FLOOR_S):
+        raise ValueError(f"adjust.node_sync_s must be in [0, {MAX_FLOOR_S:g}] seconds, got {v!r}")
+    return a
+
+
 def _check_overlap(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0):
         raise ValueError(f"overlap must be in [0, 1], got {v!r}")
@@ -170,8 +232,10 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s, n=1):
     peak = g.peak_tflops(m.precision) * 1e12 * eff
     mem = g.memory_gbps * 1e9 * eff
     flops = m.flops_per_sample * (1.0 - m.winograd_share + m.winograd_share / WINOGRAD_GAIN)
+    # Operators the framework runs on the CUDA cores (cuDNN's recurrent kernels) at the FP32 peak.
+    per_flop = (1.0 - m.fp32_share) / peak + m.fp32_share / (g.fp32_tflops * 1e12 * eff)
     chain = m.serial_kernels * GPU_KERNEL_S / 3.0  # forward's third of the dependent kernels
-    per_sample = flops * b / peak + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
+    per_sample = flops * b * per_flop + ACTIVATION_PASSES / 3.0 * m.activation_bytes * b / mem
     if m.length_spread:
         # Samples are padded to their batch's longest, and the replicas wait for the slowest GPU:
         # the padded layers and the chain of time steps run at the longest of the step's n b
@@ -184,28 +248,46 @@ def _dp_parts(m: ModelSpec, g: GpuType, b, eff, host_s, n=1):
     return m.kernels * host_s, 3.0 * fwd + opt, 2.0 * fwd
 
 
-def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0):
-    """Step and exposed sync from the parts (see the module docstring)."""
+def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0, contention=1.0):
+    """Step and exposed sync from the parts (see the module docstring); ``contention`` multiplies the compute."""
     ov = OVERLAP if overlap is None else overlap
     # The host queues kernels ahead of the GPU: neither fully serial (sum) nor fully hidden
     # (max); the 2-norm sits between the two.
-    host_side = np.hypot(host, floor)
-    compute = np.hypot(host_side, gpu)
+    compute = np.hypot(host, gpu) * contention
     # The backward pass hides the all-reduce for as long as the GPU runs it, but no longer than
     # the GPU adds to the host's own time: while the host sets the pace, more GPU work adds
     # little wall time and so little room to hide in (and the step never shrinks as it grows).
-    window = np.minimum(ov * bwd, compute - host_side)
+    window = np.minimum(ov * bwd * contention, compute - host * contention)
     sync = np.maximum(ar * last_frac, ar - window)
     # The exposed sync adds to the compute: the optimizer step waits for the reduced
-    # gradients, and the next step's kernels for the optimizer.
-    return compute + sync, sync
+    # gradients, and the next step's kernels for the optimizer. A per-step floor gates the
+    # whole: shorter work waits for it.
+    return np.maximum(floor, compute + sync), sync
 
 
-def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0):
-    host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s, sum(p))
-    grad = m.grad_bytes_per_param * m.parameters
+def _node_factor(g: GpuType, used) -> float:
+    """Return ``(used - 1) / (G - 1)``: 0 for one GPU of a node, 1 for all ``G`` of it (1 for a one-GPU node)."""
+    per_node = max(int(g.gpus_per_node), 1)
+    return 1.0 if per_node == 1 else (min(used, per_node) - 1.0) / (per_node - 1.0)
+
+
+def _adjusted_allreduce(grad, g: GpuType, p, link_eff, adjust):
+    """Return the datasheet ring, at least the node's shared path on a one-node placement (see :class:`StepAdjust`)."""
     ar = allreduce_seconds(grad, g, p, link_eff)
-    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap, floor)
+    if adjust is not None and adjust.node_sync_s and len(p) == 1 and p[0] > 1:
+        ar = max(ar, adjust.node_sync_s * _node_factor(g, p[0]))
+    return ar
+
+
+def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0, adjust=None):
+    host, gpu, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL if host_s is None else host_s, sum(p))
+    k = 1.0
+    if adjust is not None:
+        host, gpu, bwd = host * adjust.host_scale, gpu * adjust.gpu_scale, bwd * adjust.gpu_scale
+        k = 1.0 + adjust.contention * _node_factor(g, max(p))
+    grad = m.grad_bytes_per_param * m.parameters
+    ar = _adjusted_allreduce(grad, g, p, link_eff, adjust)
+    return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap, floor, k)
 
 
 def fits_data_parallel(model, gpu, catalog=None) -> bool:
@@ -238,7 +320,7 @@ def max_local_bsz(model, gpu, catalog=None) -> int:
 
 
 def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=None,
-              host_s_per_kernel=None, overlap=None, floor_s=None, catalog=None) -> StepTime:  # fmt: skip
+              host_s_per_kernel=None, overlap=None, floor_s=None, adjust=None, catalog=None) -> StepTime:  # fmt: skip
     """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
 
     Parameters
@@ -262,7 +344,11 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
         Share of the backward pass that hides the all-reduce, in [0, 1] (default
         :data:`OVERLAP`).
     floor_s : float, optional
-        The machine's fixed host seconds per step (default 0; see :func:`calibrate_floors`).
+        The machine's fixed seconds per step, which gates it: ``max(floor, work)`` (default 0;
+        see :func:`calibrate_floors`).
+    adjust : StepAdjust, optional
+        A bootstrap profile's corrections (see :class:`StepAdjust`); a model priced by the
+        strategy search takes its ``gpu_scale`` only.
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -278,10 +364,14 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     >>> eight = step_time("cifar10", "v100", (8,), 128)
     >>> one.sync, eight.step > one.step, eight.sync > 0
     (0.0, True, True)
-    >>> step_time("ncf", "v100", (1,), 32, floor_s=0.09).step > 0.09  # a slow machine's floor
+    >>> step_time("ncf", "v100", (1,), 32, floor_s=0.09).step  # a slow machine's floor gates the step
+    0.09
+    >>> tight = step_time("yolov3", "a100-40gb", (8,), 8, adjust=StepAdjust(contention=1.5))
+    >>> tight.step > step_time("yolov3", "a100-40gb", (8,), 8).step  # eight GPUs of a node contend
     True
     """
     m, g = _resolve(model, gpu, catalog)
+    adjust = _check_adjust(adjust)
     p = _placement(placement)
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
@@ -297,15 +387,44 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     if hybrid:
         out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
+        if adjust is not None:
+            step = (step - sync) * adjust.gpu_scale + sync
         if floor_s:
-            step = np.hypot(step - sync, _check_floor(floor_s)) + sync
+            step = np.maximum(step, _check_floor(floor_s))
     else:
         ov = None if overlap is None else _check_overlap(overlap)
         floor = 0.0 if floor_s is None else _check_floor(floor_s)
-        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel, ov, floor)
+        step, sync = _dp_times(m, g, p, b, eff, link_eff, host_s_per_kernel, ov, floor, adjust)
     if b.ndim == 0:
         return StepTime(float(step), float(sync))
     return StepTime(np.asarray(step, dtype=np.float64), np.asarray(sync, dtype=np.float64))
+
+
+def host_share(model, gpu, local_bsz=None, *, efficiency=None, floor_s=None, adjust=None, catalog=None) -> float:
+    """Host time (or the floor, the larger) over GPU time of one GPU's step at ``local_bsz``.
+
+    At :data:`HOST_BOUND_RATIO` or more the host rivals the GPU: the step's price rests on
+    the host's speed and the machine's per-step costs, which no GPU datasheet states, so a
+    profile flags it as low-confidence. ``local_bsz`` defaults to the largest per-GPU batch
+    (what one GPU holds, at most the model's largest batch): a job flagged there is host-bound
+    at every batch it can run. A model priced by the strategy search: 0.
+
+    Examples
+    --------
+    >>> host_share("ncf", "v100") > HOST_BOUND_RATIO > host_share("bert", "t4")
+    True
+    """
+    m, g = _resolve(model, gpu, catalog)
+    if m.transformer is not None and _max_dp_batch(m, g) < 1:
+        return 0.0
+    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
+    adjust = _check_adjust(adjust)
+    b = local_bsz if local_bsz is not None else max(1, min(m.max_batch_size, _max_dp_batch(m, g)))
+    host, gpu_s, _ = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL)
+    if adjust is not None:
+        host, gpu_s = host * adjust.host_scale, gpu_s * adjust.gpu_scale
+    floor = 0.0 if floor_s is None else _check_floor(floor_s)
+    return float(max(host, floor) / gpu_s)
 
 
 _HYBRID_MEMO: dict = {}

@@ -19,10 +19,13 @@ import numpy as np
 
 from fastsched._atomic import atomic_open, check_output
 from fastsched.catalog import gpus as gcat
+from fastsched.catalog._profile_info import PROFILE_INFO, _type_info, _write_info, read_profile_info
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import (
     DEFAULT_EFFICIENCY,
     Calibration,
+    StepAdjust,
+    _check_adjust,
     _check_eff,
     _check_floor,
     _check_overlap,
@@ -44,6 +47,8 @@ __all__ = [
     "write_profile",
     "calibrate_from_traces",
     "calibrate_floors_from_traces",
+    "PROFILE_INFO",
+    "read_profile_info",
 ]
 
 
@@ -53,8 +58,8 @@ class OracleType(NamedTuple):
     Examples
     --------
     >>> t = oracle_type("cifar10", "t4")
-    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor
-    ('t4', True, None)
+    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor, t.adjust
+    ('t4', True, None, None)
     """
 
     model: ModelSpec
@@ -64,9 +69,14 @@ class OracleType(NamedTuple):
     floor: float | None
     min_local_bsz: int
     max_local_bsz: int
+    adjust: StepAdjust | None = None
 
 
-def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalog=None) -> OracleType:
+def _kw(t: OracleType) -> dict:
+    return {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor, "adjust": t.adjust}
+
+
+def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, adjust=None, catalog=None) -> OracleType:
     """Check ``model`` on ``gpu`` and fix its per-GPU batch range (the GPU's memory, the model's batches).
 
     Raises
@@ -92,6 +102,7 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         _check_overlap(overlap)
     if floor is not None:
         _check_floor(floor)
+    adjust = _check_adjust(adjust)
     cap = max_local_bsz(m, g)
     if cap < 1:
         if m.transformer is None:
@@ -99,10 +110,11 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, catalo
         cap = m.init_batch_size  # hybrid parallel: the strategy search places the batch
     hi = int(min(cap, m.max_batch_size))
     lo = int(min(m.min_local_bsz, hi))
-    t = OracleType(m, g, eff, overlap, floor, lo, hi)
+    t = OracleType(m, g, eff, overlap, floor, lo, hi, adjust)
     # Step time must not fail for a model priced by the search: check once here.
     try:
-        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor)
+        step_time(m, g, (1,) if m.transformer is None else (g.gpus_per_node,), lo, efficiency=eff, floor_s=floor,
+                  adjust=adjust)  # fmt: skip
     except ValueError:
         if m.transformer is None:
             raise
@@ -136,7 +148,7 @@ def priced(t: OracleType, placement, local_bsz) -> tuple:
     >>> priced(t, (1,), 1)[0] == 2 * priced(t, (2,), 0.5)[0]  # two GPUs share the one sequence
     True
     """
-    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    kw = _kw(t)
     try:
         return tuple(step_time(t.model, t.gpu, placement, local_bsz, **kw))
     except ValueError:
@@ -173,7 +185,7 @@ def min_gpus(t: OracleType, batch_size) -> int:
     if t.model.transformer is None:
         return 1
     per_node = max(int(t.gpu.gpus_per_node), 1)
-    kw = {"efficiency": t.efficiency, "overlap": t.overlap, "floor_s": t.floor}
+    kw = _kw(t)
     n = 1
     while n <= 64 * per_node:
         placement = (n,) if n <= per_node else (per_node,) * (n // per_node) + ((n % per_node,) if n % per_node else ())
@@ -191,7 +203,7 @@ def noise_scale(m: ModelSpec, epoch) -> float:
     Examples
     --------
     >>> noise_scale(model_spec("imagenet"), 0), round(noise_scale(model_spec("imagenet"), 89))
-    (1000.0, 30000)
+    (1000.0, 10000)
     """
     start, end = m.noise_scale
     f = min(max(epoch, 0), m.max_epochs - 1) / max(m.max_epochs - 1, 1)
@@ -204,7 +216,7 @@ def grad_stats(m: ModelSpec, epoch) -> tuple:
     Examples
     --------
     >>> grad_stats(model_spec("cifar10"), 0)
-    (1.0, 0.78125)
+    (1.0, 7.8125)
     """
     return 1.0, noise_scale(m, epoch) / m.init_batch_size
 
@@ -370,6 +382,7 @@ def write_profile(
     force=False,
     inputs=(),
     statistics=True,
+    bootstraps=None,
 ) -> list:
     """Write ``output/<model>/`` in the Sia traces' layout from the oracle; return the files.
 
@@ -381,7 +394,13 @@ def write_profile(
     count (:func:`min_gpus` at the initial batch; the simulator's trace reader takes it);
     ``validation-<B>.csv``: the gradient-noise model at total batches ``B = B0 2^k`` (one, ``B0``,
     for a fixed-batch model).
-    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s.
+    ``efficiencies``, ``overlap`` and ``floors`` are as :func:`oracle_applications`'s;
+    ``bootstraps`` (``{type: Bootstrap}``, :func:`fastsched.catalog.bootstrap.bootstrap_from_traces`)
+    prices each type it holds from its bootstrap profile (its floor and :class:`StepAdjust`).
+    :data:`PROFILE_INFO` (``profile.json``) records how each type was priced (``datasheet``,
+    ``calibrated`` or ``bootstrap``), its host share and whether it is low-confidence (the host
+    rivals the GPU, :data:`~fastsched.catalog.oracle.HOST_BOUND_RATIO`); types already recorded
+    there by an earlier call are kept.
 
     Every file follows the commands' output policy (:func:`fastsched._atomic.check_output`),
     checked for all of them before the first is written: an existing file is replaced only with
@@ -401,7 +420,7 @@ def write_profile(
     ['placements-aws.csv', 'placements-h100.csv', 'scalability-aws.csv', 'scalability-h100.csv']
     """
     m = model if isinstance(model, ModelSpec) else model_spec(model)
-    efficiencies, floors = efficiencies or {}, floors or {}
+    efficiencies, floors, bootstraps = efficiencies or {}, floors or {}, bootstraps or {}
     folder = Path(output) / m.name
     names = [gcat.trace_name(t, catalog) for t in gpu_types]
     planned = [f"{kind}-{n}.csv" for n in names for kind in ("placements", "scalability")]
@@ -427,10 +446,16 @@ def write_profile(
     planned += stats if statistics else []
     files = []  # (path, header, rows): every type is priced and checked before the first file is written
     first = None
+    info = {}
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
-        app = oracle_type(m, g, efficiency=efficiencies.get(name, efficiencies.get(g.name)), overlap=overlap,
-                          floor=floors.get(name, floors.get(g.name)))  # fmt: skip
+        bs = bootstraps.get(name, bootstraps.get(g.name))
+        eff = efficiencies.get(name, efficiencies.get(g.name)) if bs is None else bs.efficiency
+        floor = floors.get(name, floors.get(g.name)) if bs is None else bs.floor_s
+        app = oracle_type(m, g, efficiency=eff, overlap=overlap, floor=floor,
+                          adjust=None if bs is None else bs.adjust)  # fmt: skip
+        info[name] = _type_info(app, "bootstrap" if bs is not None else ("calibrated" if eff is not None else
+                                                                         "datasheet"), bs)  # fmt: skip
         first = first or app
         files += _type_files(m, g, app, folder / f"placements-{name}.csv", folder / f"scalability-{name}.csv",
                              overlap, max_nodes)  # fmt: skip
@@ -447,8 +472,11 @@ def write_profile(
         _check_rows(path, header, rows)
         if path.name not in planned:
             check_output(path, inputs=inputs, force=force, what="--output")
+    info_path = folder / PROFILE_INFO
+    check_output(info_path, inputs=inputs, force=True, what="--output")  # a record: merged, never an input
     for path, header, rows in files:
         _write_csv(path, header, rows)
+    _write_info(info_path, m, info)
     return [path for path, _, _ in files]
 
 
@@ -463,12 +491,12 @@ def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes
     def points(p):
         if not hybrid:
             return zip(grid, *step_time(m, g, p, grid, efficiency=app.efficiency, overlap=overlap,
-                                        floor_s=app.floor), strict=True)  # fmt: skip
+                                        floor_s=app.floor, adjust=app.adjust), strict=True)  # fmt: skip
         out = []
         for b in grid:
             try:
                 out.append((b, *step_time(m, g, p, b, efficiency=app.efficiency, overlap=overlap,
-                                          floor_s=app.floor)))  # fmt: skip
+                                          floor_s=app.floor, adjust=app.adjust)))  # fmt: skip
             except ValueError:  # no plan of these GPUs fits the model, or divides its batch
                 pass
         return out

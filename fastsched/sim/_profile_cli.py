@@ -24,6 +24,13 @@ def register(subparsers) -> None:
         default=None,
         help="fit one efficiency per GPU type from this application's measured placements-<type>.csv",
     )
+    p.add_argument(
+        "--bootstrap",
+        metavar="APP_TRACE_DIR",
+        default=None,
+        help="fit each type from this application's short measurement in placements-<type>.csv: its one-GPU rows "
+        "and the full-node row at the median batch (other rows are not read); the oracle prices the rest",
+    )
     p.add_argument("--efficiency", type=float, default=None, help="efficiency of every uncalibrated type (0, 1]")
     p.add_argument("--gpu-types", metavar="FILE", default=None, help="TOML/JSON of added or overridden GPU types")
     p.add_argument(
@@ -70,7 +77,14 @@ def run(args) -> int:
     from fastsched.catalog.models import check_model, load_model_spec, model_spec
 
     # The catalogue's profile writer needs numpy only: no simulator, no numba.
-    from fastsched.catalog.profile import calibrate_from_traces, min_gpus, oracle_type, priced, write_profile
+    from fastsched.catalog.profile import (
+        calibrate_from_traces,
+        min_gpus,
+        oracle_type,
+        priced,
+        read_profile_info,
+        write_profile,
+    )
 
     catalog = gcat.with_types(args.gpu_types) if args.gpu_types else None
     model = load_model_spec(args.model) if args.model.endswith(".json") or os.sep in args.model else None
@@ -97,15 +111,23 @@ def run(args) -> int:
         effs = dict.fromkeys(names, args.efficiency)
     if args.calibrate:
         effs.update(calibrate_from_traces(args.calibrate, types, catalog=catalog))
+    boots = {}
+    if args.bootstrap:
+        if args.calibrate:
+            raise ValueError("--bootstrap and --calibrate are two ways to price a type: give one")
+        from fastsched.catalog.bootstrap import bootstrap_from_traces
+
+        boots = bootstrap_from_traces(args.bootstrap, types, model=model, catalog=catalog)
     # The calibration traces, the GPU-types file and the model file are inputs: never written over.
-    inputs = [args.calibrate, args.gpu_types, args.model if os.path.exists(args.model) else None]
+    inputs = [args.calibrate, args.bootstrap, args.gpu_types, args.model if os.path.exists(args.model) else None]
     files = write_profile(
         model, types, args.output, efficiencies=effs, catalog=catalog, force=args.force, inputs=inputs,
-        statistics=not args.types_only,
+        statistics=not args.types_only, bootstraps=boots,
     )  # fmt: skip
     if not args.quiet:
         samples = model.samples_per_epoch * model.max_epochs
         print(f"{model.name}: {len(files)} files in {os.path.join(args.output, model.name)}")
+        low = (read_profile_info(os.path.join(args.output, model.name)) or {}).get("low_confidence", [])
         print(
             f"a job trains {samples:,} samples ({model.max_epochs} epochs of {model.samples_per_epoch:,}); "
             "GPU-hours at one GPU's rate (ideal scaling: more GPUs take as many GPU-hours, or more)"
@@ -117,7 +139,8 @@ def run(args) -> int:
         gpu_hours = []
         for t, n in zip(types, names, strict=True):
             g = gcat.gpu_type(t, catalog)
-            app = oracle_type(model, g, efficiency=effs.get(n))
+            bs = boots.get(n)
+            app = oracle_type(model, g, efficiency=effs.get(n), floor=bs and bs.floor_s, adjust=bs and bs.adjust)
             try:  # one GPU at its largest batch; a model too large for one GPU: one node, one sample each
                 step, _ = priced(app, (1,), app.max_local_bsz)
                 rate = app.max_local_bsz / step
@@ -128,7 +151,8 @@ def run(args) -> int:
                     need = -(-min_gpus(app, app.model.init_batch_size) // g.gpus_per_node)
                     step, _ = priced(app, (g.gpus_per_node,) * need, 1)
                 rate = 1.0 / step
-            src = " (fit)" if args.calibrate and n in effs else ""
+            src = " (fit)" if args.calibrate and n in effs else (" (bootstrap)" if bs else "")
+            src += " low confidence" if n in low else ""
             gpu_hours.append((samples / rate / 3600.0, gcat.canonical_name(t, catalog)))
             print(
                 f"{gcat.canonical_name(t, catalog):>16} {n:>12} {app.efficiency:>10.3f}{src} "

@@ -77,6 +77,36 @@ def _profiles_source(traces, applications) -> str:
     return "builtin"
 
 
+def _low_confidence(traces, applications, names, types) -> list:
+    """``application/type`` of the run's modelled profiles flagged low-confidence (host-bound), sorted.
+
+    A profile folder's ``profile.json`` (:func:`fastsched.catalog.profile.read_profile_info`)
+    flags them; ready applications, by their ``low_confidence`` attribute (per type for a
+    per-type application). Measured traces are never flagged.
+    """
+    out = set()
+    if applications is not None:
+        for name in names:
+            app = applications.get(name)
+            per_type = getattr(app, "apps", None)
+            for t, a in per_type.items() if isinstance(per_type, dict) else [("", app)]:
+                if getattr(a, "low_confidence", False) is True:
+                    out.add(f"{name}/{t}" if t else name)
+        return sorted(out)
+    if traces is None:
+        return []
+    from fastsched.catalog.profile import read_profile_info
+
+    for name in names:
+        info = read_profile_info(Path(traces).expanduser() / name)
+        if info is None:
+            continue
+        for t in info.get("low_confidence", []):
+            if types is None or t in types:
+                out.add(f"{name}/{t}")
+    return sorted(out)
+
+
 @contextlib.contextmanager
 def _log_file(output):
     """Open the output: the caller's file object, or one written whole to the path ``output`` (see :mod:`fastsched._atomic`)."""
@@ -433,6 +463,10 @@ def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
     }
     if study.scale is not None:  # only then: the summaries of unscaled runs stay as they were
         config["scale"] = study.scale
+    low = _low_confidence(study.traces, study.applications, sorted({w.application for w in wjobs}),
+                          None if spec is None else set(spec.types))  # fmt: skip
+    if low:  # only then: the summaries of runs on measured traces stay as they were
+        config["low_confidence"] = low
     if spec is not None:
         config["cluster"] = str(spec)
         config["gpus_by_type"] = dict(spec.gpus_by_type)

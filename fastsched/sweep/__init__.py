@@ -2,8 +2,9 @@
 
 Public: :func:`run_sweep` (one dask task per run, tables in an output folder, resumable),
 :func:`run_serial` (the same in one process), :func:`load_spec` / :class:`SweepSpec`
-(validation and grid expansion), :class:`SweepResult`, :func:`derive_seed` and
-:func:`evaluate_grid`. The modules: ``spec`` (load, validate, expand), ``task`` (one run),
+(validation and grid expansion), :class:`SweepResult`, :func:`derive_seed`,
+:func:`evaluate_grid` and :func:`uncertainty_bands` (a study rerun over seeded draws of its
+profiles' stated ranges). The modules: ``spec`` (load, validate, expand), ``task`` (one run),
 ``warm`` (worker warm-up), ``table`` (rows and summary), ``store`` (output folder, resume),
 ``client`` (dask client), ``runner`` (the drivers). dask and distributed come with the ``dask`` extra
 (``pip install 'fastsched[dask]'``); only running on a cluster needs them.
@@ -25,6 +26,8 @@ __getattr__, __dir__ = lazy_exports(
         "derive_seed": "fastsched.sweep.spec",
         "load_spec": "fastsched.sweep.spec",
         "SweepResult": "fastsched.sweep.table",
+        "uncertainty_bands": "fastsched.sweep.uncertainty",
+        "UncertaintyResult": "fastsched.sweep.uncertainty",
     },
 )
 
@@ -38,4 +41,6 @@ __all__ = [
     "RunConfig",
     "derive_seed",
     "evaluate_grid",
+    "uncertainty_bands",
+    "UncertaintyResult",
 ]

@@ -37,7 +37,7 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
 
 
 def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0,
-            floor=0.0):  # fmt: skip
+            floor=0.0, gpu_scale=1.0, host_scale=1.0, contention=0.0, node_sync=0.0):  # fmt: skip
     winograd = model.winograd_share
     # padded samples: the padded share of the per-sample work and the chain of dependent kernels
     # run at the longest of all the step's samples (the replicas wait for the slowest GPU)
@@ -45,20 +45,31 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     pad = (1.0 - model.padded_share) + model.padded_share * r
     # forward + backward (twice the forward); Winograd's 3x3 convolutions do 1/2.25 of the multiplies
     flops = 3.0 * model.flops_per_sample * ((1.0 - winograd) + winograd / 2.25) * b * pad
+    # the recurrent share runs on the CUDA cores at the FP32 peak, the rest at the model's precision
+    flop_s = flops * (1.0 - model.fp32_share) / (peak_flops(gpu, model.precision) * eff) + flops * model.fp32_share / (
+        peak_flops(gpu, "fp32") * eff
+    )
     traffic = passes * model.activation_bytes * b * pad + 2.0 * model.state_bytes_per_param * model.parameters
-    gpu_s = flops / (peak_flops(gpu, model.precision) * eff) + traffic / (gpu.memory_gbps * 1e9 * eff)
-    backward_s = (2.0 / 3.0) * (flops / (peak_flops(gpu, model.precision) * eff)) + (
-        (2.0 / 3.0) * passes * model.activation_bytes * b * pad / (gpu.memory_gbps * 1e9 * eff)
+    gpu_s = flop_s + traffic / (gpu.memory_gbps * 1e9 * eff)
+    backward_s = (2.0 / 3.0) * flop_s + (2.0 / 3.0) * passes * model.activation_bytes * b * pad / (
+        gpu.memory_gbps * 1e9 * eff
     )
     chain = model.serial_kernels * 4e-6 * r  # dependent kernels at the GPU's launch latency
-    gpu_s += chain
-    backward_s += (2.0 / 3.0) * chain
-    host_s = model.kernels * host_per_kernel
+    gpu_s = (gpu_s + chain) * gpu_scale
+    backward_s = (backward_s + (2.0 / 3.0) * chain) * gpu_scale
+    host_s = model.kernels * host_per_kernel * host_scale
     grad = model.grad_bytes_per_param * model.parameters
+    used = [c for c in placement if c > 0]
     ar = ring_allreduce(grad, gpu, placement, link_eff, fixed=fixed)
-    # host launches, the machine's per-step floor and the GPU overlap partly: their 2-norm
-    compute = math.sqrt(host_s**2 + floor**2 + gpu_s**2)
+    per_node = gpu.gpus_per_node
+    share = 1.0 if per_node == 1 else (min(max(used), per_node) - 1) / (per_node - 1)
+    if len(used) == 1 and used[0] > 1:  # one node: its GPUs' shared path, at least
+        ar = max(ar, node_sync * share)
+    # host launches and the GPU overlap partly: their 2-norm; the node's GPUs contend for it
+    k = 1.0 + contention * share
+    compute = math.sqrt(host_s**2 + gpu_s**2) * k
     # the backward pass hides the all-reduce, but only for the time the GPU adds to the host's
-    window = min(overlap * backward_s, compute - math.sqrt(host_s**2 + floor**2))
+    window = min(overlap * backward_s * k, compute - host_s * k)
     exposed = max(ar * min(1.0, bucket / grad), ar - window)
-    return compute + exposed, exposed
+    # the machine's per-step floor gates the whole step
+    return max(floor, compute + exposed), exposed

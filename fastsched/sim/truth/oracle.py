@@ -18,6 +18,7 @@ from __future__ import annotations
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog import profile as prof
 from fastsched.catalog.models import ModelSpec, model_spec
+from fastsched.catalog.oracle import HOST_BOUND_RATIO, host_share
 from fastsched.catalog.profile import calibrate_floors_from_traces, calibrate_from_traces, write_profile
 from fastsched.goodput import GradParams
 from fastsched.sim.truth.per_type import HeteroApplication
@@ -56,8 +57,10 @@ class OracleApplication(Application):
         the measured stack of the Sia traces; 0 for a stack that reduces after the backward
         pass).
     floor : float, optional
-        The machine's fixed host seconds per step (``floor_s`` of
+        The machine's fixed seconds per step, which gates it (``floor_s`` of
         :func:`fastsched.catalog.step_time`; default 0).
+    adjust : StepAdjust, optional
+        A bootstrap profile's corrections (:class:`fastsched.catalog.oracle.StepAdjust`).
     catalog : dict, optional
         GPU catalogue (see :func:`fastsched.catalog.with_types`).
 
@@ -74,7 +77,7 @@ class OracleApplication(Application):
     """
 
     def __init__(self, model, gpu, *, efficiency=None, noise_scale=None, max_epochs=None, fixed_batch=None,
-                 overlap=None, floor=None, catalog=None):  # fmt: skip
+                 overlap=None, floor=None, adjust=None, catalog=None):  # fmt: skip
         m = model if isinstance(model, ModelSpec) else model_spec(model)
         if noise_scale is not None:
             m = m._replace(noise_scale=tuple(noise_scale))
@@ -82,7 +85,8 @@ class OracleApplication(Application):
             m = m._replace(max_epochs=max_epochs)
         if fixed_batch is not None:
             m = m._replace(fixed_batch=bool(fixed_batch))
-        self._type = t = prof.oracle_type(m, gpu, efficiency=efficiency, overlap=overlap, floor=floor, catalog=catalog)
+        self._type = t = prof.oracle_type(m, gpu, efficiency=efficiency, overlap=overlap, floor=floor, adjust=adjust,
+                                          catalog=catalog)  # fmt: skip
         self.model, self.gpu, self.efficiency, self.overlap, self.floor = t.model, t.gpu, t.efficiency, overlap, floor
         self.name = m.name
         self.gpu_type = self.gpu.trace_name
@@ -120,6 +124,19 @@ class OracleApplication(Application):
         return out
 
     @property
+    def low_confidence(self) -> bool:
+        """Whether the host rivals the GPU at the largest batch one GPU holds (the price rests on host costs).
+
+        Examples
+        --------
+        >>> OracleApplication("ncf", "v100").low_confidence, OracleApplication("bert", "v100").low_confidence
+        (True, False)
+        """
+        t = self._type
+        share = host_share(t.model, t.gpu, efficiency=t.efficiency, floor_s=t.floor, adjust=t.adjust)
+        return share >= HOST_BOUND_RATIO
+
+    @property
     def min_replicas(self) -> int:
         """Fewest GPUs of this type that hold the model at its initial total batch.
 
@@ -145,7 +162,7 @@ class OracleApplication(Application):
         --------
         >>> app = OracleApplication("imagenet", "v100")
         >>> app.noise_scale(0), round(app.noise_scale(89))
-        (1000.0, 30000)
+        (1000.0, 10000)
         """
         return prof.noise_scale(self.model, epoch)
 
@@ -158,7 +175,7 @@ class OracleApplication(Application):
         Examples
         --------
         >>> OracleApplication("cifar10", "t4").grad_params(0)
-        GradParams(sqr=1.0, var=0.78125)
+        GradParams(sqr=1.0, var=7.8125)
         """
         return GradParams(*prof.grad_stats(self.model, epoch))
 
@@ -201,7 +218,8 @@ def catalogue_covers(app_names, gpu_types, catalog=None) -> bool:
     return bool(gpu_types)
 
 
-def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, floors=None, catalog=None) -> dict:
+def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, floors=None, bootstraps=None,
+                        catalog=None) -> dict:  # fmt: skip
     """Per-GPU-type oracle applications for a typed cluster: ``{name: HeteroApplication}``.
 
     Parameters
@@ -216,6 +234,9 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
         As :class:`OracleApplication`'s.
     floors : dict, optional
         ``{type: floor seconds}`` (e.g. from :func:`calibrate_floors_from_traces`).
+    bootstraps : dict, optional
+        ``{type: Bootstrap}`` (:func:`fastsched.catalog.bootstrap.bootstrap_from_traces`): the
+        type's floor and :class:`~fastsched.catalog.oracle.StepAdjust`, for every model given.
 
     Examples
     --------
@@ -231,10 +252,10 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
     gpu_types = list(gpu_types)
     if not gpu_types:
         raise ValueError("gpu_types must name at least one GPU type, got none")
-    for what, v in (("efficiencies", efficiencies), ("floors", floors)):
+    for what, v in (("efficiencies", efficiencies), ("floors", floors), ("bootstraps", bootstraps)):
         if v is not None and not isinstance(v, dict):  # a list would be ignored: every type at the default
             raise TypeError(f"{what} must be a dict of GPU type -> number, got {type(v).__name__}")
-    efficiencies, floors = efficiencies or {}, floors or {}
+    efficiencies, floors, bootstraps = efficiencies or {}, floors or {}, bootstraps or {}
     out = {}
     for model in models:
         m = model if isinstance(model, ModelSpec) else model_spec(model)
@@ -244,6 +265,10 @@ def oracle_applications(models, gpu_types, *, efficiencies=None, overlap=None, f
             keys = (t, g.trace_name, g.name)  # as given, then as a calibration or a catalogue names it
             eff = next((efficiencies[k] for k in keys if k in efficiencies), None)
             floor = next((floors[k] for k in keys if k in floors), None)
-            apps[t] = OracleApplication(m, g, efficiency=eff, overlap=overlap, floor=floor)
+            bs = next((bootstraps[k] for k in keys if k in bootstraps), None)
+            if bs is not None:
+                floor = bs.floor_s
+            apps[t] = OracleApplication(m, g, efficiency=eff, overlap=overlap, floor=floor,
+                                        adjust=None if bs is None else bs.adjust)  # fmt: skip
         out[m.name] = HeteroApplication(apps)
     return out

@@ -216,7 +216,7 @@ def test_overlap_reaches_the_applications_and_the_profiles(tmp_path):
 def test_floors_reach_the_applications_and_the_profiles_and_are_fitted_back(tmp_path):
     plain = oracle_applications(["ncf"], ["v100"])["ncf"].apps["v100"]
     slow = oracle_applications(["ncf"], ["v100"], floors={"azure": 0.09})["ncf"].apps["v100"]  # by trace name
-    assert slow.throughput((1,), 64)[0] > 0.09 > plain.throughput((1,), 64)[0]
+    assert slow.throughput((1,), 64)[0] == 0.09 > plain.throughput((1,), 64)[0]  # the floor gates the step
     write_profile("cifar10", ["t4", "v100"], tmp_path, efficiencies={"aws": 0.5, "azure": 0.5}, floors={"v100": 0.07})
     trace = TraceApplication(tmp_path / "cifar10", gpu_type="azure")
     b = trace.min_local_bsz
@@ -247,7 +247,7 @@ def test_profile_follows_the_output_policy(tmp_path):
     with pytest.raises(ValueError, match="input"):
         write_profile("ncf", ["t4"], tmp_path, force=True, inputs=[calib])
     assert main([*argv, "--force", "--calibrate", str(calib)]) == 2
-    assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == []
+    assert sorted(p.name for p in calib.iterdir() if not p.name.endswith(".csv")) == ["profile.json"]  # no temp file
 
 
 def test_the_profile_command_loads_neither_numba_nor_the_simulator(tmp_path):
@@ -265,3 +265,39 @@ def test_the_profile_command_loads_neither_numba_nor_the_simulator(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert (tmp_path / "cifar10" / "placements-h100.csv").is_file()
+
+
+def test_profile_bootstrap_option_fits_each_type_and_records_it(tmp_path):
+    from fastsched.catalog.profile import read_profile_info
+    from fastsched.cli import main
+
+    measured = tmp_path / "measured"
+    write_profile("bert", ["t4", "v100"], measured, floors={"aws": 0.8})  # stands in for a measurement
+    out = tmp_path / "out"
+    assert main(["profile", "bert", "--gpu", "t4,v100,h100", "--output", str(out), "--bootstrap",
+                 str(measured / "bert"), "-q"]) == 0  # fmt: skip
+    types = read_profile_info(out / "bert")["types"]
+    assert types["aws"]["mode"] == types["azure"]["mode"] == "bootstrap" and types["h100"]["mode"] == "datasheet"
+    assert types["aws"]["floor_s"] == pytest.approx(0.8, rel=0.02)
+    # the measurement folder is an input: never written over, even with --force
+    assert main(["profile", "bert", "--gpu", "t4", "--output", str(tmp_path / "measured"), "--force",
+                 "--bootstrap", str(measured / "bert"), "-q"]) == 2  # fmt: skip
+    assert main(["profile", "bert", "--gpu", "t4", "--output", str(out), "--force", "--bootstrap",
+                 str(measured / "bert"), "--calibrate", str(measured / "bert"), "-q"]) == 2  # fmt: skip
+
+
+def test_low_confidence_profiles_reach_the_run_summary(tmp_path):
+    from fastsched.sim import simulate
+
+    write_profile("ncf", ["t4"], tmp_path)
+    write_profile("bert", ["t4"], tmp_path)
+    wl = tmp_path / "w.csv"
+    wl.write_text("name,time,application,num_replicas,batch_size\nn0,0,ncf,1,32768\nb0,0,bert,1,12\n")
+    s = simulate(wl, traces=tmp_path, cluster="1xt4", policy="tiresias", max_time=30 * 86400).summary()
+    assert s["low_confidence"] == ["ncf/aws"]
+    apps = oracle_applications(["ncf", "bert"], ["t4"])
+    s = simulate(wl, applications=apps, cluster="1xt4", policy="tiresias", max_time=30 * 86400).summary()
+    assert s["low_confidence"] == ["ncf/t4"]
+    wl.write_text("name,time,application,num_replicas,batch_size\nb0,0,bert,1,12\n")
+    s = simulate(wl, traces=tmp_path, cluster="1xt4", policy="tiresias", max_time=30 * 86400).summary()
+    assert "low_confidence" not in s  # nothing flagged: the summary is as it was

@@ -1,0 +1,94 @@
+"""Uncertainty bands: seeded draws of a profile folder, run as an ordinary sweep."""
+
+import pytest
+
+from fastsched.catalog.profile import read_profile_info, write_profile
+from fastsched.sweep import uncertainty_bands
+from fastsched.sweep.uncertainty import draw_profiles
+
+
+def _files(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.csv"))}
+
+
+@pytest.fixture
+def profiles(tmp_path):
+    src = tmp_path / "profiles"
+    write_profile("cifar10", ["t4", "v100"], src)
+    write_profile("bert", ["t4"], src)
+    return src
+
+
+def test_draws_are_seeded_and_the_central_folder_is_the_profile(profiles, tmp_path):
+    a = draw_profiles(profiles, tmp_path / "a", 3, seed=7)
+    b = draw_profiles(profiles, tmp_path / "b", 3, seed=7)
+    c = draw_profiles(profiles, tmp_path / "c", 3, seed=8)
+    assert [f.name for f in a] == ["central", "draw-0", "draw-1", "draw-2"]
+    assert all(_files(x) == _files(y) for x, y in zip(a, b, strict=True))
+    assert _files(a[1]) != _files(c[1]) and _files(a[1]) != _files(a[2])
+    assert _files(a[0]) == _files(profiles)  # every z = 0: the profiles themselves
+
+
+def test_without_ranges_every_draw_is_the_central_one(profiles, tmp_path):
+    folders = draw_profiles(profiles, tmp_path / "d", 2, noise=False, step_sigma={"datasheet": 0.0})
+    assert _files(folders[1]) == _files(folders[0]) == _files(folders[2])
+
+
+def test_the_noise_draw_moves_the_statistics_and_the_step_draw_the_times(profiles, tmp_path):
+    only_noise = draw_profiles(profiles, tmp_path / "n", 1, step_sigma={"datasheet": 0.0})
+    only_step = draw_profiles(profiles, tmp_path / "s", 1, noise=False)
+    central, n, s = _files(only_noise[0]), _files(only_noise[1]), _files(only_step[1])
+    val = [k for k in central if "validation" in k]
+    place = [k for k in central if "placements" in k]
+    assert all(n[k] == central[k] for k in place) and any(n[k] != central[k] for k in val)
+    assert all(s[k] == central[k] for k in val) and all(s[k] != central[k] for k in place)
+    info = read_profile_info(only_step[1] / "cifar10")
+    assert info["types"]["aws"]["mode"] == "bootstrap"  # a drawn profile records its adjusted prices
+
+
+def test_measured_applications_are_used_as_they_are(profiles, tmp_path):
+    measured = profiles / "mine"
+    measured.mkdir()
+    (measured / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n")
+    folders = draw_profiles(profiles, tmp_path / "m", 1)
+    assert (folders[1] / "mine" / "placements.csv").read_text() == (measured / "placements.csv").read_text()
+
+
+def test_bands_come_from_one_run_per_draw_and_policy(profiles, tmp_path):
+    wl = tmp_path / "w.csv"
+    wl.write_text("name,time,application,num_replicas,batch_size\nj0,0,cifar10,1,128\nj1,60,bert,1,12\n")
+    r = uncertainty_bands(wl, profiles, policies=["tiresias", "fifo"], draws=3, seed=1, cluster="1xt4",
+                          max_time=10 * 86400)  # fmt: skip
+    assert len(r.rows) == 2 * (3 + 1) and {row["draw"] for row in r.rows} == {-1, 0, 1, 2}
+    for p in ("tiresias", "fifo"):
+        b = r.bands[p]
+        assert b.draws == 3 and b.p10 <= b.median <= b.p90
+        jcts = [row["avg_jct"] for row in r.rows if row["policy"] == p and row["draw"] >= 0]
+        assert min(jcts) <= b.median <= max(jcts)
+    assert set(r.order) == {"tiresias", "fifo"} and 0.0 <= r.order_holds <= 1.0
+    # the same seed gives the same bands
+    again = uncertainty_bands(wl, profiles, policies=["tiresias", "fifo"], draws=3, seed=1, cluster="1xt4",
+                              max_time=10 * 86400)  # fmt: skip
+    assert again.bands == r.bands
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        ({"draws": -1}, ValueError, "draws"),
+        ({"draws": 1.5}, ValueError, "draws"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"step_sigma": {"bootstrap": -1.0}}, ValueError, "step_sigma"),
+    ],
+)
+def test_bad_arguments_name_the_argument(profiles, tmp_path, kwargs, err, match):
+    with pytest.raises(err, match=match):
+        draw_profiles(profiles, tmp_path / "x", **{"draws": 1, **kwargs})
+
+
+def test_a_folder_without_profiles_is_refused(tmp_path):
+    (tmp_path / "empty" / "app").mkdir(parents=True)
+    with pytest.raises(ValueError, match="profile.json"):
+        draw_profiles(tmp_path / "empty", tmp_path / "out", 1)
+    with pytest.raises(FileNotFoundError):
+        draw_profiles(tmp_path / "missing", tmp_path / "out", 1)

@@ -1,0 +1,1 @@
+"""Simulator inputs: workloads, production-log readers, cluster descriptions and presets."""

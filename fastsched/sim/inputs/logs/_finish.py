@@ -132,7 +132,8 @@ def finish(raw: RawLog, drops: Counter, problems: Problems, fmt: str, path, filt
     origin_all = float(np.min(raw.submit)) if n else math.nan
     offset = raw.submit - origin_all
     tests = (
-        ("unfinished", np.isin(raw.state, UNFINISHED_STATES) | np.isnan(raw.end)),
+        # No end after a start: still running when the log was taken. No start at all: never ran.
+        ("unfinished", np.isin(raw.state, UNFINISHED_STATES) | (np.isnan(raw.end) & ~np.isnan(raw.start))),
         ("never started", np.isnan(raw.start)),
         ("outside window", (offset < lo) | (offset >= hi)),
         ("state not kept", ~np.isin(raw.state, kept_states)),

@@ -44,6 +44,7 @@ UNFINISHED_STATES = ("pending", "running", "suspended", "requeued", "resizing", 
 DROP_REASONS = (
     "job step",  # Slurm: a step (123.batch, 123.0) of a job, not a job
     "no tasks",  # PAI: a job with no row in the task table
+    "orphan task",  # PAI: a task row whose job is not in the job table (a row, not a job)
     "malformed row",  # only with on_error="drop": a row that would have raised
     "unfinished",  # still pending/running, or no end time
     "never started",  # ended without ever running (no start time / no attempt)
@@ -223,7 +224,8 @@ class LogRead(NamedTuple):
         epoch as the log states it (PAI's times are shifted by an unknown constant); NaN when
         no job is kept.
     rows : int
-        Jobs read from the log (kept + dropped).
+        Records read: ``len(jobs) + sum(dropped.values())`` (jobs, Slurm step rows, PAI task
+        rows of no listed job).
     errors : tuple of str
         With ``on_error="drop"``: the first messages of malformed rows (their count is
         ``dropped["malformed row"]``); empty otherwise.

@@ -37,7 +37,10 @@ class RawLog(NamedTuple):
     line: np.ndarray
 
 
-_DTYPES = {f: (np.float64 if f in ("submit", "start", "end") else np.int64 if f in ("gpus", "nodes", "line") else object) for f in RawLog._fields}
+_DTYPES = {
+    f: (np.float64 if f in ("submit", "start", "end") else np.int64 if f in ("gpus", "nodes", "line") else object)
+    for f in RawLog._fields
+}
 
 
 class RawBuilder:

@@ -264,3 +264,10 @@ def required_text(values, field: str, strings: Strings | None = None):
     out = np.empty(len(stripped), dtype=object)
     out[:] = stripped
     return out, problems
+
+
+def merge(into: dict, more: dict) -> dict:
+    """Add ``more``'s problems to ``into`` where a row has none yet (the first one found wins)."""
+    for k, v in more.items():
+        into.setdefault(k, v)
+    return into

@@ -148,7 +148,9 @@ class LogJobs:
         missing = set(_COLUMNS) - set(columns)
         extra = set(columns) - set(_COLUMNS)
         if missing or extra:
-            raise TypeError(f"LogJobs needs the columns {list(_COLUMNS)}; missing {sorted(missing)}, extra {sorted(extra)}")
+            raise TypeError(
+                f"LogJobs needs the columns {list(_COLUMNS)}; missing {sorted(missing)}, extra {sorted(extra)}"
+            )
         n = None
         for col, dtype in _COLUMNS.items():
             a = np.array(columns[col], dtype=dtype)  # a copy, so that freezing it leaves the caller's alone

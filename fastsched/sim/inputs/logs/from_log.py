@@ -48,8 +48,18 @@ __all__ = [
 _H = 3600.0
 #: Upper GPU-time bound (seconds, exclusive) -> applications drawn with even odds, per rule.
 GPU_TIME_BINS = {
-    "pollux": ((1 * _H, ("cifar10", "ncf")), (10 * _H, ("deepspeech2", "bert")), (100 * _H, ("yolov3",)), (1000 * _H, ("imagenet",))),
-    "sia": ((1 * _H, ("cifar10",)), (10 * _H, ("deepspeech2", "bert")), (100 * _H, ("yolov3",)), (1000 * _H, ("imagenet",))),
+    "pollux": (
+        (1 * _H, ("cifar10", "ncf")),
+        (10 * _H, ("deepspeech2", "bert")),
+        (100 * _H, ("yolov3",)),
+        (1000 * _H, ("imagenet",)),
+    ),
+    "sia": (
+        (1 * _H, ("cifar10",)),
+        (10 * _H, ("deepspeech2", "bert")),
+        (100 * _H, ("yolov3",)),
+        (1000 * _H, ("imagenet",)),
+    ),
 }
 POLLUX_COUNTS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48)
 # The Sia artifact's list: 1 and the even counts below max_gpus (16): its workloads' imagenet
@@ -65,7 +75,13 @@ RULES = {
     "sia": {"bins": "sia", "daily": False, "reference": (8, SIA_COUNTS), "max_gpus": None, "fallback": None},
     # SOSP'23 philly set: the Pollux workloads with ncf replaced by cifar10 and requests above 16
     # GPUs drawn again on the 8-GPU-node reference (fix_workload.py).
-    "sia-philly": {"bins": "sia", "daily": True, "reference": (4, POLLUX_COUNTS), "max_gpus": 16, "fallback": (8, SIA_COUNTS)},
+    "sia-philly": {
+        "bins": "sia",
+        "daily": True,
+        "reference": (4, POLLUX_COUNTS),
+        "max_gpus": 16,
+        "fallback": (8, SIA_COUNTS),
+    },
 }
 
 
@@ -74,7 +90,11 @@ def _validated_batch_sizes(app) -> list[int]:
     for a parametric application, powers of two from the initial to the largest batch size."""
     folder = getattr(app, "trace_dir", None)
     if folder is not None:
-        sizes = sorted(int(m.group(1)) for p in Path(folder).glob("validation-*.csv") if (m := re.fullmatch(r"validation-(\d+)\.csv", p.name)))
+        sizes = sorted(
+            int(m.group(1))
+            for p in Path(folder).glob("validation-*.csv")
+            if (m := re.fullmatch(r"validation-(\d+)\.csv", p.name))
+        )
         if sizes:
             return sizes
     sizes, b = [], int(app.init_batch_size)
@@ -300,7 +320,9 @@ def workload_from_log(
         ok &= (offset >= 0) & (offset < (w1 - w0))
     eligible = np.flatnonzero(ok)
     if eligible.size < n:
-        raise ValueError(f"the window holds {eligible.size} eligible jobs (ran >= {min_duration:g} s, < {max_gpu_time / _H:g} GPU-hours); {n} asked for")
+        raise ValueError(
+            f"the window holds {eligible.size} eligible jobs (ran >= {min_duration:g} s, < {max_gpu_time / _H:g} GPU-hours); {n} asked for"
+        )
     rng = np.random.default_rng(seed)
     pick = rng.choice(eligible, size=n, replace=False)
     pick = pick[np.argsort(np.floor(offset[pick]), kind="stable")]

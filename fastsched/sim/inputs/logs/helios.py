@@ -25,6 +25,7 @@ from fastsched.sim.inputs.logs._parse import (
     csv_chunks,
     header_index,
     locate,
+    merge,
     open_text,
     parse_floats,
     parse_times,
@@ -78,11 +79,11 @@ def read_helios_raw(path: Path, problems: Problems):
             end, p = parse_times(c["end"], "end_time")
             check("end", p)
             gpus, p = parse_floats(c["gpus"], "gpu_num")
-            p.update(whole(gpus, "gpu_num", c["gpus"]))
+            merge(p, whole(gpus, "gpu_num", c["gpus"]))
             check("gpus", p)
             if "nodes" in c:
                 nodes, p = parse_floats(c["nodes"], "node_num", blank=0.0)
-                p.update(whole(nodes, "node_num", c["nodes"]))
+                merge(p, whole(nodes, "node_num", c["nodes"]))
                 check("nodes", p)
             else:
                 nodes = np.zeros(n)

@@ -33,6 +33,7 @@ from fastsched.sim.inputs.logs._parse import (
     Strings,
     csv_chunks,
     locate,
+    merge,
     open_text,
     parse_floats,
     required_text,
@@ -72,7 +73,9 @@ def _rows(path: Path, columns: tuple, wanted: dict, problems: Problems):
         if has_header:
             next(reader)
         index = {field: columns.index(name) for field, name in wanted.items()}
-        yield from csv_chunks(path, reader, index, first_line=2 if has_header else 1, problems=problems, ncols=len(columns))
+        yield from csv_chunks(
+            path, reader, index, first_line=2 if has_header else 1, problems=problems, ncols=len(columns)
+        )
 
 
 def _jobs(path: Path, problems: Problems, strings: Strings):
@@ -91,7 +94,9 @@ def _jobs(path: Path, problems: Problems, strings: Strings):
         state, p = states(c["state"], "status", PAI_STATES, strings)
         check("state", p)
         submit, p = parse_floats(c["submit"], "start_time")
-        p.update({i: "start_time (the submission) must not be empty" for i in np.flatnonzero(np.isnan(submit)) if i not in p})
+        p.update(
+            {i: "start_time (the submission) must not be empty" for i in np.flatnonzero(np.isnan(submit)) if i not in p}
+        )
         check("submit", p)
         end, p = parse_floats(c["end"], "end_time")
         check("end", p)
@@ -129,7 +134,14 @@ def read_pai_raw(job_path: Path, task_path: Path, problems: Problems):
     ntasks = np.zeros(n, dtype=np.int64)
     gpu_type = [""] * n
     drops = Counter()
-    wanted = {"job": "job_name", "inst": "inst_num", "start": "start_time", "end": "end_time", "gpu": "plan_gpu", "type": "gpu_type"}
+    wanted = {
+        "job": "job_name",
+        "inst": "inst_num",
+        "start": "start_time",
+        "end": "end_time",
+        "gpu": "plan_gpu",
+        "type": "gpu_type",
+    }
     col = {f: PAI_TASK_COLUMNS.index(c) for f, c in wanted.items()}
     for lines, c in _rows(task_path, PAI_TASK_COLUMNS, wanted, problems):
         m = lines.size
@@ -140,7 +152,7 @@ def read_pai_raw(job_path: Path, task_path: Path, problems: Problems):
 
         job = np.array([index.get(v.strip(), -1) for v in c["job"]], dtype=np.int64)
         inst, p = parse_floats(c["inst"], "inst_num")
-        p.update(whole(inst, "inst_num", c["inst"]))
+        merge(p, whole(inst, "inst_num", c["inst"]))
         check("inst", p)
         gpu, p = parse_floats(c["gpu"], "plan_gpu", blank=0.0)
         p.update({i: f"plan_gpu must be >= 0, got {c['gpu'][i]!r}" for i in np.flatnonzero(gpu < 0) if i not in p})

@@ -68,7 +68,9 @@ def iter_json_objects(path: Path):
                     more()
                 if pos >= len(buf):
                     if in_list and not closed:
-                        raise ValueError(f"{where(path, line)}: malformed JSON: the list of jobs is not closed with ']'")
+                        raise ValueError(
+                            f"{where(path, line)}: malformed JSON: the list of jobs is not closed with ']'"
+                        )
                     return
                 ch = buf[pos]
                 if closed:
@@ -87,7 +89,9 @@ def iter_json_objects(path: Path):
                     pos += 1
                     continue
                 if in_list and not expect_value:
-                    raise ValueError(f"{where(path, line)}: malformed JSON: expected ',' or ']' between jobs, got {ch!r}")
+                    raise ValueError(
+                        f"{where(path, line)}: malformed JSON: expected ',' or ']' between jobs, got {ch!r}"
+                    )
                 try:
                     value, end = decoder.raw_decode(buf, pos)
                 except json.JSONDecodeError as exc:
@@ -157,7 +161,17 @@ def _job(job):
             if k == 0:
                 start, gpus, nodes = s, g, len(detail)
             end = e
-        return name, state, _text(job, "vc", required=False), _text(job, "user", required=False), submitted, start, end, gpus, nodes
+        return (
+            name,
+            state,
+            _text(job, "vc", required=False),
+            _text(job, "user", required=False),
+            submitted,
+            start,
+            end,
+            gpus,
+            nodes,
+        )
     except _Bad as exc:
         raise _Bad(f"job {name!r}: {exc}") from None
 

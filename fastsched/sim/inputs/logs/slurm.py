@@ -30,6 +30,7 @@ from fastsched.sim.inputs.logs._parse import (
     csv_chunks,
     header_index,
     locate,
+    merge,
     open_text,
     parse_floats,
     parse_times,
@@ -178,7 +179,7 @@ def read_slurm_raw(path: Path, problems: Problems):
             check("state", p)
             if "nodes" in c:
                 nodes, p = parse_floats(c["nodes"], "NNodes", blank=0.0)
-                p.update(whole(nodes, "NNodes", c["nodes"]))
+                merge(p, whole(nodes, "NNodes", c["nodes"]))
                 check("nodes", p)
             else:
                 nodes = np.zeros(n)

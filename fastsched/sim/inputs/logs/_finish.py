@@ -70,7 +70,7 @@ def check_filters(window, vcs, states, gpu_only):
     if window is not None:
         if isinstance(window, (str, bytes)) or not hasattr(window, "__len__") or len(window) != 2:
             raise TypeError(f"window must be a (start, end) pair of seconds, got {window!r}")
-        for v, what in zip(window, ("start", "end")):
+        for v, what in zip(window, ("start", "end"), strict=True):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
                 raise TypeError(f"window {what} must be a number of seconds, got {v!r}")
         lo, hi = float(window[0]), float(window[1])

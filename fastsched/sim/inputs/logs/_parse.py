@@ -201,8 +201,8 @@ def csv_chunks(path: Path, reader, index: dict, *, first_line: int, problems: Pr
 def _columns(fields, rows, lines):
     if len(fields) == 1:
         return np.asarray(lines, dtype=np.int64), {fields[0]: list(rows)}
-    cols = list(zip(*rows))
-    return np.asarray(lines, dtype=np.int64), {f: list(c) for f, c in zip(fields, cols)}
+    cols = list(zip(*rows, strict=True))
+    return np.asarray(lines, dtype=np.int64), {f: list(c) for f, c in zip(fields, cols, strict=True)}
 
 
 def locate(path, lines, col, found: dict, problems: Problems, bad: np.ndarray) -> None:
@@ -242,8 +242,10 @@ def whole(a: np.ndarray, field: str, values, *, low=0, blank_ok=False) -> dict:
 
 
 def states(values, field: str, table: dict, strings: Strings):
-    """Map state strings through ``table`` (keys upper case; Slurm's "CANCELLED by 123" reads as
-    CANCELLED); returns (object array, problems)."""
+    """Map state strings through ``table`` (keys upper case); return (object array, problems).
+
+    Slurm's ``CANCELLED by 123`` reads as ``CANCELLED``.
+    """
     out, problems = [], {}
     for i, v in enumerate(values):
         key = v.strip().split(" ", 1)[0].upper()
@@ -256,7 +258,7 @@ def states(values, field: str, table: dict, strings: Strings):
 
 
 def required_text(values, field: str, strings: Strings | None = None):
-    """Stripped strings that must not be empty, interned by ``strings`` if given; (array, problems)."""
+    """Strip strings that must not be empty, interned by ``strings`` if given; return (array, problems)."""
     stripped = [v.strip() for v in values]
     problems = {i: f"{field} must not be empty" for i, v in enumerate(stripped) if not v}
     if strings is not None:

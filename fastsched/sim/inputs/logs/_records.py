@@ -70,7 +70,7 @@ _COLUMNS = {
 
 
 def _scalar(v):
-    """A numpy scalar as the Python number it holds (object columns already hold str)."""
+    """Return a numpy scalar as the Python number it holds (object columns already hold str)."""
     return v.item() if isinstance(v, np.generic) else v
 
 

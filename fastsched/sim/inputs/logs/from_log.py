@@ -86,8 +86,10 @@ RULES = {
 
 
 def _validated_batch_sizes(app) -> list[int]:
-    """The total batch sizes an application was validated at (its ``validation-<B>.csv`` files);
-    for a parametric application, powers of two from the initial to the largest batch size."""
+    """Return the total batch sizes an application was validated at (``validation-<B>.csv``).
+
+    For a parametric application: powers of two from the initial to the largest batch size.
+    """
     folder = getattr(app, "trace_dir", None)
     if folder is not None:
         sizes = sorted(
@@ -114,7 +116,7 @@ def application_configurations(
     max_jct=12 * _H,
     batch_sizes=None,
 ) -> list[tuple[int, int, float]]:
-    """The ``(num_replicas, batch_size, jct)`` configurations the published rule draws from.
+    """Return the ``(num_replicas, batch_size, jct)`` configurations the published rule draws from.
 
     For each GPU count ``R`` (packed ``gpus_per_node`` to a node), the batch size among the
     validated ones that finishes training soonest in isolation: per-GPU batch
@@ -331,7 +333,7 @@ def workload_from_log(
 
     configs, second = {}, {}
     out, ids = [], []
-    for k, (i, b) in enumerate(zip(pick.tolist(), which.tolist())):
+    for k, (i, b) in enumerate(zip(pick.tolist(), which.tolist(), strict=True)):
         choices = bins[b][1]
         name = choices[int(rng.integers(len(choices)))] if len(choices) > 1 else choices[0]
         app = applications[name]

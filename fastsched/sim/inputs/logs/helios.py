@@ -31,8 +31,8 @@ from fastsched.sim.inputs.logs._parse import (
     parse_times,
     required_text,
     states,
-    whole,
     where,
+    whole,
 )
 
 __all__ = ["HELIOS_COLUMNS", "read_helios_raw"]

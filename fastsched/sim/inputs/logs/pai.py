@@ -38,8 +38,8 @@ from fastsched.sim.inputs.logs._parse import (
     parse_floats,
     required_text,
     states,
-    whole,
     where,
+    whole,
 )
 
 __all__ = ["PAI_JOB_COLUMNS", "PAI_TASK_COLUMNS", "PAI_STATES", "read_pai_raw"]

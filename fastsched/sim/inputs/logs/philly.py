@@ -185,7 +185,7 @@ def read_philly_raw(path: Path, problems: Problems):
     def flush():
         if not rows:
             return
-        name, state, vc, user, submitted, start, end, gpus, nodes = (list(c) for c in zip(*rows))
+        name, state, vc, user, submitted, start, end, gpus, nodes = (list(c) for c in zip(*rows, strict=True))
         n = len(rows)
         bad = np.zeros(n, dtype=bool)
         times = {}

@@ -33,7 +33,7 @@ def _pai_files(path: Path):
 
 
 def detect_format(path) -> str:
-    """Tell a log's format from its first bytes.
+    r"""Tell a log's format from its first bytes.
 
     * ``philly``: JSON (the first character is ``[`` or ``{``): ``cluster_job_log``;
     * ``slurm``: a ``|``-separated header naming ``JobID`` (``sacct --parsable2``);
@@ -52,7 +52,7 @@ def detect_format(path) -> str:
     --------
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.txt"
-    >>> _ = p.write_text("JobID|JobName|State|Submit|Start|End|AllocTRES\\n")
+    >>> _ = p.write_text("JobID|JobName|State|Submit|Start|End|AllocTRES\n")
     >>> detect_format(p)
     'slurm'
     """

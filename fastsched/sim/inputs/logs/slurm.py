@@ -36,8 +36,8 @@ from fastsched.sim.inputs.logs._parse import (
     parse_times,
     required_text,
     states,
-    whole,
     where,
+    whole,
 )
 
 __all__ = ["SLURM_COLUMNS", "read_slurm_raw", "parse_tres", "parse_gres"]

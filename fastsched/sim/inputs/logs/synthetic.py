@@ -252,6 +252,7 @@ def synthetic_log(path, *, profile="helios", num_jobs=1_000_000, days=None, cpu_
                     np.char.replace(sub, "T", " ").tolist(),
                     np.char.replace(end, "T", " ").tolist(),
                     run[lo:hi].tolist(),
+                    strict=True,
                 )
             ]
             f.writelines(lines)

@@ -28,7 +28,11 @@ def reference(path, window=None, vcs=None, states="finished", gpu_only=True):
         for r in csv.DictReader(f):
 
             def t(s):
-                return None if not s else dt.datetime.strptime(s, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc).timestamp()
+                return (
+                    None
+                    if not s
+                    else dt.datetime.strptime(s, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc).timestamp()
+                )
 
             rows.append(
                 dict(
@@ -87,7 +91,9 @@ row = st.tuples(
     rows=st.lists(row, min_size=1, max_size=25),
     window=st.one_of(st.none(), st.tuples(st.integers(0, 3000), st.integers(1, 3000)).filter(lambda w: w[0] < w[1])),
     vcs=st.one_of(st.none(), st.sets(st.sampled_from(["vcA", "vcB", "vcC"]))),
-    states=st.one_of(st.sampled_from(["finished", "completed"]), st.sets(st.sampled_from(FINISHED_STATES[:4]), min_size=1)),
+    states=st.one_of(
+        st.sampled_from(["finished", "completed"]), st.sets(st.sampled_from(FINISHED_STATES[:4]), min_size=1)
+    ),
     gpu_only=st.booleans(),
 )
 def test_filters_match_the_reference(tmp_path_factory, rows, window, vcs, states, gpu_only):
@@ -95,7 +101,9 @@ def test_filters_match_the_reference(tmp_path_factory, rows, window, vcs, states
     log = []
     for k, (gpus, state, submit, wait, run, vc) in enumerate(rows):
         start = None if wait is None else submit + wait
-        end = None if (run is None or start is None and k % 2) else (start if start is not None else submit) + (run or 0)
+        end = (
+            None if (run is None or start is None and k % 2) else (start if start is not None else submit) + (run or 0)
+        )
         log.append((f"j{k}", "u", vc, gpus, 1, state, _stamp(submit), _stamp(start), _stamp(end)))
     p = w.helios(folder, log)
     want, drops = reference(p, window, vcs, states, gpu_only)
@@ -128,7 +136,10 @@ def test_filter_arguments_are_checked(tmp_path):
 
 
 def test_window_is_counted_from_the_first_submission_and_output_from_the_first_kept(tmp_path):
-    rows = [(str(k), "u", "vc", 1, 1, "COMPLETED", _stamp(100 * k), _stamp(100 * k), _stamp(100 * k + 50)) for k in range(10)]
+    rows = [
+        (str(k), "u", "vc", 1, 1, "COMPLETED", _stamp(100 * k), _stamp(100 * k), _stamp(100 * k + 50))
+        for k in range(10)
+    ]
     r = read_log(w.helios(tmp_path, rows), window=(250, 600))
     assert r.jobs.name.tolist() == ["3", "4", "5"]
     assert r.jobs.submit.tolist() == [0.0, 100.0, 200.0]

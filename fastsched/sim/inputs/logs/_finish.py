@@ -56,7 +56,8 @@ class RawBuilder:
 
     def build(self) -> RawLog:
         out = {}
-        for f, parts in self._parts.items():
+        for f in RawLog._fields:
+            parts = self._parts.pop(f)  # each column's chunks freed as soon as it is joined
             if not parts:
                 out[f] = np.empty(0, dtype=_DTYPES[f])
             else:
@@ -101,7 +102,7 @@ def check_filters(window, vcs, states, gpu_only):
 def _check_unique(raw: RawLog, path, problems: Problems) -> np.ndarray:
     """Bad mask of rows whose id appeared on an earlier row (the later one is the mistake)."""
     bad = np.zeros(raw.name.size, dtype=bool)
-    if np.unique(raw.name).size == raw.name.size:
+    if len(set(raw.name.tolist())) == raw.name.size:  # hashing, not sorting a million strings
         return bad
     first = {}
     for i, name in enumerate(raw.name):
@@ -110,6 +111,12 @@ def _check_unique(raw: RawLog, path, problems: Problems) -> np.ndarray:
             problems.report(f"{where(path, int(raw.line[i]))}: duplicate job id {name!r} (first on line {raw.line[k]})")
             bad[i] = True
     return bad
+
+
+def _member(values: np.ndarray, members) -> np.ndarray:
+    """``values[i] in members`` for an object array of a few distinct strings (no sort, no copy)."""
+    table = {v: v in members for v in set(values.tolist())}
+    return np.fromiter(map(table.__getitem__, values), dtype=bool, count=values.size)
 
 
 def finish(raw: RawLog, drops: Counter, problems: Problems, fmt: str, path, filters, *, end_at) -> LogRead:
@@ -136,11 +143,11 @@ def finish(raw: RawLog, drops: Counter, problems: Problems, fmt: str, path, filt
     offset = raw.submit - origin_all
     tests = (
         # No end after a start: still running when the log was taken. No start at all: never ran.
-        ("unfinished", np.isin(raw.state, UNFINISHED_STATES) | (np.isnan(raw.end) & ~np.isnan(raw.start))),
+        ("unfinished", _member(raw.state, UNFINISHED_STATES) | (np.isnan(raw.end) & ~np.isnan(raw.start))),
         ("never started", np.isnan(raw.start)),
         ("outside window", (offset < lo) | (offset >= hi)),
-        ("state not kept", ~np.isin(raw.state, kept_states)),
-        ("other virtual cluster", ~np.isin(raw.vc, list(vcs)) if vcs is not None else np.zeros(n, dtype=bool)),
+        ("state not kept", ~_member(raw.state, kept_states)),
+        ("other virtual cluster", ~_member(raw.vc, vcs) if vcs is not None else np.zeros(n, dtype=bool)),
         ("no GPUs", (raw.gpus == 0) if gpu_only else np.zeros(n, dtype=bool)),
     )
     keep = np.ones(n, dtype=bool)
@@ -152,7 +159,7 @@ def finish(raw: RawLog, drops: Counter, problems: Problems, fmt: str, path, filt
     idx = np.flatnonzero(keep)
     idx = idx[np.argsort(raw.submit[idx], kind="stable")]
     origin = float(raw.submit[idx[0]]) if idx.size else math.nan
-    jobs = LogJobs(
+    jobs = LogJobs._own(
         name=raw.name[idx],
         submit=raw.submit[idx] - origin,
         duration=raw.end[idx] - raw.start[idx],

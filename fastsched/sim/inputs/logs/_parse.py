@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import warnings
 from collections import Counter
+from itertools import islice
 from operator import itemgetter
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import numpy as np
 
 # Text that means "no value" in the logs: empty cells, Philly's "None", Slurm's "Unknown".
 MISSING = frozenset({"", "None", "none", "NONE", "Unknown", "unknown", "NaT", "nan", "NaN", "NULL", "null"})
-CHUNK = 1 << 16
+CHUNK = 1 << 15
 # Times outside these years are typing mistakes (numpy reads "12345" as the year 12345).
 _YEAR_LO, _YEAR_HI = 1970, 2200
 _T_LO = float(np.datetime64(f"{_YEAR_LO}-01-01", "s").astype(np.int64))
@@ -73,10 +74,13 @@ class Strings:
     def __init__(self):
         self._pool: dict[str, str] = {}
 
-    def __call__(self, values) -> np.ndarray:
+    def __call__(self, values, *, strip=False) -> np.ndarray:
+        """Object array of ``values`` (stripped if asked), each distinct string held once."""
         pool = self._pool
+        # Work on the distinct values, then map every row in C: a million rows, a few users.
+        table = {v: pool.setdefault(v.strip(), v.strip()) if strip else pool.setdefault(v, v) for v in set(values)}
         out = np.empty(len(values), dtype=object)
-        out[:] = [pool.setdefault(v, v) for v in values]
+        out[:] = list(map(table.__getitem__, values))
         return out
 
 
@@ -102,13 +106,17 @@ def parse_floats(values, field: str, *, blank=np.nan):
 
     A non-number or an infinite value is a problem; NaN only comes from a blank cell.
     """
-    cells = [blank if v.strip() in MISSING else v for v in values]
-    try:
-        a = np.array(cells, dtype=np.float64)
-        problems = {}
+    problems = {}
+    try:  # a clean column (the usual case) converts in one call
+        a = np.array(values, dtype=np.float64)
+        a[np.isnan(a)] = blank  # "nan" cells are blanks too
     except (ValueError, TypeError):
-        conv, problems = _scan(cells, float, lambda v: f"{field} must be a number, got {v!r}")
-        a = np.array([np.nan if c is None else c for c in conv], dtype=np.float64)
+        cells = [blank if v.strip() in MISSING else v for v in values]
+        try:
+            a = np.array(cells, dtype=np.float64)
+        except (ValueError, TypeError):
+            conv, problems = _scan(cells, float, lambda v: f"{field} must be a number, got {v!r}")
+            a = np.array([np.nan if c is None else c for c in conv], dtype=np.float64)
     inf = np.flatnonzero(np.isinf(a))
     for i in inf:
         problems.setdefault(int(i), f"{field} must be finite, got {values[i]!r}")
@@ -117,13 +125,18 @@ def parse_floats(values, field: str, *, blank=np.nan):
 
 def parse_times(values, field: str):
     """ISO date-time strings -> float64 seconds since the epoch (NaN if missing); (array, problems)."""
-    cells = ["NaT" if v.strip() in MISSING else v.strip() for v in values]
+    problems = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a trailing "Z": numpy warns that it ignores time zones
-        try:
-            t = np.array(cells, dtype="datetime64[ms]")
-            problems = {}
+        try:  # a clean column ("" and "NaT" are absent times to numpy too) converts in one call
+            t = np.array(values, dtype="datetime64[ms]")
         except (ValueError, TypeError, OverflowError):
+            cells = ["NaT" if v.strip() in MISSING else v.strip() for v in values]
+            try:
+                t = np.array(cells, dtype="datetime64[ms]")
+            except (ValueError, TypeError, OverflowError):
+                t = None
+        if t is None:
             conv, problems = _scan(
                 cells,
                 lambda v: np.datetime64(v, "ms"),
@@ -168,41 +181,51 @@ def header_index(path: Path, header, wanted: dict, *, fold_case=False):
     return out
 
 
-def csv_chunks(path: Path, reader, index: dict, *, first_line: int, problems: Problems, ncols: int):
+def _spans(rows) -> np.ndarray:
+    """Physical lines each parsed row took (a quoted field may hold line breaks)."""
+
+    def lines(row):
+        return 1 + sum(f.count("\n") + f.count("\r") - f.count("\r\n") for f in row)
+
+    return np.fromiter(map(lines, rows), dtype=np.int64, count=len(rows))
+
+
+def csv_chunks(path: Path, reader, index: dict, *, problems: Problems, ncols: int):
     """Yield ``(lines, {field: list of str})`` chunks of the rows of ``reader``.
 
-    ``index`` maps field -> column; rows with too few fields are reported (and skipped when
-    dropping), blank lines skipped.
+    ``index`` maps field -> column. Blank lines are skipped; a row with too few fields is
+    reported (and skipped when dropping). Rows are taken ``CHUNK`` at a time and split into
+    columns in C (``map``/``itemgetter``): the per-row Python work of a million-row log is what
+    this avoids.
     """
-    fields = list(index)
     need = max(index.values()) + 1
-    pick = itemgetter(*index.values())
-    rows, lines = [], []
-    try:
-        for row in reader:
-            if len(row) < need:
-                if not row or all(not c.strip() for c in row):
-                    continue
-                problems.report(f"{where(path, reader.line_num)}: too few fields ({len(row)} of {ncols})")
+    getters = {f: itemgetter(c) for f, c in index.items()}
+    while True:
+        first = reader.line_num
+        try:
+            rows = list(islice(reader, CHUNK))
+        except csv.Error as exc:
+            raise ValueError(f"{where(path, reader.line_num)}: malformed CSV: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+        if not rows:
+            return
+        if reader.line_num - first == len(rows):  # one line per row: no quoted line breaks
+            lines = np.arange(first + 1, reader.line_num + 1, dtype=np.int64)
+        else:
+            lines = first + np.cumsum(_spans(rows))
+        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        short = np.flatnonzero(lens < need)
+        if short.size:
+            for i in short:
+                if any(c.strip() for c in rows[i]):
+                    problems.report(f"{where(path, int(lines[i]))}: too few fields ({lens[i]} of {ncols})")
+            keep = np.flatnonzero(lens >= need)
+            rows = [rows[i] for i in keep]
+            lines = lines[keep]
+            if not rows:
                 continue
-            rows.append(pick(row))
-            lines.append(reader.line_num)
-            if len(rows) == CHUNK:
-                yield _columns(fields, rows, lines)
-                rows, lines = [], []
-    except csv.Error as exc:
-        raise ValueError(f"{where(path, reader.line_num)}: malformed CSV: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
-    if rows:
-        yield _columns(fields, rows, lines)
-
-
-def _columns(fields, rows, lines):
-    if len(fields) == 1:
-        return np.asarray(lines, dtype=np.int64), {fields[0]: list(rows)}
-    cols = list(zip(*rows, strict=True))
-    return np.asarray(lines, dtype=np.int64), {f: list(c) for f, c in zip(fields, cols, strict=True)}
+        yield lines, {f: list(map(g, rows)) for f, g in getters.items()}
 
 
 def locate(path, lines, col, found: dict, problems: Problems, bad: np.ndarray) -> None:
@@ -246,21 +269,24 @@ def states(values, field: str, table: dict, strings: Strings):
 
     Slurm's ``CANCELLED by 123`` reads as ``CANCELLED``.
     """
-    out, problems = [], {}
-    for i, v in enumerate(values):
-        key = v.strip().split(" ", 1)[0].upper()
-        s = table.get(key)
-        if s is None:
-            problems[i] = f"{field} must be one of {sorted(set(k for k in table))}, got {v!r}"
-            s = ""
-        out.append(s)
-    return strings(out), problems
+    # Each distinct text once (a log has a handful of states), then every row by lookup.
+    known = {v: table.get(v.strip().split(" ", 1)[0].upper(), "") for v in set(values)}
+    out = strings(list(map(known.__getitem__, values)))
+    problems = {}
+    if any(not s for s in known.values()):
+        choices = sorted(table)
+        for i, v in enumerate(values):
+            if not known[v]:
+                problems[i] = f"{field} must be one of {choices}, got {v!r}"
+    return out, problems
 
 
 def required_text(values, field: str, strings: Strings | None = None):
     """Strip strings that must not be empty, interned by ``strings`` if given; return (array, problems)."""
-    stripped = [v.strip() for v in values]
-    problems = {i: f"{field} must not be empty" for i, v in enumerate(stripped) if not v}
+    stripped = list(map(str.strip, values))
+    problems = {}
+    if "" in stripped:
+        problems = {i: f"{field} must not be empty" for i, v in enumerate(stripped) if not v}
     if strings is not None:
         return strings(stripped), problems
     out = np.empty(len(stripped), dtype=object)

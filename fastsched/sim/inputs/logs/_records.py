@@ -167,6 +167,16 @@ class LogJobs:
         raise AttributeError("LogJobs is read-only")
 
     @classmethod
+    def _own(cls, **columns) -> LogJobs:
+        """Take fresh arrays of the right dtypes without copying them (a reader's own; frozen here)."""
+        self = object.__new__(cls)
+        for col, dtype in _COLUMNS.items():
+            a = np.asarray(columns[col], dtype=dtype)
+            a.flags.writeable = False
+            object.__setattr__(self, col, a)
+        return self
+
+    @classmethod
     def from_rows(cls, rows) -> LogJobs:
         """Build from an iterable of :class:`LogJob` (or tuples in its field order)."""
         rows = [LogJob(*r) for r in rows]

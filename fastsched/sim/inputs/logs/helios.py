@@ -62,7 +62,7 @@ def read_helios_raw(path: Path, problems: Problems):
             raise ValueError(f"{path}: empty file; a Helios log needs the header job_id,...,submit_time,...")
         index = header_index(path, header, HELIOS_COLUMNS)
         col = dict(index)
-        for lines, c in csv_chunks(path, reader, index, first_line=2, problems=problems, ncols=len(header)):
+        for lines, c in csv_chunks(path, reader, index, problems=problems, ncols=len(header)):
             n = lines.size
             bad = np.zeros(n, dtype=bool)
 
@@ -90,8 +90,8 @@ def read_helios_raw(path: Path, problems: Problems):
             state, p = states(c["state"], "state", SLURM_STATES, strings)
             check("state", p)
             blank = strings([""] * n)
-            user = strings([v.strip() for v in c["user"]]) if "user" in c else blank
-            vc = strings([v.strip() for v in c["vc"]]) if "vc" in c else blank
+            user = strings(c["user"], strip=True) if "user" in c else blank
+            vc = strings(c["vc"], strip=True) if "vc" in c else blank
             keep = ~bad
             out.add(
                 keep,

@@ -73,9 +73,7 @@ def _rows(path: Path, columns: tuple, wanted: dict, problems: Problems):
         if has_header:
             next(reader)
         index = {field: columns.index(name) for field, name in wanted.items()}
-        yield from csv_chunks(
-            path, reader, index, first_line=2 if has_header else 1, problems=problems, ncols=len(columns)
-        )
+        yield from csv_chunks(path, reader, index, problems=problems, ncols=len(columns))
 
 
 def _jobs(path: Path, problems: Problems, strings: Strings):
@@ -112,7 +110,7 @@ def _jobs(path: Path, problems: Problems, strings: Strings):
             gpu_type=blank,
             state=state,
             vc=blank,
-            user=strings([v.strip() for v in c["user"]]),
+            user=strings(c["user"], strip=True),
             line=lines,
         )
     return out.build(), col

@@ -151,7 +151,7 @@ def read_slurm_raw(path: Path, problems: Problems):
                 f"found {[h.strip() for h in header]}"
             )
         col = dict(index)
-        for lines, c in csv_chunks(path, reader, index, first_line=2, problems=problems, ncols=len(header)):
+        for lines, c in csv_chunks(path, reader, index, problems=problems, ncols=len(header)):
             step = np.array(["." in v for v in c["name"]], dtype=bool)
             if step.any():
                 drops["job step"] += int(step.sum())
@@ -189,8 +189,8 @@ def read_slurm_raw(path: Path, problems: Problems):
                 if check_s:
                     check(s, check_s)
             blank = strings([""] * n)
-            user = strings([v.strip() for v in c["user"]]) if "user" in c else blank
-            vc = strings([v.strip() for v in c["vc"]]) if "vc" in c else blank
+            user = strings(c["user"], strip=True) if "user" in c else blank
+            vc = strings(c["vc"], strip=True) if "vc" in c else blank
             out.add(
                 ~bad,
                 name=name,

@@ -6,7 +6,7 @@ import pytest
 
 from fastsched.catalog import GPUS, canonical_name, gpu_type, known_names, trace_name, with_types
 from fastsched.costmodel.cluster import Cluster
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 
 REQUIRED = ["t4", "v100", "a100-40gb", "a100-80gb", "rtx2080ti", "quadro-rtx6000", "l4", "l40s", "h100", "h200",
             "b200", "mi300x"]  # fmt: skip

@@ -12,8 +12,8 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
   G GPUs goes on one node, the one with the fewest free GPUs that fit it (lowest index on
   ties: best fit); a bigger job takes ``ceil(gpus / G)`` whole free nodes (the lowest-indexed)
   and holds all their GPUs. A job needing more nodes than the cluster has raises.
-* **Events**: all events at one time are applied -- completions, then queue demotions (in job
-  order), then arrivals (in submission order) -- and then the policy decides once.
+* **Events**: all events at one time are applied -- completions, then queue demotions (in
+  submission order), then arrivals (in submission order) -- and then the policy decides once.
 * ``fifo``: the waiting jobs in submission order; start the first while it fits; the first
   that does not fit blocks the rest (strict FIFO, head-of-line blocking).
 * ``sjf``: the same in order of recorded duration (ties: submission order); non-preemptive,

@@ -102,9 +102,9 @@ _grow = jit(_grow)
 def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth):
     """Run rigid jobs (sorted by ``submit``) on ``N`` nodes of ``G`` GPUs under ``policy``.
 
-    Returns ``(first_start, finish, restarts, attained, times, queued, used)``: per job its first
-    start, completion, restarts and GPU-seconds held (recorded GPUs times seconds held); per
-    decision its time, the jobs waiting and the GPUs held after it.
+    Returns ``(first_start, finish, restarts, attained, times, queued, used, running)``: per job
+    its first start, completion, restarts and GPU-seconds held (recorded GPUs times seconds
+    held); per decision its time, the jobs waiting, the GPUs held and the jobs running after it.
     """
     n = submit.size
     first = np.full(n, np.nan)
@@ -126,6 +126,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
     ev_t = np.empty(m)
     ev_q = np.empty(m, np.int64)
     ev_u = np.empty(m, np.int64)
+    ev_r = np.empty(m, np.int64)
     ne = 0
     used = 0
     waiting = 0
@@ -417,9 +418,11 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
             ev_t = _grow(ev_t, m)
             ev_q = _grow(ev_q, m)
             ev_u = _grow(ev_u, m)
+            ev_r = _grow(ev_r, m)
             m *= 2
         ev_t[ne] = t
         ev_q[ne] = waiting
         ev_u[ne] = used
+        ev_r[ne] = nrun
         ne += 1
-    return first, finish, restarts, att, ev_t[:ne].copy(), ev_q[:ne].copy(), ev_u[:ne].copy()
+    return first, finish, restarts, att, ev_t[:ne].copy(), ev_q[:ne].copy(), ev_u[:ne].copy(), ev_r[:ne].copy()

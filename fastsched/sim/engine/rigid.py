@@ -77,8 +77,8 @@ class RigidRun(NamedTuple):
         Starts after the first (int64).
     gpu_seconds : numpy.ndarray
         The job's GPUs times the seconds it held them (restart pauses included).
-    times, queued, used_gpus : numpy.ndarray
-        At each decision: its time, the jobs waiting and the GPUs held after it.
+    times, queued, used_gpus, running : numpy.ndarray
+        At each decision: its time, the jobs waiting, the GPUs held and the jobs running after it.
     """
 
     first_start: np.ndarray
@@ -88,6 +88,7 @@ class RigidRun(NamedTuple):
     times: np.ndarray
     queued: np.ndarray
     used_gpus: np.ndarray
+    running: np.ndarray
 
 
 def speed_ratio(recorded_type, cluster_type, precision="bf16", catalog=None) -> float:
@@ -219,9 +220,9 @@ def run_rigid(
     code = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}[policy]
     order = np.argsort(submit, kind="stable")
     work = duration / sp
-    first, finish, restarts, att, t, q, u = run_rigid_kernel(
+    first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
         submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth)
     )
     back = np.empty_like(order)
     back[order] = np.arange(n)
-    return RigidRun(first[back], finish[back], restarts[back], att[back], t, q, u)
+    return RigidRun(first[back], finish[back], restarts[back], att[back], t, q, u, running)

@@ -71,11 +71,13 @@ class RigidResult(SimulationResult):
 
     @property
     def gpu_utilization(self) -> float:
+        """GPU-seconds held over the cluster's, first submission to last completion (time-weighted)."""
         w = self._weights()
         total = float(w.sum()) * self.config.get("nodes", 0) * self.config.get("gpus", 0)
         return float(np.dot(w, self.held_gpus) / total) if total else float("nan")
 
     def summary(self) -> dict:
+        """The base summary, with the event-based figures (module docstring) and ``avg_wait``, ``p99_wait``."""
         out = super().summary()
         wait = self.first_start - np.array([j.submission_time for j in self.jobs], dtype=np.float64)
         done = np.isfinite(wait)
@@ -96,6 +98,7 @@ class RigidResult(SimulationResult):
         return out
 
     def table(self) -> str:
+        """The base table, events instead of rounds, and the queueing delay."""
         s = self.summary()
         lines = [ln for ln in super().table().splitlines() if not ln.startswith("rounds")]
         width = max(len(ln.split("  ")[0]) for ln in lines)
@@ -129,7 +132,7 @@ def rigid_result(names, submit, run_s, gpus, run, policy, config, *, application
         )
         for nm, s, f, r, a in zip(
             names, np.asarray(submit, np.float64).tolist(), finish.tolist(), run.restarts.tolist(),
-            run.gpu_seconds.tolist(),
+            run.gpu_seconds.tolist(), strict=True,
         )
     ]  # fmt: skip
     return RigidResult(

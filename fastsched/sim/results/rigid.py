@@ -77,7 +77,7 @@ class RigidResult(SimulationResult):
         return float(np.dot(w, self.held_gpus) / total) if total else float("nan")
 
     def summary(self) -> dict:
-        """The base summary, with the event-based figures (module docstring) and ``avg_wait``, ``p99_wait``."""
+        """Return the base summary, with the event-based figures (module docstring) and ``avg_wait``, ``p99_wait``."""
         out = super().summary()
         wait = self.first_start - np.array([j.submission_time for j in self.jobs], dtype=np.float64)
         done = np.isfinite(wait)
@@ -98,7 +98,7 @@ class RigidResult(SimulationResult):
         return out
 
     def table(self) -> str:
-        """The base table, events instead of rounds, and the queueing delay."""
+        """Return the base table, events instead of rounds, and the queueing delay."""
         s = self.summary()
         lines = [ln for ln in super().table().splitlines() if not ln.startswith("rounds")]
         width = max(len(ln.split("  ")[0]) for ln in lines)
@@ -107,7 +107,9 @@ class RigidResult(SimulationResult):
             return f"{k:<{width}}  {v}"
 
         wait = s["avg_wait"]
-        lines.insert(-1, row("queueing delay", "-" if wait is None else f"mean {wait:,.1f} s, p99 {s['p99_wait']:,.1f} s"))
+        lines.insert(
+            -1, row("queueing delay", "-" if wait is None else f"mean {wait:,.1f} s, p99 {s['p99_wait']:,.1f} s")
+        )
         lines.insert(-1, row("events", f"{s['events']} decisions (event-driven, rigid jobs)"))
         return "\n".join(lines)
 

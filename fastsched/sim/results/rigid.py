@@ -31,7 +31,7 @@ def _empty():
     return np.zeros(0)
 
 
-@dataclass
+@dataclass(repr=False)
 class RigidResult(SimulationResult):
     """A :class:`SimulationResult` of rigid jobs replayed event by event.
 

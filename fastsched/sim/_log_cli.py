@@ -56,9 +56,17 @@ def add_log_arguments(parser, run) -> None:
 
 def is_log_run(args) -> bool:
     """Tell whether ``simulate``'s workload is a production log."""
-    from fastsched.sim.log_api import is_log
+    if not args.workload:
+        return False
+    if getattr(args, "log_format", None):
+        return True
+    from fastsched.sim.inputs.logs._detect import detect_format  # light: no engine before the checks
 
-    return bool(args.workload) and is_log(args.workload, getattr(args, "log_format", None))
+    try:
+        detect_format(args.workload)
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def _num(x):

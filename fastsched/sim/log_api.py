@@ -34,7 +34,7 @@ def is_log(workload, log_format=None) -> bool:
         return False
     if log_format is not None:
         return True
-    from fastsched.sim.inputs.logs.read import detect_format
+    from fastsched.sim.inputs.logs._detect import detect_format
 
     try:
         detect_format(workload)

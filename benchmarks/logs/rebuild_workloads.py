@@ -36,7 +36,10 @@ def _load_shared(folder: Path):
     rows = []
     for f in sorted(folder.glob("workload-*.csv")):
         with open(f, newline="") as fh:
-            rows += [(r["application"], int(r["num_replicas"]), int(r["batch_size"]), float(r["time"])) for r in csv.DictReader(fh)]
+            rows += [
+                (r["application"], int(r["num_replicas"]), int(r["batch_size"]), float(r["time"]))
+                for r in csv.DictReader(fh)
+            ]
     return rows
 
 
@@ -80,18 +83,25 @@ def main(argv=None):
     ap.add_argument("--log-jobs", type=int, default=117_325)
     ap.add_argument("--seeds", type=int, default=8)
     args = ap.parse_args(argv)
-    from fastsched.sim.inputs.logs import application_configurations, read_log, synthetic_log, workload_from_log
-    from fastsched.sim.inputs.logs.from_log import RULES
-    from fastsched.sim.traces import PUBLISHED_OVERRIDES, TraceApplication, load_applications
+    from fastsched.sim.inputs.logs import read_log, synthetic_log
+    from fastsched.sim.log_workload import RULES, application_configurations, workload_from_log
+    from fastsched.sim.truth.traces import PUBLISHED_OVERRIDES, TraceApplication, load_applications
 
     pollux_apps = load_applications(args.shared / "pollux-traces" / "traces")
     rtx_apps = {
-        n: TraceApplication(args.shared / "sia-traces" / "traces" / n, n, gpu_type="rtx", **PUBLISHED_OVERRIDES.get(n, {}))
+        n: TraceApplication(
+            args.shared / "sia-traces" / "traces" / n, n, gpu_type="rtx", **PUBLISHED_OVERRIDES.get(n, {})
+        )
         for n in pollux_apps
     }
     jct = {}
     for name, app in pollux_apps.items():
-        jct.update({(name, r, b): t for r, b, t in application_configurations(app, gpus_per_node=4, counts=RULES["pollux"]["reference"][1])})
+        jct.update(
+            {
+                (name, r, b): t
+                for r, b, t in application_configurations(app, gpus_per_node=4, counts=RULES["pollux"]["reference"][1])
+            }
+        )
     for name, app in rtx_apps.items():
         gpn, counts = RULES["sia-philly"]["fallback"]
         for r, b, t in application_configurations(app, gpus_per_node=gpn, counts=counts, max_gpus=16):
@@ -106,10 +116,14 @@ def main(argv=None):
         t0 = time.perf_counter()
         ours = []
         for seed in range(args.seeds):
-            w = workload_from_log(log, num_jobs=160, rule=rule, applications=pollux_apps, fallback_applications=rtx_apps, seed=seed)
+            w = workload_from_log(
+                log, num_jobs=160, rule=rule, applications=pollux_apps, fallback_applications=rtx_apps, seed=seed
+            )
             ours += [(j.application, j.num_replicas, j.batch_size, float(j.time)) for j in w.jobs]
         took = time.perf_counter() - t0
-        print(f"\n{rule}: {args.seeds} workloads drawn in {took:.2f} s ({w.eligible:,} eligible log jobs in the window).")
+        print(
+            f"\n{rule}: {args.seeds} workloads drawn in {took:.2f} s ({w.eligible:,} eligible log jobs in the window)."
+        )
         _compare(f"rule `{rule}` vs `{folder}`", ours, _load_shared(args.shared / folder), jct)
 
 

@@ -3,8 +3,9 @@
 :func:`read_log` reads any of the four into :class:`LogJobs` (numpy columns of
 :class:`LogJob` records: id in the log, submission, recorded duration, GPUs, ...), filtered,
 with the count of every job left out and why. :func:`synthetic_log` writes a Helios-format
-log at full size from published distributions; :func:`workload_from_log` samples a log into a
-workload of today's CSV format, the way the Pollux and Sia studies built theirs.
+log at full size from published distributions; :func:`fastsched.sim.log_workload.workload_from_log`
+(above this layer: it reads the applications' truth) samples a log into a workload of today's
+CSV format, the way the Pollux and Sia studies built theirs.
 """
 
 from fastsched._lazy import lazy_exports
@@ -23,8 +24,5 @@ __getattr__, __dir__ = lazy_exports(
         "LOG_FORMATS": "fastsched.sim.inputs.logs._detect",
         "synthetic_log": "fastsched.sim.inputs.logs.synthetic",
         "SYNTHETIC_PROFILES": "fastsched.sim.inputs.logs.synthetic",
-        "workload_from_log": "fastsched.sim.inputs.logs.from_log",
-        "application_configurations": "fastsched.sim.inputs.logs.from_log",
-        "GPU_TIME_BINS": "fastsched.sim.inputs.logs.from_log",
     },
 )

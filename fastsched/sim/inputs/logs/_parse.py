@@ -1,7 +1,7 @@
 """Shared parsing of log readers: chunked CSV columns, vectorised numbers and times, located errors.
 
 Every message starts ``path:line:column: field ...`` (``path:line: field ...`` for JSON), the
-style of :func:`fastsched.sim.workload.read_workload`. Columns are parsed a chunk at a time
+style of :func:`fastsched.sim.inputs.workload.read_workload`. Columns are parsed a chunk at a time
 (numpy does the numbers and the ISO times), so a million-row log never holds its text in
 memory at once; a chunk that fails is parsed again value by value to find the row.
 """

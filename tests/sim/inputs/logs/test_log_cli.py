@@ -1,4 +1,4 @@
-"""``fastsched workload from-log``: its parser and run, on a parser of its own (not yet wired into the CLI)."""
+"""``fastsched workload from-log``: its parser (as ``fastsched.cli`` would route it) and run, on a parser of its own."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import csv
 
 import pytest
 
+from fastsched.sim._from_log_cli import register, route_argv
 from fastsched.sim.inputs.logs import synthetic_log
-from fastsched.sim.inputs.logs._cli import register
-from fastsched.sim.workload import read_workload
+from fastsched.sim.inputs.workload import read_workload
 
 
 def _parse(argv):
     parser = argparse.ArgumentParser(prog="fastsched")
     register(parser.add_subparsers(dest="command"))
-    return parser.parse_args(argv)
+    return parser.parse_args(route_argv(argv))
 
 
 def test_from_log_writes_a_workload_and_the_ids(tmp_path, capsys):

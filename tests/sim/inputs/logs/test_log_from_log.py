@@ -8,8 +8,14 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from fastsched.sim.inputs.logs import LogJob, LogJobs, LogRead, application_configurations, workload_from_log
-from fastsched.sim.inputs.logs.from_log import GPU_TIME_BINS, POLLUX_COUNTS, SIA_COUNTS
+from fastsched.sim.inputs.logs import LogJob, LogJobs, LogRead
+from fastsched.sim.log_workload import (
+    GPU_TIME_BINS,
+    POLLUX_COUNTS,
+    SIA_COUNTS,
+    application_configurations,
+    workload_from_log,
+)
 
 H = 3600.0
 
@@ -86,7 +92,7 @@ def test_rate_sizes_from_the_log_and_errors():
     with pytest.raises(ValueError, match="within one day"):
         workload_from_log(log, num_jobs=5, window=(0, 2 * 86400))
     with pytest.raises(ValueError, match=r"applications: the pollux bins need \['bert', 'deepspeech2'"):
-        from fastsched.sim.builtin import builtin_applications
+        from fastsched.sim.truth.builtin import builtin_applications
 
         apps = builtin_applications()
         workload_from_log(log, num_jobs=5, applications={k: apps[k] for k in ("cifar10", "ncf")})
@@ -107,7 +113,7 @@ def _observed(files):
 def test_pollux_configurations_are_those_of_the_published_workloads(shared_dir):
     """On the Pollux traces, the rule gives exactly the (GPUs, batch) pairs the 8 published
     workloads hold, for every application (1,280 jobs)."""
-    from fastsched.sim.traces import load_applications
+    from fastsched.sim.truth.traces import load_applications
 
     root = shared_dir / "pollux-traces"
     apps = load_applications(root / "traces")
@@ -120,7 +126,7 @@ def test_pollux_configurations_are_those_of_the_published_workloads(shared_dir):
 @pytest.mark.shared
 def test_sia_resampled_imagenet_jobs_are_the_8_gpu_node_configurations(shared_dir):
     """Sia's philly set redrew the requests above 16 GPUs (imagenet's) on 8-GPU nodes."""
-    from fastsched.sim.traces import PUBLISHED_OVERRIDES, TraceApplication
+    from fastsched.sim.truth.traces import PUBLISHED_OVERRIDES, TraceApplication
 
     app = TraceApplication(
         shared_dir / "sia-traces" / "traces" / "imagenet", "imagenet", gpu_type="rtx", **PUBLISHED_OVERRIDES["imagenet"]

@@ -1,14 +1,18 @@
 """``fastsched workload from-log LOG --sample N --map RULE``: a workload CSV sampled from a production log.
 
-``register(subparsers)`` adds the ``workload`` command (with its ``from-log`` action) to the
-``fastsched`` parser, as every command module does (:mod:`fastsched.cli`).
+``register(subparsers)`` adds the command as ``workload-from-log`` (every command module's
+hook, :mod:`fastsched.cli`), so that it never competes with the ``workload`` generator;
+:func:`route_argv` turns the typed ``workload from-log ...`` into it before parsing.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["register", "run_from_log", "parse_sample"]
+__all__ = ["register", "route_argv", "run_from_log", "parse_sample", "COMMAND"]
+
+#: The parser's name of ``fastsched workload from-log``.
+COMMAND = "workload-from-log"
 
 
 def parse_sample(text: str):
@@ -40,13 +44,29 @@ def _hours_pair(text: str, flag: str):
     return a * 3600.0, b * 3600.0
 
 
+def route_argv(argv) -> list:
+    """Return ``argv`` with ``workload from-log`` as the one command :func:`register` adds.
+
+    Examples
+    --------
+    >>> route_argv(["workload", "from-log", "log.csv", "--sample", "10", "-o", "w.csv"])[:2]
+    ['workload-from-log', 'log.csv']
+    >>> route_argv(["workload", "w.csv"])
+    ['workload', 'w.csv']
+    """
+    argv = list(argv)
+    if argv[:2] == ["workload", "from-log"]:
+        return [COMMAND, *argv[2:]]
+    return argv
+
+
 def register(subparsers) -> None:
-    """Add the ``workload`` subcommand (action ``from-log``) to ``subparsers``."""
-    p = subparsers.add_parser("workload", help="build workloads (from a production log)")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    q = actions.add_parser(
-        "from-log",
-        help="sample a Philly/Helios/PAI/Slurm log into a workload CSV, the Pollux/Sia way",
+    """Add ``workload-from-log`` (typed ``fastsched workload from-log``, see :func:`route_argv`) to ``subparsers``."""
+    q = subparsers.add_parser(
+        COMMAND,
+        prog="fastsched workload from-log",
+        help="sample a Philly/Helios/PAI/Slurm log into a workload CSV, the Pollux/Sia way (fastsched workload "
+        "from-log)",
         description="Read LOG (format told by its first bytes), keep jobs that ran >= 60 s and < 1,000 "
         "GPU-hours in a window, draw --sample of them (seeded), give each an application by its GPU-time "
         "and a GPU count and batch size among that application's configurations of 50-80%% scaling "
@@ -79,9 +99,9 @@ def run_from_log(args) -> int:
     import csv
     from pathlib import Path
 
-    from fastsched.sim.inputs.logs.from_log import workload_from_log
     from fastsched.sim.inputs.logs.read import read_log
-    from fastsched.sim.workload import write_workload
+    from fastsched.sim.inputs.workload import write_workload
+    from fastsched.sim.log_workload import workload_from_log
 
     num_jobs, rate = parse_sample(args.sample)
     window = _hours_pair(args.window, "--window")
@@ -91,11 +111,11 @@ def run_from_log(args) -> int:
     log = read_log(args.log, args.format, vcs=args.vc, states=states)
     applications = fallback = None
     if args.traces is not None:
-        from fastsched.sim.traces import load_applications
+        from fastsched.sim.truth.traces import load_applications
 
         applications = load_applications(args.traces)
     if args.fallback_traces is not None:
-        from fastsched.sim.traces import PUBLISHED_OVERRIDES, TraceApplication
+        from fastsched.sim.truth.traces import PUBLISHED_OVERRIDES, TraceApplication
 
         root = Path(args.fallback_traces)
         fallback = {

@@ -33,7 +33,7 @@ import numpy as np
 
 from fastsched._validate import check_finite_scalar, check_int_scalar
 from fastsched.sim.inputs.logs._records import LogJobs, LogRead
-from fastsched.sim.workload import WorkloadJob
+from fastsched.sim.inputs.workload import WorkloadJob
 
 __all__ = [
     "GPU_TIME_BINS",
@@ -129,7 +129,7 @@ def application_configurations(
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.truth.builtin import builtin_applications
     >>> apps = builtin_applications()
     >>> application_configurations(apps["ncf"])[0][:2]  # one GPU at most: the fallback
     (1, 32768)
@@ -244,9 +244,9 @@ def workload_from_log(
         log's GPU count with the application's initial batch size times it (capped at its
         largest batch size), the alternative left commented out in the Pollux generator.
     applications : dict, optional
-        Application name -> :class:`~fastsched.sim.traces.Application`; default the builtin
+        Application name -> :class:`~fastsched.sim.truth.traces.Application`; default the builtin
         profiles. For the published configurations pass the traces'
-        (:func:`fastsched.sim.traces.load_applications`).
+        (:func:`fastsched.sim.truth.traces.load_applications`).
     fallback_applications : dict, optional
         The applications on the rule's fallback reference (``sia-philly``: the Sia traces'
         ``rtx`` profiles); default ``applications``.
@@ -301,7 +301,7 @@ def workload_from_log(
     )
     seed = check_int_scalar("seed", seed, low=0)
     if applications is None:
-        from fastsched.sim.builtin import builtin_applications
+        from fastsched.sim.truth.builtin import builtin_applications
 
         applications = builtin_applications()
     bins = GPU_TIME_BINS[cfg["bins"]]

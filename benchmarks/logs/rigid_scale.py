@@ -70,7 +70,10 @@ def child(policy, log, jobs, nodes, gpus, series=None) -> dict:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if out.returncode:
-        return {"policy": policy, "error": out.stderr.strip().splitlines()[-1] if out.stderr else f"exit {out.returncode}"}
+        return {
+            "policy": policy,
+            "error": out.stderr.strip().splitlines()[-1] if out.stderr else f"exit {out.returncode}",
+        }
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -100,7 +103,7 @@ def plot(series: dict, path: Path, title: str) -> None:
     ax.set_xlabel("day")
     ax.set_ylabel("jobs waiting")
     ax.set_title(title, fontsize=9)
-    ax.legend()
+    ax.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(path)
 
@@ -131,7 +134,11 @@ def main(argv=None):
             series[policy] = f
     if args.plot and series:
         try:
-            plot(series, args.plot, f"synthetic Helios log, {args.first or args.jobs:,} jobs on {args.nodes * args.gpus:,} GPUs")
+            plot(
+                series,
+                args.plot,
+                f"synthetic Helios log, {args.first or args.jobs:,} jobs on {args.nodes * args.gpus:,} GPUs",
+            )
         except ImportError:
             print("no matplotlib: no plot", file=sys.stderr)
 

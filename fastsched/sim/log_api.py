@@ -146,7 +146,7 @@ def simulate_log(
     run = run_rigid(
         jobs.submit, jobs.duration, jobs.gpus, nodes=nodes, gpus_per_node=gpus, policy=policy, speed=speed,
         restart_s=restart_s, thresholds=TIRESIAS_THRESHOLDS if thresholds is None else thresholds,
-        depth=BACKFILL_DEPTH if depth is None else depth,
+        depth=BACKFILL_DEPTH if depth is None else depth, names=jobs.name,
     )  # fmt: skip
     wall = time.perf_counter() - t0
     run_s = jobs.duration / np.broadcast_to(np.asarray(speed, np.float64), jobs.duration.shape)

@@ -135,6 +135,7 @@ def run_rigid(
     restart_s=None,
     thresholds=TIRESIAS_THRESHOLDS,
     depth=BACKFILL_DEPTH,
+    names=None,
 ) -> RigidRun:
     """Replay rigid jobs under ``policy`` on ``nodes`` x ``gpus_per_node`` GPUs (semantics: the module).
 
@@ -157,6 +158,8 @@ def run_rigid(
         Tiresias' queue thresholds in GPU-seconds, increasing.
     depth : int
         Backfilling: waiting jobs tried per decision.
+    names : sequence of str, optional
+        The jobs' names, for error messages (default: their positions).
 
     Returns
     -------
@@ -202,7 +205,7 @@ def run_rigid(
     if n and int(k.max()) > nodes:
         j = int(np.argmax(k))
         raise ValueError(
-            f"gpus: job {j} needs {int(need[j])} GPUs, {int(k[j])} whole nodes of {gpus_per_node}; "
+            f"gpus: job {j if names is None else names[j]} needs {int(need[j])} GPUs, {int(k[j])} whole nodes of {gpus_per_node}; "
             f"the cluster has {nodes} nodes"
         )
     sp = np.broadcast_to(_column(np.atleast_1d(speed), "speed", np.float64), (n,)) if n else np.ones(0)

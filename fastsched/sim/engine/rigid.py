@@ -198,8 +198,10 @@ def run_rigid(
         raise ValueError("submit must be finite")
     if not np.all(np.isfinite(duration) & (duration >= 0)):
         raise ValueError(f"duration must be finite and >= 0 (job {int(np.argmin(np.nan_to_num(duration, nan=-1)))})")
-    if not np.all((g >= 1) & (g == np.floor(g))):
-        raise ValueError("gpus must be whole numbers >= 1")
+    bad = ~((g >= 1) & (g == np.floor(g)))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"gpus must be whole numbers >= 1: job {j if names is None else names[j]} has {g[j]:g}")
     need = g.astype(np.int64)
     k = np.where(need <= gpus_per_node, 1, -(-need // gpus_per_node))
     if n and int(k.max()) > nodes:

@@ -20,9 +20,9 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["FIFO", "SJF", "BACKFILL", "SRTF", "LAS", "run_rigid_kernel"]
+__all__ = ["FIFO", "SJF", "BACKFILL", "SRTF", "LAS", "GANDIVA", "run_rigid_kernel"]
 
-FIFO, SJF, BACKFILL, SRTF, LAS = 0, 1, 2, 3, 4
+FIFO, SJF, BACKFILL, SRTF, LAS, GANDIVA = 0, 1, 2, 3, 4, 5
 _INF = np.inf
 
 
@@ -99,7 +99,7 @@ _grow = jit(_grow)
 
 
 @jit
-def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth):
+def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth, quantum):
     """Run rigid jobs (sorted by ``submit``) on ``N`` nodes of ``G`` GPUs under ``policy``.
 
     Returns ``(first_start, finish, restarts, attained, times, queued, used, running)``: per job
@@ -141,6 +141,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
     remaining = work.copy()
     run_from = np.zeros(n)
     held_from = np.zeros(n)
+    held_s = np.zeros(n)  # seconds held before the current slice (Gandiva's time share)
     stamp = np.zeros(n, np.int64)
     runpos = np.full(n, -1, np.int64)
     runlist = np.empty(n, np.int64)
@@ -161,7 +162,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
     aux.pop()
     a = 0
     epoch = 0
-    preemptive = policy == SRTF or policy == LAS
+    preemptive = policy == SRTF or policy == LAS or policy == GANDIVA
     while a < n or len(heap) > 0:
         while len(heap) > 0 and heap[0][3] != stamp[heap[0][2]]:
             heapq.heappop(heap)
@@ -197,6 +198,8 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                         prv[nxt[j]] = prv[j]
                     else:
                         qtail[lv] = prv[j]
+            elif policy == GANDIVA:  # a slice ended: the next decision may swap the job out
+                pass
             else:  # a threshold crossed: to the tail of the next queue
                 att[j] += need[j] * (e - held_from[j])
                 held_from[j] = e
@@ -341,7 +344,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                             order[na] = j
                             na += 1
                         j = nxt[j]
-            else:  # SRTF: by remaining work now, ties by arrival
+            else:  # SRTF: by remaining work now; Gandiva: slices first, then by time share; ties by arrival
                 cnt = 0
                 j = qhead[0]
                 while j >= 0:
@@ -351,9 +354,15 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 keys = np.empty(cnt)
                 for i in range(cnt):
                     j = order[i]
-                    r = remaining[j]
-                    if state[j] == 2 and t > run_from[j]:
-                        r -= t - run_from[j]
+                    if policy == SRTF:
+                        r = remaining[j]
+                        if state[j] == 2 and t > run_from[j]:
+                            r -= t - run_from[j]
+                    elif state[j] == 2 and t < run_from[j] + quantum:
+                        r = -1.0
+                    else:
+                        ran = held_s[j] + (t - held_from[j] if state[j] == 2 else 0.0)
+                        r = ran / max(t - submit[j], 1.0)
                     keys[i] = r
                 srt = np.argsort(keys, kind="mergesort")
                 act = order[:cnt].copy()
@@ -377,6 +386,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 if t > run_from[j]:
                     remaining[j] -= t - run_from[j]
                 att[j] += need[j] * (t - held_from[j])
+                held_s[j] += t - held_from[j]
                 _give(free, hist, pnodes[off[j] : off[j + 1]], kn[j], need[j], G)
                 used -= _held(need[j], G)
                 state[j] = 1
@@ -414,6 +424,8 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                     td = t + (thresholds[level[j]] - att[j]) / need[j]
                     if td < end:
                         heapq.heappush(heap, (td, 1, j, stamp[j]))
+                if policy == GANDIVA and run_from[j] + quantum < end:  # a slice is quantum seconds of progress
+                    heapq.heappush(heap, (run_from[j] + quantum, 1, j, stamp[j]))
         if ne == m:
             ev_t = _grow(ev_t, m)
             ev_q = _grow(ev_q, m)

@@ -30,6 +30,12 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
   times seconds held; a job enters queue 0 and moves to the tail of queue ``q + 1`` when its
   attained service reaches ``thresholds[q]``; queues in order, first come first served within
   one (by the time the job entered it). No starvation promotion.
+* ``gandiva``: Gandiva's time slicing (Xiao et al., OSDI'18, §3.1), as the round-based
+  :class:`~fastsched.sim.policies.gandiva.GandivaPolicy` ranks jobs: a job keeps its GPUs for
+  ``quantum`` seconds of progress after it (re)starts (after its restart pause, so that a slice
+  always advances it); then it competes with the waiting jobs by time share
+  (seconds held over seconds since submission, at least 1; the lowest first, ties: submission
+  order). Decisions come at arrivals, completions and slice ends. No GPU sharing or migration.
 * Preemptive policies each decision walk the jobs in priority order and admit one while the
   GPUs it would hold fit in what is left of the cluster's; running jobs not admitted are
   preempted (they keep their progress and attained service), then admitted waiting jobs are
@@ -52,16 +58,19 @@ __all__ = [
     "RIGID_POLICIES",
     "TIRESIAS_THRESHOLDS",
     "BACKFILL_DEPTH",
+    "GANDIVA_QUANTUM",
     "RigidRun",
     "run_rigid",
     "speed_ratio",
 ]
 
 #: Policies of :func:`run_rigid` (``las`` is another name for ``tiresias``).
-RIGID_POLICIES = ("fifo", "sjf", "backfill", "srtf", "tiresias", "las")
+RIGID_POLICIES = ("fifo", "sjf", "backfill", "srtf", "tiresias", "las", "gandiva")
 #: Tiresias' queue thresholds in GPU-seconds: two queues, split at 16 GPU-hours, as the
 #: simulator's round-based :class:`~fastsched.sim.policies.baselines.TiresiasPolicy` does.
 TIRESIAS_THRESHOLDS = (3600.0 * 16,)
+#: Gandiva's time slice in seconds: the round-based :class:`~fastsched.sim.policies.gandiva.GandivaPolicy`'s.
+GANDIVA_QUANTUM = 600
 #: Waiting jobs backfilling tries per decision: Slurm's ``bf_max_job_test`` default (slurm.conf).
 BACKFILL_DEPTH = 500
 
@@ -135,6 +144,7 @@ def run_rigid(
     restart_s=None,
     thresholds=TIRESIAS_THRESHOLDS,
     depth=BACKFILL_DEPTH,
+    quantum=GANDIVA_QUANTUM,
     names=None,
 ) -> RigidRun:
     """Replay rigid jobs under ``policy`` on ``nodes`` x ``gpus_per_node`` GPUs (semantics: the module).
@@ -158,6 +168,8 @@ def run_rigid(
         Tiresias' queue thresholds in GPU-seconds, increasing.
     depth : int
         Backfilling: waiting jobs tried per decision.
+    quantum : float
+        Gandiva: seconds of a time slice (> 0).
     names : sequence of str, optional
         The jobs' names, for error messages (default: their positions).
 
@@ -181,7 +193,7 @@ def run_rigid(
     [110.0, 15.0]
     """
     from fastsched._validate import check_int_scalar
-    from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, LAS, SJF, SRTF, run_rigid_kernel
+    from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, GANDIVA, LAS, SJF, SRTF, run_rigid_kernel
 
     if policy not in RIGID_POLICIES:
         raise ValueError(f"policy must be one of {list(RIGID_POLICIES)} for rigid jobs, got {policy!r}")
@@ -219,15 +231,19 @@ def run_rigid(
         restart_s = float(RESCALE_DELAY)
     if not (isinstance(restart_s, (int, float)) and math.isfinite(restart_s) and restart_s >= 0):
         raise ValueError(f"restart_s must be a finite number >= 0, got {restart_s!r}")
+    if not (isinstance(quantum, (int, float)) and math.isfinite(quantum) and quantum > 0):
+        raise ValueError(f"quantum must be a finite number > 0, got {quantum!r}")
     thr = _column(list(thresholds), "thresholds", np.float64)
     if not (np.all(np.isfinite(thr)) and np.all(thr > 0) and np.all(np.diff(thr) > 0)):
         raise ValueError("thresholds must be positive, finite and increasing")
-    code = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}[policy]
+    codes = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}
+    code = {**codes, "gandiva": GANDIVA}[policy]
     order = np.argsort(submit, kind="stable")
     work = duration / sp
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
-        submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth)
-    )
+        submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth),
+        float(quantum),
+    )  # fmt: skip
     back = np.empty_like(order)
     back[order] = np.arange(n)
     return RigidRun(first[back], finish[back], restarts[back], att[back], t, q, u, running)

@@ -56,7 +56,7 @@ def g_server_fcfs(submit, work, servers):
     return finish
 
 
-def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds=(57600.0,), depth=500):
+def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds=(57600.0,), depth=500, quantum=600.0):
     """Return ``(first_start, finish, restarts)`` lists, jobs in the order given."""
     n = len(submit)
     cl = _Cluster(nodes, G)
@@ -69,6 +69,7 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     run_from = [0.0] * n
     held_from = [0.0] * n
     att = [0.0] * n
+    held_s = [0.0] * n  # seconds held before the current slice
     place = {}
     running = set()
     waiting = []  # arrival order (fifo, sjf, backfill)
@@ -76,7 +77,7 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     level = [0] * n
     active = []  # srtf: arrived, unfinished, arrival order
     arrived = 0
-    preemptive = policy in ("srtf", "tiresias")
+    preemptive = policy in ("srtf", "tiresias", "gandiva")
     lv_max = len(thresholds) if policy == "tiresias" else 0
 
     def end(j):
@@ -87,6 +88,11 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
             return INF
         td = held_from[j] + (thresholds[level[j]] - att[j]) / need[j]
         return td if td < end(j) else INF
+
+    def slice_end(j, now):
+        """Gandiva: the end of j's slice, if still ahead (and before it completes)."""
+        te = run_from[j] + quantum  # a slice: quantum seconds of progress, after any restart pause
+        return te if policy == "gandiva" and now < te < end(j) else INF
 
     def start(j, t):
         nodes_ = cl.choose(need[j])
@@ -104,19 +110,22 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     def stop(j, t):
         cl.give(place.pop(j), need[j])
         att[j] += need[j] * (t - held_from[j])
+        held_s[j] += t - held_from[j]
         running.discard(j)
 
+    now = -INF
     while arrived < n or running:
         t = submit[order[arrived]] if arrived < n else INF
         for j in running:
-            t = min(t, end(j), demote_at(j))
+            t = min(t, end(j), demote_at(j), slice_end(j, now))
+        now = t
         for j in sorted(running):
             if end(j) <= t:
                 stop(j, end(j))
                 finish[j] = end(j)
                 if policy == "tiresias":
                     queues[level[j]].remove(j)
-                if policy == "srtf":
+                if policy in ("srtf", "gandiva"):
                     active.remove(j)
         for j in sorted(running, key=rank.get):  # demotions at one time: in submission order
             if demote_at(j) <= t:
@@ -162,6 +171,15 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
         else:
             if policy == "tiresias":
                 prio = [j for q in queues for j in q]
+            elif policy == "gandiva":
+
+                def share(j, t=t):
+                    if j in running and t < run_from[j] + quantum:
+                        return -1.0  # within its slice
+                    ran = held_s[j] + (t - held_from[j] if j in running else 0.0)
+                    return ran / max(t - submit[j], 1.0)
+
+                prio = sorted(active, key=lambda j: (share(j), rank[j]))
             else:
                 left = {j: remaining[j] - max(0.0, t - run_from[j]) if j in running else remaining[j] for j in active}
                 prio = sorted(active, key=lambda j: (left[j], rank[j]))

@@ -25,20 +25,22 @@ def small_logs(draw, one_gpu=False):
     return nodes, G, [float(s) for s in submit], [float(w) for w in work], need
 
 
-@pytest.mark.parametrize("policy", ["fifo", "sjf", "backfill", "srtf", "tiresias"])
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "backfill", "srtf", "tiresias", "gandiva"])
 @settings(max_examples=150, deadline=None)
 @given(
     log=small_logs(),
     restart=st.sampled_from([0.0, 7.0, 30.0]),
     thr=st.sampled_from([(40.0,), (25.0, 90.0)]),
     depth=st.sampled_from([0, 2, 500]),
+    quantum=st.sampled_from([5.0, 13.0, 600.0]),
 )
-def test_every_jct_equals_the_reference(policy, log, restart, thr, depth):
+def test_every_jct_equals_the_reference(policy, log, restart, thr, depth, quantum):
     nodes, G, submit, work, need = log
     r = run_rigid(
-        submit, work, need, nodes=nodes, gpus_per_node=G, policy=policy, restart_s=restart, thresholds=thr, depth=depth
-    )
-    first, finish, restarts = naive_rigid(submit, work, need, nodes, G, policy, restart, thr, depth)
+        submit, work, need, nodes=nodes, gpus_per_node=G, policy=policy, restart_s=restart, thresholds=thr,
+        depth=depth, quantum=quantum,
+    )  # fmt: skip
+    first, finish, restarts = naive_rigid(submit, work, need, nodes, G, policy, restart, thr, depth, quantum)
     assert r.finish.tolist() == finish
     assert r.first_start.tolist() == first
     assert r.restarts.tolist() == restarts

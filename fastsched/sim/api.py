@@ -234,10 +234,12 @@ _DEFAULTS = {"preset": "default", "cap_replicas": False, "max_time": 60 * _DAY}
 
 def _replay_log(workload, args) -> SimulationResult:
     """Replay a production log (:func:`~fastsched.sim.log_api.simulate_log`); refuse options it cannot use."""
-    given = sorted(k for k, v in args.items() if k not in _LOG_ARGS and v is not _DEFAULTS.get(k) and v is not None)
+    given = sorted(k for k, v in args.items() if k not in _LOG_ARGS and v != _DEFAULTS.get(k) and v is not None)
     if given:
         raise ValueError(f"{', '.join(given)}: not for a production log (rigid jobs replayed event by event)")
-    result = simulate_log(workload, policy=args["policy"], nodes=args["nodes"], gpus=args["gpus"], preset=args["preset"])
+    result = simulate_log(
+        workload, policy=args["policy"], nodes=args["nodes"], gpus=args["gpus"], preset=args["preset"]
+    )
     if args["output"] is not None:
         with _log_file(args["output"]) as log:
             log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")

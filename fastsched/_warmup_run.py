@@ -40,6 +40,17 @@ def _tiny_simulations(policies, out, stream):
             stream.write(f"  simulate ({policy}): {out[f'simulate:{policy}']:.1f} s\n")
 
 
+def _tiny_rigid(out, stream):
+    """Compile the rigid-job kernel (a production log replayed event by event): one policy compiles it all."""
+    from fastsched.sim.engine.rigid import run_rigid
+
+    t0 = time.perf_counter()
+    run_rigid([0, 1], [5, 5], [1, 2], nodes=1, gpus_per_node=2, policy="fifo")
+    out["rigid"] = time.perf_counter() - t0
+    if stream is not None:
+        stream.write(f"  rigid jobs (logs): {out['rigid']:.1f} s\n")
+
+
 def _tiny_costmodel(out, stream):
     t0 = time.perf_counter()
     try:
@@ -90,6 +101,8 @@ def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
     wall0 = time.time() - 1.0  # file times may be rounded down to the second
     t0 = time.perf_counter()
     _tiny_simulations(policies, out, stream)
+    if set(policies) >= set(every):
+        _tiny_rigid(out, stream)
     if costmodel:
         _tiny_costmodel(out, stream)
     seconds = time.perf_counter() - t0

@@ -41,6 +41,7 @@ _COMMAND_MODULES = (
     "fastsched.costmodel._plan_cli",
     "fastsched.sim._profile_cli",
     "fastsched.sim._workload_cli",
+    "fastsched.sim._from_log_cli",  # typed `fastsched workload from-log` (route_argv)
     "fastsched.sweep._cli",
     "fastsched._info_cli",
 )
@@ -248,6 +249,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("FASTSCHED_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted after the subcommand too
+    from fastsched.sim._from_log_cli import route_argv
+
+    argv = route_argv(argv)  # `workload from-log` is its own command beside the workload generator
     try:
         parser = build_parser()  # imports every command's module: seconds on a cold start
     except KeyboardInterrupt:

@@ -146,6 +146,9 @@ def register(subparsers) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no first-run notice")
     p.set_defaults(func=run)
     p.config_paths = ("workload", "traces", "cluster", "output", "jobs", "plot")  # relative to a --config file
+    from fastsched.sim._log_cli import add_log_arguments  # a production log as WORKLOAD: rigid jobs, its own run
+
+    add_log_arguments(p, run)
 
 
 def _clean(value):

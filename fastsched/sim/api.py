@@ -27,6 +27,7 @@ from fastsched.sim.engine.job import Job
 from fastsched.sim.inputs import preflight
 from fastsched.sim.inputs.cluster_spec import DEFAULT_TYPE, homogeneous_cluster
 from fastsched.sim.inputs.workload import read_workload, validate_workload
+from fastsched.sim.log_api import is_log, simulate_log
 from fastsched.sim.presets import PRESETS
 from fastsched.sim.results.isolated import result_isolated_jcts
 from fastsched.sim.results.result import JobRecord, SimulationResult
@@ -156,7 +157,11 @@ def simulate(
     ----------
     workload : str, path, list of WorkloadJob, optional
         A workload CSV (``name, time, application, num_replicas, batch_size``) or its
-        rows; default: the builtin synthetic workload.
+        rows; default: the builtin synthetic workload. A production log (a Philly, Helios,
+        PAI or Slurm file, told by its first bytes, or its :class:`~fastsched.sim.inputs.logs.LogJobs`)
+        is replayed as rigid jobs by :func:`~fastsched.sim.log_api.simulate_log` under one of
+        :data:`~fastsched.sim.engine.rigid.RIGID_POLICIES` (``fifo`` by default), to its last
+        completion; only ``policy``, ``nodes``, ``gpus``, ``preset`` and ``output`` apply.
     traces : str or path, optional
         Folder of application trace folders (``<app>/placements.csv`` ...). Default: the
         builtin application profiles.
@@ -229,6 +234,8 @@ def simulate(
     >>> [(job.name, job.jct) for job in result.jobs]
     [('a', 4190.0), ('b', 114.0)]
     """
+    if is_log(workload):  # a production log: rigid jobs, event by event (fastsched.sim.log_api)
+        return _replay_log(workload, locals())
     study = resolve_study(
         workload, traces=traces, applications=applications, policy=policy, nodes=nodes, gpus=gpus,
         interval=interval, interference=interference, max_nodes=max_nodes, seed=seed, preset=preset,
@@ -319,6 +326,26 @@ def _builtin(name) -> dict:
 
 def _is_file(value) -> bool:
     return isinstance(value, (str, os.PathLike)) and Path(value).expanduser().is_file()
+
+
+#: simulate()'s arguments a log replay takes; the others must keep their defaults (max_time does
+#: not apply: a replay runs to its last completion).
+_LOG_ARGS = {"workload", "policy", "nodes", "gpus", "preset", "output", "progress", "max_time"}
+_DEFAULTS = {"preset": "default", "cap_replicas": False, "max_time": 60 * _DAY}
+
+
+def _replay_log(workload, args) -> SimulationResult:
+    """Replay a production log (:func:`~fastsched.sim.log_api.simulate_log`); refuse options it cannot use."""
+    given = sorted(k for k, v in args.items() if k not in _LOG_ARGS and v != _DEFAULTS.get(k) and v is not None)
+    if given:
+        raise ValueError(f"{', '.join(given)}: not for a production log (rigid jobs replayed event by event)")
+    result = simulate_log(
+        workload, policy=args["policy"], nodes=args["nodes"], gpus=args["gpus"], preset=args["preset"]
+    )
+    if args["output"] is not None:
+        with _log_file(args["output"]) as log:
+            log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
+    return result
 
 
 def _inputs(study) -> list:

@@ -75,6 +75,8 @@ class TiresiasPolicy(SimPolicy):
     Running jobs keep their nodes; a newly started job is packed onto the nodes with the most
     free GPUs. No starvation handling. On a cluster of several GPU types a running job stays
     if its own type has room, and a waiting one takes the type with the most unclaimed GPUs.
+    Every job is rigid here (it never resizes one): a production log's jobs replay under the
+    same 2D-LAS event by event, ``tiresias`` of :mod:`fastsched.sim.engine.rigid`.
 
     Parameters
     ----------
@@ -248,7 +250,9 @@ class OptimusPolicy(SimPolicy):
     Every job first gets one GPU while GPUs last; then GPUs go one at a time to the job with
     the largest ``(step_time(r) - step_time(r + 1)) * remaining_iterations``, using the true
     trace step time of a packed placement. Jobs whose GPU count is unchanged keep their
-    nodes; the rest are re-placed in ascending GPU-count order.
+    nodes; the rest are re-placed in ascending GPU-count order. It resizes every job, a
+    workload's ``rigid`` category included: a job it cannot resize is not modelled (replay such
+    jobs with :mod:`fastsched.sim.engine.rigid`).
 
     Examples
     --------

@@ -27,6 +27,10 @@ __all__ = ["GandivaPolicy"]
 class GandivaPolicy(SimPolicy):
     """Gandiva's time slicing and greedy packing (Xiao et al., OSDI'18, §3.1-3.2); see the module docstring.
 
+    Every job is rigid here: it runs on its requested GPUs or is swapped out whole, never resized.
+    A production log's jobs replay under the same time slicing event by event (``gandiva`` of
+    :mod:`fastsched.sim.engine.rigid`).
+
     Parameters
     ----------
     quantum : int

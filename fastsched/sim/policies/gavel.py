@@ -149,6 +149,10 @@ def gavel_priorities(allocation, job_time, type_time) -> np.ndarray:
 class GavelPolicy(SimPolicy):
     """Gavel's heterogeneity-aware max-sum-throughput policy (see the module docstring).
 
+    Every job is rigid under Gavel and the policies built on it (FIFO, SRTF, AlloX, LAS, Themis,
+    min-total-duration, max-sum-throughput, Shockwave): it runs on its requested GPU count, on
+    whichever type the allocation gives it, or not at all in a round; none is ever resized.
+
     Parameters
     ----------
     placement : {"sequential", "packed"}

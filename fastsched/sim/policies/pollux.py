@@ -116,6 +116,9 @@ class LinearSpeedup:
 class PolluxSimPolicy(SimPolicy):
     """Adapter from the simulator to :class:`fastsched.policy.PolluxPolicy`.
 
+    Pollux resizes every job, a workload's ``rigid`` category included: a job it cannot resize
+    is not modelled (replay such jobs with :mod:`fastsched.sim.engine.rigid`).
+
     Parameters
     ----------
     variant : {"default", "osdi21"}

@@ -88,6 +88,9 @@ def sia_configurations(gpus_per_node, num_nodes) -> list[tuple[int, int]]:
 class SiaPolicy(SimPolicy):
     """Sia's policy on the simulator (see the module docstring).
 
+    A job it cannot resize (workload category ``rigid``) keeps its GPU count and batch size and
+    competes with one configuration per GPU type; adaptive and ``scale-gpus`` jobs are resized.
+
     Parameters
     ----------
     p : float

@@ -1,0 +1,440 @@
+"""The event-driven loop of rigid jobs, as numba kernels (the face is :mod:`.rigid`).
+
+A rigid job needs ``need`` GPUs and ``work`` seconds of running on them. The loop jumps from
+event to event: an arrival, a completion, and for the least-attained-service policy the time a
+running job's attained GPU-seconds reach its queue's threshold. All events at one time are
+applied (completions, then threshold crossings in job order, then arrivals), then the policy
+decides once. The plain-Python reference the tests compare against is
+``tests/sim/engine/naive_rigid.py``; the semantics are stated in :mod:`.rigid`.
+
+Placement: a job of ``need <= G`` GPUs goes on one node, the one with the fewest free GPUs that
+still fit it (lowest index on ties); a bigger job takes ``ceil(need / G)`` whole free nodes,
+the lowest-indexed ones, and holds all their GPUs.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from fastsched._jit import jit
+
+__all__ = ["FIFO", "SJF", "BACKFILL", "SRTF", "LAS", "GANDIVA", "run_rigid_kernel"]
+
+FIFO, SJF, BACKFILL, SRTF, LAS, GANDIVA = 0, 1, 2, 3, 4, 5
+_INF = np.inf
+
+
+@jit
+def _fits(hist, need, G):
+    if need <= G:
+        for f in range(need, G + 1):
+            if hist[f] > 0:
+                return True
+        return False
+    return hist[G] >= (need + G - 1) // G
+
+
+@jit
+def _choose(free, need, G, out):
+    """Write the nodes ``need`` GPUs would take into ``out``; return how many (0: no fit)."""
+    N = free.size
+    if need <= G:
+        best = -1
+        bf = G + 1
+        for n in range(N):
+            f = free[n]
+            if f >= need and f < bf:
+                best = n
+                bf = f
+                if f == need:
+                    break
+        if best < 0:
+            return 0
+        out[0] = best
+        return 1
+    k = (need + G - 1) // G
+    c = 0
+    for n in range(N):
+        if free[n] == G:
+            out[c] = n
+            c += 1
+            if c == k:
+                return k
+    return 0
+
+
+@jit
+def _take(free, hist, nodes, k, need, G):
+    """Take the GPUs of a job on ``nodes[:k]`` (as :func:`_choose` chose them)."""
+    for i in range(k):
+        n = nodes[i]
+        hist[free[n]] -= 1
+        free[n] -= need if k == 1 and need <= G else G
+        hist[free[n]] += 1
+
+
+@jit
+def _give(free, hist, nodes, k, need, G):
+    for i in range(k):
+        n = nodes[i]
+        hist[free[n]] -= 1
+        free[n] += need if k == 1 and need <= G else G
+        hist[free[n]] += 1
+
+
+@jit
+def _held(need, G):
+    return need if need <= G else ((need + G - 1) // G) * G
+
+
+def _grow(a, m):
+    b = np.empty(2 * m, a.dtype)
+    b[:m] = a[:m]
+    return b
+
+
+_grow = jit(_grow)
+
+
+@jit
+def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth, quantum):
+    """Run rigid jobs (sorted by ``submit``) on ``N`` nodes of ``G`` GPUs under ``policy``.
+
+    Returns ``(first_start, finish, restarts, attained, times, queued, used, running)``: per job
+    its first start, completion, restarts and GPU-seconds held (recorded GPUs times seconds
+    held); per decision its time, the jobs waiting, the GPUs held and the jobs running after it.
+    """
+    n = submit.size
+    first = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    restarts = np.zeros(n, np.int64)
+    att = np.zeros(n)
+    kn = np.empty(n, np.int64)
+    off = np.empty(n + 1, np.int64)
+    off[0] = 0
+    for j in range(n):
+        kn[j] = 1 if need[j] <= G else (need[j] + G - 1) // G
+        off[j + 1] = off[j] + kn[j]
+    pnodes = np.empty(off[n], np.int64)
+    free = np.full(N, G, np.int64)
+    hist = np.zeros(G + 1, np.int64)
+    hist[G] = N
+    scratch = np.empty(N, np.int64)
+    m = 1024
+    ev_t = np.empty(m)
+    ev_q = np.empty(m, np.int64)
+    ev_u = np.empty(m, np.int64)
+    ev_r = np.empty(m, np.int64)
+    ne = 0
+    used = 0
+    waiting = 0
+    # linked list of waiting (or, for the preemptive policies, active) jobs per queue level
+    L = thresholds.size + 1 if policy == LAS else 1
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    qhead = np.full(L, -1, np.int64)
+    qtail = np.full(L, -1, np.int64)
+    level = np.zeros(n, np.int64)
+    state = np.zeros(n, np.int64)  # 0 not arrived, 1 waiting, 2 running, 3 done
+    remaining = work.copy()
+    run_from = np.zeros(n)
+    held_from = np.zeros(n)
+    held_s = np.zeros(n)  # seconds held before the current slice (Gandiva's time share)
+    stamp = np.zeros(n, np.int64)
+    runpos = np.full(n, -1, np.int64)
+    runlist = np.empty(n, np.int64)
+    nrun = 0
+    admit = np.full(n, -1, np.int64)
+    order = np.empty(n, np.int64)
+    # events: (time, kind 0 completion / 1 threshold, job, stamp)
+    heap = [(0.0, 0, 0, 0)]
+    heap.pop()
+    sjf = [(0.0, 0)]
+    sjf.pop()
+    # EASY reservation cache: the head it was made for, its shadow time and free GPUs then
+    resv_job = -1
+    shadow = 0.0
+    ft = np.empty(N, np.int64)
+    fth = np.empty(G + 1, np.int64)
+    aux = [(0.0, 0, 0)]
+    aux.pop()
+    a = 0
+    epoch = 0
+    preemptive = policy == SRTF or policy == LAS or policy == GANDIVA
+    while a < n or len(heap) > 0:
+        while len(heap) > 0 and heap[0][3] != stamp[heap[0][2]]:
+            heapq.heappop(heap)
+        t = _INF
+        if a < n:
+            t = submit[a]
+        if len(heap) > 0 and heap[0][0] < t:
+            t = heap[0][0]
+        if t == _INF:
+            break
+        while len(heap) > 0 and heap[0][0] <= t:
+            e, kind, j, s = heapq.heappop(heap)
+            if s != stamp[j] or state[j] != 2:
+                continue
+            if kind == 0:
+                finish[j] = e
+                att[j] += need[j] * (e - held_from[j])
+                _give(free, hist, pnodes[off[j] : off[j + 1]], kn[j], need[j], G)
+                used -= _held(need[j], G)
+                state[j] = 3
+                stamp[j] += 1
+                last = runlist[nrun - 1]
+                runlist[runpos[j]] = last
+                runpos[last] = runpos[j]
+                nrun -= 1
+                if preemptive:  # out of its queue
+                    lv = level[j]
+                    if prv[j] >= 0:
+                        nxt[prv[j]] = nxt[j]
+                    else:
+                        qhead[lv] = nxt[j]
+                    if nxt[j] >= 0:
+                        prv[nxt[j]] = prv[j]
+                    else:
+                        qtail[lv] = prv[j]
+            elif policy == GANDIVA:  # a slice ended: the next decision may swap the job out
+                pass
+            else:  # a threshold crossed: to the tail of the next queue
+                att[j] += need[j] * (e - held_from[j])
+                held_from[j] = e
+                lv = level[j]
+                if prv[j] >= 0:
+                    nxt[prv[j]] = nxt[j]
+                else:
+                    qhead[lv] = nxt[j]
+                if nxt[j] >= 0:
+                    prv[nxt[j]] = prv[j]
+                else:
+                    qtail[lv] = prv[j]
+                lv += 1
+                level[j] = lv
+                nxt[j] = -1
+                prv[j] = qtail[lv]
+                if qtail[lv] >= 0:
+                    nxt[qtail[lv]] = j
+                else:
+                    qhead[lv] = j
+                qtail[lv] = j
+                if lv < L - 1:
+                    td = e + (thresholds[lv] - att[j]) / need[j]
+                    if td < run_from[j] + remaining[j]:
+                        heapq.heappush(heap, (td, 1, j, stamp[j]))
+        while a < n and submit[a] <= t:
+            state[a] = 1
+            waiting += 1
+            if policy == SJF:
+                heapq.heappush(sjf, (work[a], a))
+            else:
+                prv[a] = qtail[0]
+                if qtail[0] >= 0:
+                    nxt[qtail[0]] = a
+                else:
+                    qhead[0] = a
+                qtail[0] = a
+            a += 1
+        # -- decide ---------------------------------------------------------------------
+        if policy == FIFO or policy == BACKFILL or policy == SJF:
+            while True:
+                if policy == SJF:
+                    if len(sjf) == 0:
+                        break
+                    h = sjf[0][1]
+                else:
+                    h = qhead[0]
+                    if h < 0:
+                        break
+                if not _fits(hist, need[h], G):
+                    break
+                if policy == SJF:
+                    heapq.heappop(sjf)
+                else:
+                    qhead[0] = nxt[h]
+                    if nxt[h] >= 0:
+                        prv[nxt[h]] = -1
+                    else:
+                        qtail[0] = -1
+                k = _choose(free, need[h], G, pnodes[off[h] : off[h + 1]])
+                _take(free, hist, pnodes[off[h] : off[h + 1]], k, need[h], G)
+                first[h] = t
+                run_from[h] = t
+                held_from[h] = t
+                state[h] = 2
+                used += _held(need[h], G)
+                waiting -= 1
+                runlist[nrun] = h
+                runpos[h] = nrun
+                nrun += 1
+                heapq.heappush(heap, (t + work[h], 0, h, stamp[h]))
+            h = qhead[0]
+            if policy == BACKFILL and h >= 0:
+                if resv_job != h:  # the shadow time: running jobs release in end order until h fits
+                    resv_job = h
+                    ft[:] = free
+                    fth[:] = hist
+                    aux.clear()
+                    aux.append((heap[0][0], heap[0][2], 0))
+                    shadow = _INF
+                    while len(aux) > 0:
+                        e, j, idx = heapq.heappop(aux)
+                        if e > shadow:
+                            break
+                        _give(ft, fth, pnodes[off[j] : off[j + 1]], kn[j], need[j], G)
+                        if shadow == _INF and _fits(fth, need[h], G):
+                            shadow = e
+                        for c in (2 * idx + 1, 2 * idx + 2):
+                            if c < len(heap):
+                                heapq.heappush(aux, (heap[c][0], heap[c][2], c))
+                # the head's reservation at the shadow time, best fit on the free GPUs then
+                kh = _choose(ft, need[h], G, scratch)
+                _take(ft, fth, scratch, kh, need[h], G)
+                c = nxt[h]
+                tested = 0
+                while c >= 0 and tested < depth:
+                    nc = nxt[c]
+                    tested += 1
+                    k = _choose(free, need[c], G, pnodes[off[c] : off[c + 1]])
+                    if k > 0:
+                        ok = t + work[c] <= shadow
+                        if not ok:
+                            ok = True
+                            for i in range(k):
+                                nd = pnodes[off[c] + i]
+                                if ft[nd] < (need[c] if k == 1 and need[c] <= G else G):
+                                    ok = False
+                            if ok:
+                                _take(ft, fth, pnodes[off[c] : off[c + 1]], k, need[c], G)
+                        if ok:
+                            if prv[c] >= 0:
+                                nxt[prv[c]] = nc
+                            if nc >= 0:
+                                prv[nc] = prv[c]
+                            else:
+                                qtail[0] = prv[c]
+                            _take(free, hist, pnodes[off[c] : off[c + 1]], k, need[c], G)
+                            first[c] = t
+                            run_from[c] = t
+                            held_from[c] = t
+                            state[c] = 2
+                            used += _held(need[c], G)
+                            waiting -= 1
+                            runlist[nrun] = c
+                            runpos[c] = nrun
+                            nrun += 1
+                            heapq.heappush(heap, (t + work[c], 0, c, stamp[c]))
+                    c = nc
+                _give(ft, fth, scratch, kh, need[h], G)  # the cache keeps the state before the reservation
+        else:
+            epoch += 1
+            na = 0
+            if policy == LAS:
+                cap = N * G
+                for lv in range(L):
+                    j = qhead[lv]
+                    while j >= 0 and cap > 0:
+                        d = _held(need[j], G)
+                        if d <= cap:
+                            cap -= d
+                            admit[j] = epoch
+                            order[na] = j
+                            na += 1
+                        j = nxt[j]
+            else:  # SRTF: by remaining work now; Gandiva: slices first, then by time share; ties by arrival
+                cnt = 0
+                j = qhead[0]
+                while j >= 0:
+                    order[cnt] = j
+                    cnt += 1
+                    j = nxt[j]
+                keys = np.empty(cnt)
+                for i in range(cnt):
+                    j = order[i]
+                    if policy == SRTF:
+                        r = remaining[j]
+                        if state[j] == 2 and t > run_from[j]:
+                            r -= t - run_from[j]
+                    elif state[j] == 2 and t < run_from[j] + quantum:
+                        r = -1.0
+                    else:
+                        ran = held_s[j] + (t - held_from[j] if state[j] == 2 else 0.0)
+                        r = ran / max(t - submit[j], 1.0)
+                    keys[i] = r
+                srt = np.argsort(keys, kind="mergesort")
+                act = order[:cnt].copy()
+                cap = N * G
+                for i in range(cnt):
+                    j = act[srt[i]]
+                    d = _held(need[j], G)
+                    if d <= cap:
+                        cap -= d
+                        admit[j] = epoch
+                        order[na] = j
+                        na += 1
+                    if cap == 0:
+                        break
+            i = 0
+            while i < nrun:  # preempt the running jobs not admitted
+                j = runlist[i]
+                if admit[j] == epoch:
+                    i += 1
+                    continue
+                if t > run_from[j]:
+                    remaining[j] -= t - run_from[j]
+                att[j] += need[j] * (t - held_from[j])
+                held_s[j] += t - held_from[j]
+                _give(free, hist, pnodes[off[j] : off[j + 1]], kn[j], need[j], G)
+                used -= _held(need[j], G)
+                state[j] = 1
+                waiting += 1
+                stamp[j] += 1
+                last = runlist[nrun - 1]
+                runlist[i] = last
+                runpos[last] = i
+                runpos[j] = -1
+                nrun -= 1
+            for i in range(na):  # start the admitted waiting jobs that fit, in order
+                j = order[i]
+                if state[j] != 1:
+                    continue
+                k = _choose(free, need[j], G, pnodes[off[j] : off[j + 1]])
+                if k == 0:
+                    continue
+                _take(free, hist, pnodes[off[j] : off[j + 1]], k, need[j], G)
+                if np.isnan(first[j]):
+                    first[j] = t
+                    run_from[j] = t
+                else:
+                    restarts[j] += 1
+                    run_from[j] = t + restart_s
+                held_from[j] = t
+                state[j] = 2
+                used += _held(need[j], G)
+                waiting -= 1
+                runlist[nrun] = j
+                runpos[j] = nrun
+                nrun += 1
+                end = run_from[j] + remaining[j]
+                heapq.heappush(heap, (end, 0, j, stamp[j]))
+                if policy == LAS and level[j] < L - 1:
+                    td = t + (thresholds[level[j]] - att[j]) / need[j]
+                    if td < end:
+                        heapq.heappush(heap, (td, 1, j, stamp[j]))
+                if policy == GANDIVA and run_from[j] + quantum < end:  # a slice is quantum seconds of progress
+                    heapq.heappush(heap, (run_from[j] + quantum, 1, j, stamp[j]))
+        if ne == m:
+            ev_t = _grow(ev_t, m)
+            ev_q = _grow(ev_q, m)
+            ev_u = _grow(ev_u, m)
+            ev_r = _grow(ev_r, m)
+            m *= 2
+        ev_t[ne] = t
+        ev_q[ne] = waiting
+        ev_u[ne] = used
+        ev_r[ne] = nrun
+        ne += 1
+    return first, finish, restarts, att, ev_t[:ne].copy(), ev_q[:ne].copy(), ev_u[:ne].copy(), ev_r[:ne].copy()

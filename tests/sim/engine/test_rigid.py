@@ -1,0 +1,91 @@
+"""Rigid jobs: the event-driven kernel against the plain reference on random small logs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastsched.sim.engine.rigid import RIGID_POLICIES, run_rigid
+from tests.sim.engine.naive_rigid import g_server_fcfs, naive_rigid
+
+
+@st.composite
+def small_logs(draw, one_gpu=False):
+    nodes = draw(st.integers(1, 3))
+    G = draw(st.integers(1, 4))
+    n = draw(st.integers(1, 18))
+    submit = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+    work = draw(st.lists(st.integers(0, 80), min_size=n, max_size=n))
+    if one_gpu:
+        need = [1] * n
+    else:
+        need = draw(st.lists(st.integers(1, nodes * G), min_size=n, max_size=n))
+    return nodes, G, [float(s) for s in submit], [float(w) for w in work], need
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "backfill", "srtf", "tiresias", "gandiva"])
+@settings(max_examples=150, deadline=None)
+@given(
+    log=small_logs(),
+    restart=st.sampled_from([0.0, 7.0, 30.0]),
+    thr=st.sampled_from([(40.0,), (25.0, 90.0)]),
+    depth=st.sampled_from([0, 2, 500]),
+    quantum=st.sampled_from([5.0, 13.0, 600.0]),
+)
+def test_every_jct_equals_the_reference(policy, log, restart, thr, depth, quantum):
+    nodes, G, submit, work, need = log
+    r = run_rigid(
+        submit, work, need, nodes=nodes, gpus_per_node=G, policy=policy, restart_s=restart, thresholds=thr,
+        depth=depth, quantum=quantum,
+    )  # fmt: skip
+    first, finish, restarts = naive_rigid(submit, work, need, nodes, G, policy, restart, thr, depth, quantum)
+    assert r.finish.tolist() == finish
+    assert r.first_start.tolist() == first
+    assert r.restarts.tolist() == restarts
+
+
+@settings(max_examples=200, deadline=None)
+@given(log=small_logs(one_gpu=True))
+def test_fifo_on_one_gpu_jobs_is_the_g_server_queue(log):
+    nodes, G, submit, work, need = log
+    r = run_rigid(submit, work, need, nodes=nodes, gpus_per_node=G, policy="fifo")
+    assert r.finish.tolist() == g_server_fcfs(submit, work, nodes * G)
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(ValueError, match="gpus: job 1 needs 9 GPUs"):
+        run_rigid([0, 1], [5, 5], [1, 9], nodes=2, gpus_per_node=4)
+    with pytest.raises(ValueError, match="duration"):
+        run_rigid([0], [-1], [1], nodes=1, gpus_per_node=1)
+    with pytest.raises(ValueError, match="policy"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="pollux")
+    with pytest.raises(ValueError, match="speed"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, speed=0)
+
+
+def test_a_big_job_takes_whole_nodes():
+    # 1 GPU busy on node 0 leaves 3 of 4 nodes whole: a 10-GPU job (3 nodes of 4) fits, a 13-GPU one waits.
+    r = run_rigid([0, 1, 1], [100, 10, 10], [1, 10, 13], nodes=4, gpus_per_node=4, policy="backfill")
+    assert r.first_start.tolist() == [0.0, 1.0, 100.0]
+    assert r.used_gpus[r.times == 1.0].tolist() == [1 + 12]  # whole nodes held
+    assert r.used_gpus[r.times == 100.0].tolist() == [16]
+
+
+def test_speed_divides_the_recorded_duration():
+    r = run_rigid([0, 0], [100, 60], [1, 1], nodes=1, gpus_per_node=2, speed=[2.0, 3.0])
+    assert r.finish.tolist() == [50.0, 20.0]
+
+
+def test_tiresias_thresholds_are_the_round_based_policys():
+    from fastsched.sim.engine.rigid import TIRESIAS_THRESHOLDS
+    from fastsched.sim.policies.baselines import TiresiasPolicy
+
+    assert TIRESIAS_THRESHOLDS == (TiresiasPolicy().queue_threshold,)
+
+
+def test_every_policy_name_runs():
+    for policy in RIGID_POLICIES:
+        r = run_rigid([0, 0, 3], [10, 20, 5], [2, 1, 2], nodes=1, gpus_per_node=2, policy=policy)
+        assert np.all(r.finish >= r.first_start)

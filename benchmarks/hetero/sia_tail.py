@@ -85,7 +85,7 @@ def replay(args):
             except EOFError:
                 break
     saved.sort(key=lambda t: -t[0])
-    for dt0, p in saved[: args.top]:
+    for _dt0, p in saved[: args.top]:
         c0, w0 = time.process_time(), time.perf_counter()
         ex = solve_assignment_report(p)
         c1, w1 = time.process_time(), time.perf_counter()

@@ -116,7 +116,7 @@ def solve_reduced(problem, solve_core, clock=None):
     """Optimal choice (boolean mask) by the Lagrangian reduction, with ``solve_core(subproblem)`` for the core.
 
     With a ``clock`` (the time limit of :func:`~fastsched.sim.policies._assign.solve_assignment_report`),
-    the relaxation gets the time left, ``solve_core`` may return its incumbent or ``None`` when
+    ``solve_core`` may return its incumbent or ``None`` when
     the limit stops it (the reduction's incumbent is then kept), and the clock's ``limited`` and
     ``bound`` say whether the returned choice is proved optimal and the best lower bound known.
 
@@ -154,11 +154,7 @@ def solve_reduced(problem, solve_core, clock=None):
             A_ub=constraint_matrix(problem),
             b_ub=constraint_bounds(problem),
             bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)],
-            options={} if clock is None or clock.deadline is None else {"time_limit": clock.left()},
-        )
-    if lp.status == 1 and clock is not None and clock.deadline is not None and feasible(problem, problem.forced):
-        clock.limited = True  # the limit stopped the relaxation itself: the forced choice, filled greedily
-        return greedy_fill(problem, problem.forced.copy())
+        )  # no time limit here: the relaxation is cheap and gives the bound every limited round reports
     if lp.status == 2:
         raise RuntimeError("the round's integer program has no solution (forced allocations exceed the capacity)")
     if lp.status != 0:

@@ -10,18 +10,31 @@ Solved exactly by a dynamic program over GPUs used per type when that table is s
 reduction to a small core (:func:`~fastsched.sim.policies._assign_reduce.solve_reduced`) solved
 with HiGHS through :func:`scipy.optimize.milp`, or with HiGHS on the whole program. Each returns
 an optimum (ties may be broken differently).
+
+:func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
+bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns the
+same choice as :func:`solve_assignment`; one stopped by it keeps the best choice found (HiGHS's
+incumbent, the reduction's greedy incumbent, or a warm start such as the last round's choice,
+whichever is cheapest) and reports its relative gap to the best bound known.
 """
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
 
 from fastsched.sim.policies._assign_kernels import assign_dp
-from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix, solve_reduced
+from fastsched.sim.policies._assign_reduce import (
+    constraint_bounds,
+    constraint_matrix,
+    feasible,
+    greedy_fill,
+    solve_reduced,
+)
 
-__all__ = ["AssignProblem", "solve_assignment"]
+__all__ = ["AssignProblem", "SolveReport", "solve_assignment", "solve_assignment_report"]
 
 #: Largest ``states x candidates`` solved by the dynamic program (beyond: HiGHS).
 DP_WORK_LIMIT = 60_000_000
@@ -66,6 +79,34 @@ class AssignProblem(NamedTuple):
     num_jobs: int
 
 
+class SolveReport(NamedTuple):
+    """A round's choice and whether a time limit cut its solve short.
+
+    Attributes
+    ----------
+    chosen : numpy.ndarray of bool
+        ``True`` for chosen candidates.
+    limited : bool
+        A HiGHS solve stopped at the time limit before proving its answer optimal.
+    gap : float
+        ``(value - bound) / max(|value|, 1e-9)`` for the returned choice's value and the best
+        lower bound known (0 when ``limited`` is false: the choice is optimal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = AssignProblem(np.array([0]), np.array([0]), np.array([1]), np.array([-1.0]), np.array([False]),
+    ...                   np.array([1]), 1)
+    >>> r = solve_assignment_report(p, time_limit=1.0)
+    >>> r.chosen.tolist(), r.limited, r.gap
+    ([True], False, 0.0)
+    """
+
+    chosen: np.ndarray
+    limited: bool
+    gap: float
+
+
 def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
     """Optimal choice of candidates (boolean mask of length K).
 
@@ -99,21 +140,99 @@ def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
     >>> solve_assignment(p).tolist()
     [False, True, True]
     """
+    return solve_assignment_report(problem, method).chosen
+
+
+def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=None, warm=None) -> SolveReport:
+    """:func:`solve_assignment` under a time limit for its HiGHS solves, with the limit's outcome.
+
+    Parameters
+    ----------
+    problem : AssignProblem
+    method : {"auto", "dp", "reduced", "milp"}
+        As :func:`solve_assignment`.
+    time_limit : float, optional
+        Wall-clock seconds for all the HiGHS solves of the round together (``None``: no limit).
+        Rounds that finish within it return :func:`solve_assignment`'s choice.
+    warm : numpy.ndarray of bool or callable returning one, optional
+        A choice to fall back on when the limit stops the solve (the last round's, say): kept
+        when feasible and cheaper than the best choice found (a callable is called only then). HiGHS through scipy takes no
+        starting solution, so it does not seed the search itself.
+
+    Returns
+    -------
+    SolveReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = AssignProblem(job=np.array([0, 0, 1]), gtype=np.array([0, 0, 0]), gpus=np.array([4, 2, 2]),
+    ...                   cost=np.array([-3.0, -2.0, -1.5]), forced=np.zeros(3, bool),
+    ...                   capacity=np.array([4]), num_jobs=2)
+    >>> r = solve_assignment_report(p, "milp", time_limit=5.0)
+    >>> r.chosen.tolist(), r.limited
+    ([False, True, True], False)
+    """
     k = problem.cost.shape[0]
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be positive seconds or None, got {time_limit!r}")
     if k == 0:
-        return np.zeros(0, dtype=bool)
+        return SolveReport(np.zeros(0, dtype=bool), False, 0.0)
     if method not in ("auto", "dp", "reduced", "milp"):
         raise ValueError(f"method must be 'auto', 'dp', 'reduced' or 'milp', got {method!r}")
     cap = problem.capacity.astype(np.int64)
     num_states = int(np.prod(cap + 1))
     small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
     if method == "dp" or (method == "auto" and small):
-        return _solve_dp(problem, cap, num_states)
+        return SolveReport(_solve_dp(problem, cap, num_states), False, 0.0)
+    clock = _Clock(time_limit)
     if method != "milp":
-        chosen = solve_reduced(problem, _solve_milp)
+        chosen = solve_reduced(problem, clock.solve, clock)
         if chosen is not None:
-            return chosen
-    return _solve_milp(problem)
+            return clock.report(problem, chosen, warm)
+    chosen = clock.solve(problem)
+    if clock.limited:
+        clock.note_bound(clock.last_core_bound)
+    if chosen is None:  # the limit passed before HiGHS found any choice: the forced ones, filled greedily
+        chosen = greedy_fill(problem, problem.forced.copy())
+    return clock.report(problem, chosen, warm)
+
+
+class _Clock:
+    """The round's deadline for HiGHS, and what the limit cut short (see :func:`solve_assignment_report`)."""
+
+    def __init__(self, time_limit):
+        self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        self.limited = False
+        self.bound = -np.inf  # best lower bound on the whole program's optimum known when limited
+        self.last_core_bound = -np.inf  # HiGHS's lower bound when the limit stopped its last solve
+
+    def left(self):
+        """Seconds left (``None``: no limit); at least 1 ms, so HiGHS returns at once rather than refuse."""
+        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1e-3)
+
+    def note_bound(self, bound):
+        self.bound = max(self.bound, float(bound))
+
+    def solve(self, problem):
+        """HiGHS on ``problem`` within the time left: its optimum, or its incumbent (``None`` if none)."""
+        chosen, optimal, bound = _milp_limited(problem, self.left())
+        if not optimal:
+            self.limited = True
+            self.last_core_bound = bound
+        return chosen
+
+    def report(self, problem, chosen, warm):
+        if not self.limited:
+            return SolveReport(chosen, False, 0.0)
+        value = float(problem.cost[chosen].sum())
+        if callable(warm):
+            warm = warm()
+        if warm is not None and warm.shape == chosen.shape and feasible(problem, warm):
+            if float(problem.cost[warm].sum()) < value:
+                chosen, value = warm.copy(), float(problem.cost[warm].sum())
+        gap = max(value - self.bound, 0.0) / max(abs(value), 1e-9)
+        return SolveReport(chosen, True, float(gap))
 
 
 def _solve_dp(problem, cap, num_states):
@@ -146,6 +265,12 @@ def _solve_dp(problem, cap, num_states):
 
 
 def _solve_milp(problem):
+    chosen, _, _ = _milp_limited(problem, None)
+    return chosen
+
+
+def _milp_limited(problem, time_limit):
+    """``(choice or None, proved optimal, lower bound)`` of HiGHS on the whole ``problem``."""
     # scipy is loaded only when a round is too large for the dynamic program.
     from scipy.optimize import Bounds, LinearConstraint
 
@@ -158,8 +283,12 @@ def _solve_milp(problem):
         integrality=np.ones(k),
         bounds=Bounds(lb, np.ones(k)),
         constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, constraint_bounds(problem))],
-        options={"mip_rel_gap": 0.0, "presolve": True},
+        options={"mip_rel_gap": 0.0, "presolve": True, **({} if time_limit is None else {"time_limit": time_limit})},
     )
+    if res.status == 1:  # the time limit: HiGHS's incumbent, if it found one, and its dual bound
+        bound = getattr(res, "mip_dual_bound", None)
+        bound = -np.inf if bound is None or not np.isfinite(bound) else float(bound)
+        return (None if res.x is None else res.x > 0.5), False, bound
     if res.x is None:
         raise RuntimeError(f"the round's integer program has no solution ({res.message})")
-    return res.x > 0.5
+    return res.x > 0.5, True, float(problem.cost[res.x > 0.5].sum())

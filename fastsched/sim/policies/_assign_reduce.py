@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds"]
+__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds", "feasible", "greedy_fill"]
 
 #: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
 #: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
@@ -43,7 +43,7 @@ def objective_unit(cost) -> float:
     return 0.01 if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9) else 0.0
 
 
-def _greedy_fill(problem, chosen):
+def greedy_fill(problem, chosen):
     """Complete ``chosen`` (feasible) greedily: cheapest candidate first among free jobs, if it fits."""
     used = np.bincount(problem.gtype[chosen], weights=problem.gpus[chosen], minlength=problem.capacity.shape[0])
     left = problem.capacity.astype(np.int64) - used.astype(np.int64)
@@ -58,7 +58,8 @@ def _greedy_fill(problem, chosen):
     return chosen
 
 
-def _feasible(problem, chosen):
+def feasible(problem, chosen):
+    """Tell whether ``chosen`` keeps every capacity, one candidate per job, and every forced one."""
     used = np.bincount(problem.gtype[chosen], weights=problem.gpus[chosen], minlength=problem.capacity.shape[0])
     per_job = np.bincount(problem.job[chosen], minlength=problem.num_jobs)
     return bool(np.all(used <= problem.capacity) and np.all(per_job <= 1) and np.all(chosen[problem.forced]))
@@ -111,8 +112,13 @@ def constraint_bounds(problem):
     return np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
 
 
-def solve_reduced(problem, solve_core):
+def solve_reduced(problem, solve_core, clock=None):
     """Optimal choice (boolean mask) by the Lagrangian reduction, with ``solve_core(subproblem)`` for the core.
+
+    With a ``clock`` (the time limit of :func:`~fastsched.sim.policies._assign.solve_assignment_report`),
+    ``solve_core`` may return its incumbent or ``None`` when
+    the limit stops it (the reduction's incumbent is then kept), and the clock's ``limited`` and
+    ``bound`` say whether the returned choice is proved optimal and the best lower bound known.
 
     Returns ``None`` when the reduction does not apply (more than one forced candidate in a
     job, or a relaxation HiGHS could not solve to optimality); the caller then solves the
@@ -140,7 +146,7 @@ def solve_reduced(problem, solve_core):
     first = np.zeros(k, dtype=bool)
     _, idx = np.unique(problem.job[best], return_index=True)
     first[np.flatnonzero(best)[idx]] = True
-    if _feasible(problem, first):
+    if feasible(problem, first):
         return first
     with quiet_stdout():
         lp = linprog(
@@ -148,7 +154,7 @@ def solve_reduced(problem, solve_core):
             A_ub=constraint_matrix(problem),
             b_ub=constraint_bounds(problem),
             bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)],
-        )
+        )  # no time limit here: the relaxation is cheap and gives the bound every limited round reports
     if lp.status == 2:
         raise RuntimeError("the round's integer program has no solution (forced allocations exceed the capacity)")
     if lp.status != 0:
@@ -156,10 +162,12 @@ def solve_reduced(problem, solve_core):
     lam = np.maximum(-lp.ineqlin.marginals[problem.num_jobs :], 0.0)
     lb, d, _ = lagrangian(problem, lam)
     incumbent = lp.x > 1 - 1e-6
-    if not _feasible(problem, incumbent):
+    if not feasible(problem, incumbent):
         return None
-    incumbent = _greedy_fill(problem, incumbent)
+    incumbent = greedy_fill(problem, incumbent)
     unit = objective_unit(problem.cost)
+    if clock is not None:
+        clock.note_bound(lb)
     # First a smaller core (the candidates of least reduced cost, plus the incumbent's), whose
     # optimum is a better incumbent; then the core that incumbent leaves, unless it is inside
     # the first one (whose optimum is then the whole program's).
@@ -168,17 +176,29 @@ def solve_reduced(problem, solve_core):
     solved = np.zeros(k, dtype=bool)
     if np.any(small):
         solved = small | incumbent | problem.forced
-        incumbent = _core_choice(problem, solved, incumbent, upper, unit, solve_core)
+        incumbent = _core_choice(problem, solved, incumbent, upper, unit, solve_core, clock)
         upper = float(problem.cost[incumbent].sum())
     alive = (lb + d <= upper - unit + _TOL) | problem.forced
     if not np.any(alive & ~solved):
+        # The first core held the whole core: if the limit stopped it, its bound is the program's.
+        if clock is not None and clock.limited:
+            clock.note_bound(min(upper - unit, clock.last_core_bound))
         return incumbent
-    incumbent = _core_choice(problem, alive, incumbent, upper, unit, solve_core)
+    if clock is not None:
+        clock.limited = False  # only the last core's outcome decides whether the answer is proved
+    incumbent = _core_choice(problem, alive, incumbent, upper, unit, solve_core, clock)
+    if clock is not None and clock.limited:
+        clock.note_bound(min(upper - unit, clock.last_core_bound))
     return incumbent
 
 
-def _core_choice(problem, alive, incumbent, upper, unit, solve_core):
-    """Return the core's optimum when strictly better than the incumbent, else the incumbent."""
+def _core_choice(problem, alive, incumbent, upper, unit, solve_core, clock=None):
+    """Return the core's optimum when strictly better than the incumbent, else the incumbent.
+
+    With a time limit ``solve_core`` may return ``None`` (no choice found in time): the
+    incumbent stays. A choice better than the incumbent by a grid step lies inside the last core,
+    so ``min(upper - unit, that core's lower bound)`` then bounds the program (see :func:`solve_reduced`).
+    """
     sub = np.flatnonzero(alive)
     core = problem._replace(
         job=problem.job[sub],
@@ -188,6 +208,8 @@ def _core_choice(problem, alive, incumbent, upper, unit, solve_core):
         forced=problem.forced[sub],
     )
     x = solve_core(core)
+    if x is None:  # the time limit stopped the core's solve before HiGHS found a choice
+        return incumbent
     if float(core.cost[x].sum()) < upper - max(unit / 2, _TOL):
         out = np.zeros(problem.cost.shape[0], dtype=bool)
         out[sub[x]] = True

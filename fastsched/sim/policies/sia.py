@@ -28,7 +28,7 @@ import numpy as np
 
 from fastsched._memo import remember
 from fastsched.goodput import GoodputParams
-from fastsched.sim.policies._assign import AssignProblem, solve_assignment
+from fastsched.sim.policies._assign import AssignProblem, solve_assignment_report
 from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
 from fastsched.sim.policies._placement import packed_placement, place_type
 from fastsched.sim.policies._sia_kernels import goodput_rows
@@ -103,6 +103,11 @@ class SiaPolicy(SimPolicy):
         Most GPUs one job may use (64).
     method : {"auto", "dp", "reduced", "milp"}
         Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
+    time_limit : float or None
+        Wall-clock seconds for a round's HiGHS solves (1.5; ``None``: solve every round exactly).
+        A round stopped by it keeps the best choice found, or the last round's choice where that
+        is still feasible and better; :attr:`solver_stats` counts such rounds and their worst
+        gap. Rounds solved by the dynamic program (small clusters) never reach it.
 
     Examples
     --------
@@ -128,9 +133,16 @@ class SiaPolicy(SimPolicy):
     name = "sia"
     needs_gpu_types = True
 
-    def __init__(self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto"):
+    def __init__(
+        self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto", time_limit=1.5
+    ):
         if p == 0:
             raise ValueError("p must be non-zero")
+        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise ValueError(f"time_limit must be positive seconds or None, got {time_limit!r}")
+        self.time_limit = None if time_limit is None else float(time_limit)
+        #: Rounds solved, rounds the time limit stopped, and the worst relative gap of those.
+        self.solver_stats = {"rounds": 0, "limited": 0, "worst_gap": 0.0}
         self.p = float(p)
         self.lambda_n = float(lambda_n)
         self.restart_penalties = dict(RESTART_PENALTIES if restart_penalties is None else restart_penalties)
@@ -143,6 +155,7 @@ class SiaPolicy(SimPolicy):
         self._rows: dict = {}
         # The last round's program and its solution: see _solve.
         self._last_solve = None
+        self._last_want = {}  # job name -> configuration chosen last round (the limit's fallback)
 
     def job_kwargs(self, wjob, app):
         """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
@@ -431,24 +444,40 @@ class SiaPolicy(SimPolicy):
         if self.cluster is None:
             raise RuntimeError("SiaPolicy needs bind_cluster(spec, interval) before the first round")
         columns, column, problem = self.round_program(now, jobs, allocations)
-        chosen = self._solve(problem)
+        chosen = self._solve(problem, jobs, columns, column)
         want = {}
         for k in np.flatnonzero(chosen):
             want[jobs[problem.job[k]].name] = columns[column[k]]
         return self._place(want, allocations)
 
-    def _solve(self, problem):
-        """:func:`solve_assignment`, reusing the last round's solution when the program is the same.
+    def _solve(self, problem, jobs, columns, column):
+        """:func:`solve_assignment_report`, reusing the last round's solution when the program is the same.
 
         Costs are rounded to two decimals and restart factors change slowly, so a round often
         poses exactly the previous round's program (about a quarter of the rounds of a
-        400-job trace); the solver is deterministic, so its answer is the same.
+        400-job trace); the solver is deterministic, so its answer is the same (a round the
+        time limit stopped is not reused: the next one may solve it). The last round's choice,
+        mapped onto this round's candidates by job name and configuration, is the fallback when
+        the limit stops a solve (scipy's HiGHS takes no starting solution).
         """
         last = self._last_solve
         if last is not None and all(np.array_equal(a, b) for a, b in zip(last[0], problem, strict=True)):
             return last[1]
-        chosen = solve_assignment(problem, self.method)
-        self._last_solve = (problem, chosen)
+        last_want = self._last_want
+
+        def warm():
+            keys = [(jobs[j].name, columns[c]) for j, c in zip(problem.job.tolist(), column.tolist(), strict=True)]
+            return np.array([last_want.get(name) == col for name, col in keys], dtype=bool)
+
+        report = solve_assignment_report(problem, self.method, self.time_limit, warm if last_want else None)
+        chosen = report.chosen
+        stats = self.solver_stats
+        stats["rounds"] += 1
+        if report.limited:
+            stats["limited"] += 1
+            stats["worst_gap"] = max(stats["worst_gap"], report.gap)
+        self._last_solve = None if report.limited else (problem, chosen)
+        self._last_want = {jobs[problem.job[k]].name: columns[column[k]] for k in np.flatnonzero(chosen)}
         return chosen
 
     def round_program(self, now, jobs, allocations):

@@ -62,12 +62,12 @@ class _SiaCountingSolves(SiaPolicy):
         super().__init__()
         self.fresh, self.solved, self.rounds = fresh, 0, 0
 
-    def _solve(self, problem):
+    def _solve(self, problem, *args):
         if self.fresh:
             self._last_solve = None
         self.rounds += 1
         before = self._last_solve
-        chosen = super()._solve(problem)
+        chosen = super()._solve(problem, *args)
         self.solved += self._last_solve is not before
         return chosen
 

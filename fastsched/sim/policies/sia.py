@@ -104,7 +104,10 @@ class SiaPolicy(SimPolicy):
     method : {"auto", "dp", "reduced", "milp"}
         Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
     time_limit : float or None
-        Wall-clock seconds for a round's HiGHS solves (1.5; ``None``: solve every round exactly).
+        Wall-clock seconds for a round's HiGHS solves (default ``None``: solve every round exactly).
+        Off by default because a wall-clock limit makes a binding round's answer depend on the
+        machine's load, and every other result here is the same on any machine; large studies
+        (thousands of GPUs) pass one, such as 1.5, to bound the slowest rounds.
         A round stopped by it keeps the best choice found, or the last round's choice where that
         is still feasible and better; :attr:`solver_stats` counts such rounds and their worst
         gap. Rounds solved by the dynamic program (small clusters) never reach it.
@@ -134,7 +137,7 @@ class SiaPolicy(SimPolicy):
     needs_gpu_types = True
 
     def __init__(
-        self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto", time_limit=1.5
+        self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto", time_limit=None
     ):
         if p == 0:
             raise ValueError("p must be non-zero")

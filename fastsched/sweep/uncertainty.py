@@ -312,7 +312,7 @@ def _workload_apps(workload):
 def _bands(rows, policies, draws) -> UncertaintyResult:
     jct = {p: {} for p in policies}
     for r in rows:
-        jct[r["policy"]][r["draw"]] = float("nan") if r["avg_jct"] is None else float(r["avg_jct"])
+        jct[r["policy"]][r["draw"]] = float("nan") if r["avg_jct_s"] is None else float(r["avg_jct_s"])
     bands = {}
     for p in policies:
         d = np.array([jct[p][k] for k in range(draws)], dtype=np.float64)

@@ -63,7 +63,7 @@ def test_bands_come_from_one_run_per_draw_and_policy(profiles, tmp_path):
     for p in ("tiresias", "fifo"):
         b = r.bands[p]
         assert b.draws == 3 and b.p10 <= b.median <= b.p90
-        jcts = [row["avg_jct"] for row in r.rows if row["policy"] == p and row["draw"] >= 0]
+        jcts = [row["avg_jct_s"] for row in r.rows if row["policy"] == p and row["draw"] >= 0]
         assert min(jcts) <= b.median <= max(jcts)
     assert set(r.order) == {"tiresias", "fifo"} and 0.0 <= r.order_holds <= 1.0
     # the same seed gives the same bands

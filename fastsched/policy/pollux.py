@@ -504,12 +504,17 @@ class PolluxPolicy:
                 int(plan.num_real),
                 scratch,
                 int(plan.passes),
-                bool(plan.transfers),
+                plan.transfers,
                 0,
                 np.uint64(0),
                 fixed,
                 dst,
             )
+        if plan.relax >= 0:
+            kind = np.empty(prob.num_jobs, dtype=np.int64)
+            reps = np.empty(prob.num_jobs, dtype=np.int64)
+            passes = plan.passes if plan.polish else np.int64(0)
+            G.relax_row(A, plan.num_real, plan.scratch, passes, plan.relax_transfers, kind, reps, fixed, plan.relax)
         return take(fixed, np.arange(int(plan.seeds), dtype=np.int64))
 
     def _evolve(self, prob: Problem, plan: G.Plan, A: G.Arrays, cur: G.Pop, nxt: G.Pop, count: int, start: int):
@@ -551,7 +556,7 @@ class PolluxPolicy:
             int(plan.num_real),
             int(plan.scratch),
             int(plan.passes),
-            bool(plan.transfers),
+            plan.transfers,
             int(plan.kicks),
             stream_key(plan, 0, POLISH),
             out,

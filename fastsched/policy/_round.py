@@ -67,7 +67,7 @@ def relaxed(prob) -> bool:
     return not transfers(prob)
 
 
-def seed_plan(prob, warm: bool, polish: bool):
+def seed_plan(prob, warm: bool, polish: bool, relax: bool | None = None):
     """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, relax, rows, seeds)``.
 
     Base allocation (row 0), first fit and greedy fills at several cluster sizes, and the
@@ -75,7 +75,8 @@ def seed_plan(prob, warm: bool, polish: bool):
     (polished as it is built). ``fills`` lists ``(source row, node limit, row)`` and
     ``polishes`` ``(source row, row)`` in the order they run; ``relax`` is the row of the
     relaxation's seed (-1 where there is none); ``rows`` is the size of the seed buffer and
-    ``seeds`` the number of rows the plan writes.
+    ``seeds`` the number of rows the plan writes. ``relax`` forces the relaxation's seed on
+    (``True``) or off (``False``); ``None``: by :func:`relaxed`.
 
     Examples
     --------
@@ -132,11 +133,11 @@ def seed_plan(prob, warm: bool, polish: bool):
         for src in at_n + ([0] if has_base else []):
             polishes.append((src, r))
             r += 1
-    relax = -1
-    if relaxed(prob):
-        relax = r
+    at = -1
+    if relaxed(prob) if relax is None else relax:
+        at = r
         r += 1
-    return limits, ff_rows, fills, polishes, relax, rows, r
+    return limits, ff_rows, fills, polishes, at, rows, r
 
 
 def _seed_buffer_rows(nlimits: int) -> int:
@@ -186,6 +187,7 @@ def make_plan(
     scratch: int,
     warm_rows: int | None,
     extra: int,
+    relax: bool | None = None,
 ) -> Plan:
     """Return the plan of one round (see :class:`~fastsched.policy._ga.search.Plan`).
 
@@ -203,6 +205,8 @@ def make_plan(
         Rows of the previous population adapted to this round; ``None`` in a first round.
     extra : int
         Mutated rows of the initial pool.
+    relax : bool, optional
+        Seed from the relaxation (``None``: on large problems, see :func:`relaxed`).
 
     Examples
     --------
@@ -215,7 +219,7 @@ def make_plan(
     (8, 1.0, 0, (8,))
     """
     J = prob.num_jobs
-    limits, ff_rows, fills, polishes, relax, _, r = seed_plan(prob, warm_rows is not None, polish)
+    limits, ff_rows, fills, polishes, relax, _, r = seed_plan(prob, warm_rows is not None, polish, relax)
     moves = transfers(prob)
     i64 = np.int64
     return Plan(

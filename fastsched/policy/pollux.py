@@ -174,6 +174,9 @@ class PolluxPolicy:
         # One round at a time per policy: rounds read and replace the warm-start state.
         self._lock = threading.Lock()
         self._prev = None  # (population arrays, job keys, node keys) of the last round
+        # Seed from the round's relaxation: None on large problems (_round.relaxed); True/False
+        # forces it (kernel warm-up, tests).
+        self._relax = None
         self.last_stats: dict = {}
 
     # -- AdaptDL API ----------------------------------------------------------------------
@@ -426,6 +429,7 @@ class PolluxPolicy:
             scratch=self._scratch(prob),
             warm_rows=nwarm,
             extra=0 if self.init == "front" else extra,
+            relax=getattr(self, "_relax", None),  # (policies pickled before it existed)
         )
         if self.init == "front":
             return self._search_front(prob, plan, width, A, warm), None, None

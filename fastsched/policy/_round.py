@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.policy._ga.local import ALL_TRANSFERS, LOCAL_TRANSFERS, NO_TRANSFERS
+from fastsched.policy._ga.local import ALL_TRANSFERS, LOCAL_TRANSFERS, NO_TRANSFERS, polish_row
+from fastsched.policy._ga.population import concat
+from fastsched.policy._ga.rng import POLISH
 from fastsched.policy._ga.rng import stream_key as _stream_key
 from fastsched.policy._ga.search import Plan
+from fastsched.policy._ga.types import new_pop
 
 __all__ = [
     "POLISH_PASSES",
     "SMALL",
     "KICKS",
     "make_plan",
+    "polish_best",
     "relaxed",
     "seed_buffer_rows",
     "seed_plan",
@@ -264,3 +268,34 @@ def stream_key(plan: Plan, start: int, stream: int) -> np.uint64:
     """
     # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
     return np.uint64(_stream_key(plan.seed, int(plan.round_), int(start), int(stream)))
+
+
+def polish_best(prob, plan: Plan, A, pop):
+    """Return ``pop`` with the local-search polish of its best row within the real nodes appended.
+
+    As the serial kernel's last step (``plan.polish``; ``A`` the round's problem arrays; nothing
+    is appended when the polish does not raise the first objective).
+    """
+    if not plan.polish:
+        return pop
+    ok = np.flatnonzero(pop.size <= prob.num_real)
+    if ok.size == 0:
+        return pop
+    best = int(ok[np.argmax(pop.obj[ok])])
+    out = new_pop(1, prob.num_jobs, pop.node.shape[1])
+    polish_row(
+        pop,
+        best,
+        A,
+        int(plan.num_real),
+        int(plan.scratch),
+        int(plan.passes),
+        plan.transfers,
+        int(plan.kicks),
+        stream_key(plan, 0, POLISH),
+        out,
+        0,
+    )
+    if out.obj[0] <= pop.obj[best]:
+        return pop
+    return concat(pop, out)

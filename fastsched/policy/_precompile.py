@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["compile_round_kernels"]
+__all__ = ["LARGE_JOBS", "compile_round_kernels"]
+
+#: Jobs of the round that takes a large round's path (population 100 x 500 jobs reaches the
+#: threaded driver's threshold, ``PolluxPolicy._use_parallel``).
+LARGE_JOBS = 500
 
 
-def _tiny_round(policy):
+def _two_rounds(policy, num_jobs):
+    """Run a first round and a warm one of ``num_jobs`` jobs on two 4-GPU nodes."""
     from fastsched.policy.types import JobInfo, NodeInfo
 
     def speedup(nodes, replicas):
@@ -25,7 +30,7 @@ def _tiny_round(policy):
 
     gpu = "nvidia.com/gpu"
     nodes = {f"n{i}": NodeInfo({gpu: 4}, False) for i in range(2)}
-    jobs = {f"j{i}": JobInfo({gpu: 1}, speedup, i, 0, 4) for i in range(3)}
+    jobs = {f"j{i}": JobInfo({gpu: 1}, speedup, i, 0, 4) for i in range(num_jobs)}
     first, _ = policy.optimize(jobs, nodes, {}, NodeInfo({gpu: 4}, True))
     policy.optimize(jobs, nodes, first, NodeInfo({gpu: 4}, True))
 
@@ -36,8 +41,11 @@ def compile_round_kernels(large=True) -> float:
     Parameters
     ----------
     large : bool
-        Also the large rounds' kernels (the threaded driver, the parallel kernels and the
-        relaxation's seed); ``False``: the serial round's only.
+        Also the large rounds' kernels: the threaded driver with its parallel kernels (a tiny
+        round forced parallel, for processes with more threads than this one) and, where numba
+        has several threads, a round of :data:`LARGE_JOBS` jobs at the default population, which
+        takes the path a large round takes (its serial and parallel steps); each with the
+        relaxation's seed. ``False``: the serial round's kernel only.
 
     Examples
     --------
@@ -47,9 +55,12 @@ def compile_round_kernels(large=True) -> float:
     from fastsched.policy.pollux import PolluxPolicy
 
     t0 = time.perf_counter()
-    _tiny_round(PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=False))
+    _two_rounds(PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=False), 3)
     if large:
-        policy = PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=True)
-        policy._relax = True
-        _tiny_round(policy)
+        forced = PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=True)
+        forced._relax = True
+        _two_rounds(forced, 3)
+        default = PolluxPolicy(seed=0, generations=2)
+        default._relax = True
+        _two_rounds(default, LARGE_JOBS)
     return time.perf_counter() - t0

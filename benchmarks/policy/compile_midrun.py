@@ -16,7 +16,8 @@ round. Modes:
 * ``warm``: the same cache folder again, now filled (a later run on the machine).
 
 One JSON line per mode: compile seconds before the first round, in rounds (total, the largest
-in one round and that round's job count), the run's CPU seconds and average JCT.
+in one round and that round's job count, every round over 1 s as (round, jobs, seconds)), the
+run's CPU seconds and average JCT.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ print(json.dumps({
     "k": k, "mode": mode, "before_s": state["before"], "in_rounds_s": sum(r[0] for r in rounds),
     "worst_round_s": rounds[worst][0] if rounds else 0.0, "worst_round": worst + 1,
     "worst_round_jobs": rounds[worst][1] if rounds else 0, "rounds": len(rounds),
-    "rounds_over_1s": sum(r[0] > 1.0 for r in rounds), "cpu_s": time.process_time() - c0,
+    "rounds_over_1s": [(i + 1, r[1], round(r[0], 2)) for i, r in enumerate(rounds) if r[0] > 1.0],
+    "cpu_s": time.process_time() - c0,
     "avg_jct": res.summary()["avg_jct"],
 }))
 """

@@ -19,13 +19,13 @@ import tempfile
 
 _CHILD = r"""
 import json, statistics, time
-from fastsched import _firstrun, _warmup
+from fastsched import _firstrun, _warmup, _warmup_run
 probes = []
 for _ in range(3):
     probes.append(_firstrun.probe_rate() / _firstrun.PROBE_RATIO)
 n_before, est_before, _ = _firstrun.compile_estimate("warmup")
 t0 = time.perf_counter()
-_warmup.warmup()
+_warmup_run.warmup()
 took = time.perf_counter() - t0
 rec = _warmup.load_record()
 print(json.dumps({"probe_s": statistics.median(probes), "probes": probes, "rate_s": rec["rate_s"],

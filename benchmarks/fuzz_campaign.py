@@ -47,10 +47,10 @@ from fastsched.catalog.models import (
 from fastsched.costmodel import encode, estimate
 from fastsched.costmodel.deviations import deviations
 from fastsched.goodput import ModelBatch
-from fastsched.sim.cluster_spec import GPU_TYPES, MAX_CLUSTER_GPUS, parse_cluster
-from fastsched.sim.oracle import write_profile
+from fastsched.sim.inputs.cluster_spec import GPU_TYPES, MAX_CLUSTER_GPUS, parse_cluster
+from fastsched.sim.inputs.workload import WorkloadJob, validate_workload
 from fastsched.sim.policies import SimPolicy, load_policy, make_policy
-from fastsched.sim.workload import WorkloadJob, validate_workload
+from fastsched.sim.truth.oracle import write_profile
 
 PERF = PerfParams(0.121, 0.00568, 0.0236, 0.00634, 0.0118, 0.00317, 1.14)
 GRAD = GradParams(0.00136, 0.000502)
@@ -636,7 +636,7 @@ def _mem_cluster():
 
 def _mem_simulate():
     from fastsched.sim import simulate
-    from fastsched.sim.builtin import builtin_workload
+    from fastsched.sim.truth.builtin import builtin_workload
 
     return simulate(builtin_workload(), policy="tiresias", nodes=1_250, gpus=8, max_time=4 * 3600)
 

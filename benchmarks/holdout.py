@@ -7,7 +7,7 @@ Usage::
 
 From a temporary copy of the Sia traces (``../shared/sia-traces/traces``), every measured
 row (``placements-<type>.csv`` and ``scalability-<type>.csv``) above a GPU count is dropped,
-per GPU type (:data:`CUTS`). :class:`~fastsched.sim.traces.TraceApplication` loads the copy
+per GPU type (:data:`CUTS`). :class:`~fastsched.sim.truth.traces.TraceApplication` loads the copy
 as the simulator would, and each dropped row's step time is asked of it: all of them lie
 beyond the kept rows, so the fitted model answers (counted as "modelled"). The error of a
 row is ``|predicted - measured| / measured``. The same rows are also predicted by a plain
@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastsched.sim.traces import TraceApplication  # noqa: E402
+from fastsched.sim.truth.traces import TraceApplication  # noqa: E402
 
 TRACES = (
     Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))

@@ -95,7 +95,7 @@ def _split(app, g, eff, rows, floor=0.0) -> dict:
 
 def calibration(traces: Path, fit: str) -> tuple:
     """``(efficiencies, floors)`` per type from cifar10's measured rows (see the module docstring)."""
-    from fastsched.sim.oracle import calibrate_floors_from_traces, calibrate_from_traces
+    from fastsched.sim.truth.oracle import calibrate_floors_from_traces, calibrate_from_traces
 
     if fit == "efficiency":
         return calibrate_from_traces(traces / "cifar10", TYPES), dict.fromkeys(TYPES, 0.0)
@@ -261,8 +261,8 @@ def speed(traces: Path, repeats: int = 5) -> dict:
     import tempfile
     import time
 
-    from fastsched.sim.hetero import load_hetero_applications
-    from fastsched.sim.oracle import write_profile
+    from fastsched.sim.engine.hetero_job import load_hetero_applications
+    from fastsched.sim.truth.oracle import write_profile
 
     def median_time(fn):
         fn()  # warm
@@ -301,7 +301,7 @@ def end_to_end(traces: Path, workloads=None, policies=("sia", "pollux", "gavel")
     import time
 
     from fastsched.sim import simulate
-    from fastsched.sim.oracle import calibrate_floors_from_traces, calibrate_from_traces, write_profile
+    from fastsched.sim.truth.oracle import calibrate_floors_from_traces, calibrate_from_traces, write_profile
 
     types = ("aws", "rtx", "dgx-ext")  # the study's cluster: 6xaws,3xrtx,2xdgx-ext
     oracle_dir = None

@@ -5,8 +5,8 @@ Usage::
     python benchmarks/oracle_llm_study.py [--hours 2] [--rate 20] [--policies sia,gavel,tiresias,pollux]
         [--overlap 1] [--log runs.jsonl] [--svg benchmarks/results/oracle_llm.svg] [--markdown out.md]
 
-Workload: :func:`fastsched.sim.llm_workload.llm_workload` (seed 0); truth: oracle applications
-(:func:`fastsched.sim.oracle.oracle_applications`, default efficiencies) with the all-reduce
+Workload: :func:`fastsched.sim.inputs.llm_workload.llm_workload` (seed 0); truth: oracle applications
+(:func:`fastsched.sim.truth.oracle.oracle_applications`, default efficiencies) with the all-reduce
 overlapped with the backward pass (``overlap=1``, PyTorch DDP's bucketed overlap: the stacks
 LLM jobs train on); cluster 16 x 8 H100 + 16 x 8 A100-80GB. One line per policy: average and
 p99 JCT (over the completed jobs; and the average over all jobs with the unfinished ones at the
@@ -80,8 +80,8 @@ def main(argv=None) -> int:
     ap.add_argument("--svg", default=None)
     ap.add_argument("--markdown", type=Path, default=None)
     args = ap.parse_args(argv)
-    from fastsched.sim.llm_workload import llm_workload
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.inputs.llm_workload import llm_workload
+    from fastsched.sim.truth.oracle import oracle_applications
 
     jobs = llm_workload(hours=args.hours, jobs_per_hour=args.rate, seed=0)
     names = sorted({j.application for j in jobs})

@@ -1,9 +1,12 @@
-"""Backend selection shared by every public face, without importing the CUDA target.
+"""Backend selection shared by every public face, importing the CUDA target only when it is chosen.
 
 The CPU faces (:mod:`fastsched.goodput`, :mod:`fastsched.goodput.batch`) import this module,
 never :mod:`fastsched.cuda`: a CPU-only user never loads numba-cuda. The CUDA launchers are
 reached through :func:`cuda_launchers`, which imports :mod:`fastsched.cuda` on first use only
-(when ``backend`` resolves to ``"cuda"`` or an argument is a device array).
+(when ``backend`` resolves to ``"cuda"`` or an argument is a device array). This module sits
+above :mod:`fastsched.cuda` (it asks its probe); what the CUDA target itself needs of the
+backends (device-array checks, the unavailable error) is the base module :mod:`fastsched._device`,
+re-exported here, so the two never import each other.
 
 Backends
 --------
@@ -42,7 +45,7 @@ from __future__ import annotations
 import importlib
 import os
 
-import numpy as np
+from fastsched._device import CudaUnavailableError, any_device, is_device_array
 
 __all__ = [
     "AUTO_THRESHOLDS",
@@ -66,21 +69,6 @@ _DEFAULT_THRESHOLDS = {
     "batch": 20_000,
     "fitness": 100_000,
 }
-
-
-class CudaUnavailableError(RuntimeError):
-    """``backend="cuda"`` (or a device array) was given but no usable GPU (or simulator) is present.
-
-    Examples
-    --------
-    >>> issubclass(CudaUnavailableError, RuntimeError)
-    True
-    >>> try:
-    ...     raise CudaUnavailableError("CUDA is unavailable: no driver")
-    ... except RuntimeError as err:
-    ...     print(type(err).__name__, "-", err)
-    CudaUnavailableError - CUDA is unavailable: no driver
-    """
 
 
 def _thresholds_from_env() -> dict:
@@ -172,44 +160,6 @@ def resolve_backend(backend: str, size: int, entry: str = "optimize") -> str:
             )
         return "cuda"
     raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-
-
-def is_device_array(x) -> bool:
-    """Whether ``x`` lives on a GPU (``__cuda_array_interface__``, or a numba device array).
-
-    Checked without importing numba-cuda. numba's simulator arrays expose no CUDA array
-    interface but do have ``copy_to_host``, so they count too.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastsched._backend import is_device_array
-    >>> is_device_array(np.zeros(3))
-    False
-    """
-    t = type(x)
-    if t in _HOST_TYPES or t.__module__ == "numpy":
-        return False
-    return hasattr(x, "__cuda_array_interface__") or (hasattr(x, "copy_to_host") and hasattr(x, "shape"))
-
-
-# The common arguments, answered by one set lookup (this check sits on every call's hot path).
-_HOST_TYPES = frozenset([np.ndarray, int, float, bool, list, tuple, type(None)])
-
-
-def any_device(*values) -> bool:
-    """Whether any of ``values`` is a device array (:func:`is_device_array`), cheaply for host ones.
-
-    Examples
-    --------
-    >>> from fastsched._backend import any_device
-    >>> any_device(1, 2.0, [3])
-    False
-    """
-    for x in values:
-        if type(x) not in _HOST_TYPES and is_device_array(x):
-            return True
-    return False
 
 
 def cuda_launchers():

@@ -13,7 +13,7 @@ product of the kernels to compile (those of the command missing from numba's cac
   :data:`PROBE_RATIO` (measured, see ``benchmarks/results/cli.md``); the notice is then shown
   only when nothing is cached at all, since which kernels a command uses is not yet known.
 
-:func:`warmup`, :func:`probe_rate` and :func:`cache_state` are re-exported from :mod:`fastsched._warmup` and
+:func:`probe_rate` and :func:`cache_state` are re-exported from :mod:`fastsched._warmup` and
 :mod:`fastsched._cache`.
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 import sys
 
 from fastsched._cache import CacheState, cache_state
-from fastsched._warmup import COMMAND_PACKAGES, PROBE_RATIO, load_record, probe_rate, warmup
+from fastsched._warmup import COMMAND_PACKAGES, PROBE_RATIO, load_record, probe_rate
 
-__all__ = ["CacheState", "cache_state", "compile_notice", "compile_estimate", "probe_rate", "warmup", "PROBE_RATIO"]
+__all__ = ["CacheState", "cache_state", "compile_notice", "compile_estimate", "probe_rate", "PROBE_RATIO"]
 
 
 def compile_estimate(command="simulate") -> tuple:

@@ -127,7 +127,7 @@ def run_warmup(args) -> int:
     """Run ``fastsched warmup``."""
     from fastsched import _firstrun
     from fastsched._cache import ALL_PACKAGES, cache_state
-    from fastsched._warmup import warmup
+    from fastsched._warmup_run import warmup
 
     stream = None if args.quiet else sys.stderr
     if stream is not None:

@@ -20,9 +20,22 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["is_interrupt", "reraise_interrupt", "sigint_handler", "check", "received"]
+__all__ = ["Interrupted", "is_interrupt", "reraise_interrupt", "sigint_handler", "check", "received"]
 
 _received = False
+
+
+class Interrupted(Exception):
+    """Raised by a command that caught Ctrl-C and cleaned up; its message says how to resume.
+
+    Defined here, below every layer, so that a command's module raises it without importing
+    the command line (:mod:`fastsched.cli` catches it and exits with status 130).
+
+    Examples
+    --------
+    >>> str(Interrupted("rerun the same command to resume"))
+    'rerun the same command to resume'
+    """
 
 
 def _on_sigint(signum, frame):

@@ -11,7 +11,7 @@ import importlib
 import sys
 import types
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "moved_modules"]
 
 
 def _shadowing_class(shadowed: frozenset):
@@ -69,3 +69,58 @@ def lazy_exports(package: str, names: dict):
         return sorted(set(vars(sys.modules[package])) | set(names))
 
     return __getattr__, __dir__
+
+
+class _MovedModules:
+    """Import finder and loader that answers a module's old path with the module now elsewhere.
+
+    ``import P.old`` gives the very module object ``P.new`` (``sys.modules`` holds it under
+    both names), so its classes, private names and pickles are the same; ``python -m P.old``
+    runs ``P.new``'s code. Consulted only after the regular finders found nothing.
+    """
+
+    def __init__(self, table: dict):
+        self.table = table
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.table:
+            return None
+        from importlib.machinery import ModuleSpec
+        from importlib.util import find_spec
+
+        # The new file as origin: ``python -m`` names it in ``sys.argv[0]`` and tracebacks.
+        return ModuleSpec(fullname, self, origin=find_spec(self.table[fullname]).origin)
+
+    def create_module(self, spec):
+        return importlib.import_module(self.table[spec.name])
+
+    def exec_module(self, module):
+        pass  # the module ran under its new name
+
+    def get_code(self, fullname):  # what ``python -m`` runs
+        from importlib.util import find_spec
+
+        new = self.table[fullname]
+        return find_spec(new).loader.get_code(new)
+
+
+def moved_modules(package: str, moved: dict) -> None:
+    """Keep ``package.OLD`` importable for each ``OLD -> NEW`` of ``moved`` (both relative to ``package``).
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    moved : dict
+        Old submodule path -> the submodule path that now holds it.
+
+    Examples
+    --------
+    >>> import importlib
+    >>> old = importlib.import_module("fastsched.sim.workload")  # moved to fastsched.sim.inputs
+    >>> old is importlib.import_module("fastsched.sim.inputs.workload")
+    True
+    """
+    table = {f"{package}.{old}": f"{package}.{new}" for old, new in moved.items()}
+    if not any(isinstance(f, _MovedModules) and f.table == table for f in sys.meta_path):
+        sys.meta_path.append(_MovedModules(table))

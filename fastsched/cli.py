@@ -28,7 +28,7 @@ import os
 import sys
 
 from fastsched import _interrupt
-from fastsched._interrupt import is_interrupt
+from fastsched._interrupt import Interrupted, is_interrupt
 from fastsched._version import __version__
 
 __all__ = ["main", "build_parser", "Interrupted", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]
@@ -52,16 +52,6 @@ EXIT_BROKEN_PIPE = 141
 
 # Errors that mean "the input or the environment is wrong", not "fastsched is wrong".
 _BAD_INPUT = (ValueError, TypeError, OSError, MemoryError, ImportError, OverflowError)
-
-
-class Interrupted(Exception):
-    """Raised by a command that caught Ctrl-C and cleaned up; its message says how to resume.
-
-    Examples
-    --------
-    >>> str(Interrupted("rerun the same command to resume"))
-    'rerun the same command to resume'
-    """
 
 
 def build_parser() -> argparse.ArgumentParser:

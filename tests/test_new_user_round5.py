@@ -463,6 +463,7 @@ def test_sweep_serial_refuses_workers(tmp_path, capsys):
 
 
 def test_cost_timeline_of_an_unknown_format_names_the_option(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="the format check is matplotlib's (the plot extra)")
     from tests.conftest import SHARED
 
     case = SHARED / "paddle-cases" / "pp_tfm_S2_dp2.json"
@@ -494,9 +495,9 @@ def test_threads_per_block_is_checked_where_it_is_set(value, error):
 
 
 def test_derive_names_bad_arguments_and_writes_nothing(tmp_path, capsys):
-    from fastsched.sim.builtin import builtin_applications
-    from fastsched.sim.derive import main as derive_main
-    from fastsched.sim.derive import synthetic_workload
+    from fastsched.sim.truth.builtin import builtin_applications
+    from fastsched.sim.truth.derive import main as derive_main
+    from fastsched.sim.truth.derive import synthetic_workload
 
     apps = builtin_applications()
     requests = {name: (1, app.init_batch_size) for name, app in apps.items()}

@@ -45,8 +45,8 @@ def test_plan_names_the_model_file_it_cannot_read(tmp_path, capsys, text):
 
 # -- oracle applications on a cluster named by catalogue aliases --------------------------------
 def test_oracle_applications_by_catalogue_names_run_on_the_cluster_of_those_names():
-    from fastsched.sim.cluster_spec import parse_cluster
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.inputs.cluster_spec import parse_cluster
+    from fastsched.sim.truth.oracle import oracle_applications
 
     cluster = "1xt4,1xRTX2080Ti,1xa100-40gb"  # the Sia study's cluster by catalogue names
     apps = oracle_applications(["gpt-125m"], ["t4", "rtx2080ti", "a100-40gb"])
@@ -59,7 +59,7 @@ def test_oracle_applications_by_catalogue_names_run_on_the_cluster_of_those_name
 
 
 def test_a_type_the_application_lacks_under_any_name_is_still_refused():
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.truth.oracle import oracle_applications
 
     apps = oracle_applications(["gpt-125m"], ["t4", "h100"])
     with pytest.raises(ValueError, match=r"no profile of GPU type\(s\) \['rtx'\]"):
@@ -68,8 +68,8 @@ def test_a_type_the_application_lacks_under_any_name_is_still_refused():
 
 def test_one_type_under_two_names_with_two_models_is_refused():
     # "t4" and "aws" are one type: two different models for it would leave one silently unused.
-    from fastsched.sim.hetero_apps import HeteroApplication
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.truth.oracle import oracle_applications
+    from fastsched.sim.truth.per_type import HeteroApplication
 
     one = oracle_applications(["gpt-125m", "gpt-350m"], ["t4", "rtx2080ti"])
     twice = HeteroApplication(
@@ -112,7 +112,7 @@ def test_one_type_under_two_names_with_two_models_is_refused():
     ],
 )
 def test_oracle_applications_name_a_bad_argument(models, types, error, field):
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.truth.oracle import oracle_applications
 
     with pytest.raises(error, match=field):
         oracle_applications(models, types)
@@ -142,7 +142,7 @@ def test_a_scaled_run_records_its_workload_and_scale(two_jobs, tmp_path, capsys)
 
 
 def test_simulate_scales_a_study_from_python(two_jobs):
-    from fastsched.sim.scale import scale_workload
+    from fastsched.sim.inputs.scale import scale_workload
 
     scaled = simulate(two_jobs, scale=2, nodes=1, gpus=4, policy="fifo")
     by_hand = simulate(scale_workload(two_jobs, 2), nodes=2, gpus=4, policy="fifo")
@@ -242,7 +242,7 @@ def test_an_application_without_one_types_traces_is_refused_naming_the_types_it_
 # -- a generated workload saved for the record ---------------------------------------------------
 def test_a_written_workload_reads_back_with_its_job_categories(tmp_path):
     from fastsched.sim import read_workload, write_workload
-    from fastsched.sim.llm_workload import llm_workload
+    from fastsched.sim.inputs.llm_workload import llm_workload
 
     jobs = llm_workload(12, seed=2)
     assert {j.category for j in jobs} == {"adaptive", "scale-gpus"}
@@ -263,7 +263,7 @@ def test_a_written_workload_reads_back_with_its_job_categories(tmp_path):
 )  # fmt: skip
 @pytest.mark.parametrize("model", ["gpt-125m", "cifar10"])
 def test_an_oracle_application_names_a_bad_setting_when_made(model, kwargs, field):
-    from fastsched.sim.oracle import OracleApplication
+    from fastsched.sim.truth.oracle import OracleApplication
 
     with pytest.raises(ValueError, match=field):
         OracleApplication(model, "h100", **kwargs)
@@ -271,7 +271,7 @@ def test_an_oracle_application_names_a_bad_setting_when_made(model, kwargs, fiel
 
 @pytest.mark.parametrize("what", ["efficiencies", "floors"])
 def test_oracle_applications_refuse_per_type_settings_that_are_not_a_mapping(what):
-    from fastsched.sim.oracle import oracle_applications
+    from fastsched.sim.truth.oracle import oracle_applications
 
     with pytest.raises(TypeError, match=what):
         oracle_applications(["gpt-125m"], ["h100"], **{what: [0.5]})

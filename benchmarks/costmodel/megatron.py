@@ -8,6 +8,10 @@ One cluster description for every row, no per-row fitting: Selene-like DGX A100 
 80 GiB), NVLink 300 GB/s per GPU and direction, 8 x 200 Gb/s InfiniBand per node (25 GB/s per
 GPU), and ``--efficiency`` x 312 TFLOP/s achievable on the matrix multiplies (default 0.75).
 
+This is the flat model (one achievable FLOP/s for every matrix multiply), kept as the baseline;
+the GEMM model with the A100's constants is held against this table and two others in
+``benchmarks/costmodel/published.py`` (``benchmarks/results/costmodel.md``).
+
 Usage: ``python benchmarks/costmodel/megatron.py [--efficiency 0.75]``
 """
 
@@ -36,7 +40,7 @@ def predict(efficiency):
     """Yield ``(row, predicted TFLOP/s per GPU or None, best configuration or reason)``."""
     for row in PUBLISHED:
         name, a, h, L, t, p, n, B, _ = row
-        m = Transformer(layers=L, hidden=h, heads=a, seq=2048, vocab=51200, global_batch=B)
+        m = Transformer(layers=L, hidden=h, heads=a, seq=2048, vocab=51200, global_batch=B, attention="unfused")
         c = Cluster(
             gpus=n,
             gpus_per_node=8,

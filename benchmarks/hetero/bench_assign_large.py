@@ -20,8 +20,8 @@ import numpy as np
 
 import fastsched.sim.policies.sia as sia_mod
 from fastsched.sim import simulate
+from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 from fastsched.sim.policies import _assign
-from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
 
 SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 

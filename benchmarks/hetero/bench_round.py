@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.sim.cluster_spec import parse_cluster
-from fastsched.sim.hetero import HeteroJob, load_hetero_applications
+from fastsched.sim.engine.hetero_job import HeteroJob, load_hetero_applications
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 from fastsched.sim.policies import SiaPolicy, _assign
 
 SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"

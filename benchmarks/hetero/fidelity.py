@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from fastsched.sim import simulate
-from fastsched.sim.metrics import METRIC_KEYS
+from fastsched.sim.results.metrics import METRIC_KEYS
 
 SIA = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "sia-traces"
 

@@ -31,6 +31,7 @@ SHARED = Path(os.environ.get("FASTSCHED_SHARED", Path(__file__).resolve().parent
 S, P = SHARED / "sia-traces", SHARED / "pollux-traces"
 _R50 = [str(S / "workloads" / "scale" / "rate_50"), "--traces", str(S / "traces"), "--preset", "sia"]
 _SATURN1 = [str(S / "workloads" / "saturn" / "workload-1.csv"), "--traces", str(S / "traces"), "--preset", "sia"]
+_PHILLY1 = [str(S / "workloads" / "philly" / "workload-1.csv"), "--traces", str(S / "traces"), "--preset", "sia"]
 
 CASES = {
     "tiresias_x1": [*_R50, "--scale", "1", "--policy", "tiresias"],
@@ -65,6 +66,19 @@ CASES = {
         "--allow-incomplete",
     ],
     "startup_sia_x1": [*_R50, "--scale", "1", "--policy", "sia", "--max-time", "60", "--allow-incomplete"],
+    # Issue 36's floors (the layout moves every module; no result may change): the Sia study's
+    # saturn-1 and philly-1 under sia/pollux/gavel, and every other built-in policy once.
+    "saturn1_gavel": [*_SATURN1, "--policy", "gavel"],
+    "philly1_sia": [*_PHILLY1, "--policy", "sia"],
+    "philly1_pollux": [*_PHILLY1, "--policy", "pollux"],
+    "philly1_gavel": [*_PHILLY1, "--policy", "gavel"],
+    **{
+        f"saturn1_{name}": [*_SATURN1, "--policy", name]
+        for name in ("fifo", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "shockwave")
+    },
+    "default_srtf": ["--policy", "srtf"],
+    "default_allox": ["--policy", "allox"],
+    "default_fifo": ["--policy", "fifo"],
 }
 _TIMINGS = ("wall_s", "policy_s")
 

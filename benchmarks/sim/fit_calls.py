@@ -17,8 +17,8 @@ import json
 import sys
 import time
 
-import fastsched.sim.cluster as cluster_module
-import fastsched.sim.job as job_module
+import fastsched.sim.engine.cluster as cluster_module
+import fastsched.sim.engine.job as job_module
 from fastsched.sim import simulate
 
 

@@ -8,7 +8,7 @@ Usage::
 ``run`` simulates each (k, policy) in its own process (so its peak memory is its own, and a
 run past ``--timeout`` is stopped and recorded as not finished) on ``6xaws,3xrtx,2xdgx-ext``
 times k under ``--preset sia``, with ``workloads/scale/rate_50``'s files merged k times
-(:func:`fastsched.sim.scale.scale_workload`; the same as ``fastsched simulate
+(:func:`fastsched.sim.inputs.scale.scale_workload`; the same as ``fastsched simulate
 ../shared/sia-traces/workloads/scale/rate_50 --preset sia --scale K``: k = 1 is ``workload-1``
 alone, k = 4 files 1-4, as in the issue). One JSON line per run:
 wall and CPU seconds, the policy's seconds per call (median, p95), average JCT, the
@@ -42,7 +42,7 @@ _CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from fastsched.sim import simulate
-from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
+from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 sia, k, policy = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 files = workload_files(sia / "workloads" / "scale" / "rate_50")
 wl = scale_workload(files[:k] if k < len(files) else files, k)

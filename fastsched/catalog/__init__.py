@@ -1,7 +1,8 @@
 """Catalogues of GPU types and models, and the throughput oracle built on them.
 
-Base level: imports nothing above :mod:`fastsched.costmodel` (which it reaches only lazily, for
-the strategy search of models too large for data parallelism).
+Above :mod:`fastsched.costmodel`, which it reaches lazily (numba loads only for the strategy
+search of models too large for data parallelism); the GPU table both read lives below them, in
+:mod:`fastsched._gpus` (:mod:`.gpus` re-exports it). The cost model never imports this package.
 """
 
 from fastsched._lazy import lazy_exports

@@ -252,7 +252,7 @@ def decoder_spec(name, layers, hidden, heads, seq, vocab, *, dtype_bytes=2, glob
     >>> m.family, m.fixed_batch, m.transformer
     ('decoder', True, (2, 64, 4, 16, 100, 2))
     """
-    from fastsched.costmodel.search import Transformer  # deferred: costmodel imports this package
+    from fastsched.costmodel.search import Transformer  # deferred: the cost model loads numba
 
     t = Transformer(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, global_batch=1,
                     dtype_bytes=dtype_bytes)  # fmt: skip

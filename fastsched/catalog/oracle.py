@@ -43,7 +43,11 @@ and are arguments to override for other stacks (``benchmarks/results/oracle.md``
 
 Models too large for data parallelism (a decoder whose state does not fit one GPU) are priced
 by the cost model's strategy search instead: the best (tensor, pipeline, data, schedule, ZeRO)
-plan on the placement's GPUs, with the data-parallel communication as the sync time.
+plan on the placement's GPUs, with the data-parallel communication as the sync time. At the
+default efficiency the search prices each matrix multiply by its shape with the GPU type's
+constants (:meth:`fastsched.costmodel.Cluster.from_gpu` without an efficiency, the model held
+against published training runs in ``benchmarks/results/costmodel.md``); an efficiency given
+(or calibrated) prices every FLOP at that share of the datasheet peak instead.
 """
 
 from __future__ import annotations
@@ -314,13 +318,16 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
     key = (m.transformer, g, max(p), n, batch, eff)
     out = _HYBRID_MEMO.get(key)
     if out is None:
-        from fastsched.costmodel.cluster import Cluster  # deferred: costmodel imports this package
+        # deferred: the cost model (below this package) loads numba, needed for decoders only
+        from fastsched.costmodel.cluster import Cluster
         from fastsched.costmodel.search import Transformer, search
 
         layers, hidden, heads, seq, vocab, dtype_bytes = m.transformer
         t = Transformer(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, global_batch=batch,
                         dtype_bytes=dtype_bytes)  # fmt: skip
-        c = Cluster.from_gpu(g, gpus=n, gpus_per_node=max(p), efficiency=eff)
+        # The default efficiency prices the GEMMs by their shapes with the type's constants (the
+        # model held against published runs); any other value is a flat share of the peak.
+        c = Cluster.from_gpu(g, gpus=n, gpus_per_node=max(p), efficiency=None if eff == DEFAULT_EFFICIENCY else eff)
         try:
             best = search(t, c).best
         except ValueError as exc:

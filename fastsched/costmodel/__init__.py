@@ -75,7 +75,9 @@ Layers
 :class:`Cost`; :class:`CostModel` is an adapter with Paddle's method names.
 :mod:`.schedules` prices pipeline schedules (seed, GPipe, 1F1B, interleaved, ZB-H1) and
 :func:`search` ranks parallel configurations of a :class:`Transformer` (or of a program
-with per-op costs, :class:`ProgramModel`) on a :class:`Cluster`.
+with per-op costs, :class:`ProgramModel`) on a :class:`Cluster`, and :func:`price` prices one;
+on a cluster of a catalogued GPU type each matrix multiply is priced by its shape
+(:mod:`.roofline`: :func:`gemm_time`, :func:`gemm_efficiency`, the software :class:`Stack`).
 """
 
 from fastsched._lazy import lazy_exports
@@ -111,6 +113,11 @@ __getattr__, __dir__ = lazy_exports(
         "Transformer": "fastsched.costmodel.search",
         "search": "fastsched.costmodel.search",
         "transformer_stack": "fastsched.costmodel.synthetic",
+        "price": "fastsched.costmodel.price",
+        "Stack": "fastsched.costmodel.roofline",
+        "DEFAULT_STACK": "fastsched.costmodel.roofline",
+        "gemm_time": "fastsched.costmodel.roofline",
+        "gemm_efficiency": "fastsched.costmodel.roofline",
     },
 )
 
@@ -140,4 +147,9 @@ __all__ = [
     "estimate_cost",
     "load_case",
     "transformer_stack",
+    "price",
+    "Stack",
+    "DEFAULT_STACK",
+    "gemm_time",
+    "gemm_efficiency",
 ]

@@ -8,14 +8,10 @@ One estimate is then one kernel call with three array arguments; the fields of
 from __future__ import annotations
 
 from itertools import accumulate, chain
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fastsched.costmodel._estimate import FLOAT_FIELDS, INT_FIELDS, pack
-
-if TYPE_CHECKING:  # encode imports this module
-    from fastsched.costmodel.encode import EncodedProgram
 
 __all__ = ["join_packed", "with_packed"]
 
@@ -82,8 +78,10 @@ def join_packed(packed_i, packed_f):
     return out
 
 
-def with_packed(enc: EncodedProgram) -> EncodedProgram:
-    """Return ``enc`` with its packed arrays and an empty settings cache.
+def with_packed(enc):
+    """Return ``enc`` (an :class:`~.encode.EncodedProgram`) with its packed arrays and an empty settings cache.
+
+    The layout below the encoding: this module does not import :mod:`.encode` (which imports it).
 
     Examples
     --------

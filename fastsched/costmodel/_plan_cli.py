@@ -10,7 +10,7 @@ memory shown); ``--json`` gives each such row a ``ties`` list of the choices it 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 __all__ = ["register", "run", "collapse_ties", "COLUMNS"]
 
@@ -108,12 +108,12 @@ def _check_model_fields(data, path) -> None:
     from fastsched.costmodel.search import Transformer
 
     names = [f.name for f in fields(Transformer)]
-    required = [f.name for f in fields(Transformer) if f.name != "dtype_bytes"]
-    missing = [n for n in required if n not in data]
+    optional = [f.name for f in fields(Transformer) if f.default is not MISSING]
+    missing = [f.name for f in fields(Transformer) if f.default is MISSING and f.name not in data]
     if missing:
         raise ValueError(
             f"{path}: model field(s) missing: {', '.join(missing)} (a model file holds {', '.join(names)}; "
-            "dtype_bytes is optional)"
+            f"{' and '.join(optional)} are optional)"
         )
 
 
@@ -144,8 +144,9 @@ def register(subparsers) -> None:
     p.add_argument(
         "--gpu",
         default=None,
-        help="catalogued GPU type (e.g. h100, a100-80gb, mi300x): memory, TFLOP/s at 40%% of the BF16 peak, links "
-        "and GPUs per node from fastsched.catalog (the other options override)",
+        help="catalogued GPU type (e.g. h100, a100-80gb, mi300x): memory, links, GPUs per node and the GEMM model's "
+        "constants (measured matmul ceiling, SMs, HBM bandwidth) from fastsched.catalog; --tflops replaces the GEMM "
+        "model by a flat achievable rate (the other options override)",
     )
     p.add_argument("--gpus-per-node", type=int, default=None)
     p.add_argument("--memory-gib", type=float, default=None, help="memory per GPU, GiB")

@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched._jit import jit
-from fastsched.costmodel._comm import allreduce_ms, p2p_ms
+from fastsched.costmodel._comm import allgather_ms, allreduce_ms, p2p_ms
+from fastsched.costmodel._roofline import adam_seconds, layer_seconds, logits_seconds
 
 __all__ = ["config_cost", "search_kernel", "zero_state_bytes", "N_OUT", "GPIPE", "ONE_F_ONE_B", "INTERLEAVED", "ZB_H1"]
 
@@ -74,62 +75,131 @@ def zb_h1_saving(p, m, w, f):
 
 
 @jit(inline="always")
+def _schedule_ms(sched, p, m, v, xmax, xsum, zb):
+    # closed forms over stage times (max and sum): interleaved, else 1F1B/GPipe less ZB-H1's saving
+    if sched == INTERLEAVED:
+        return m * xmax + (xsum - xmax) / v
+    return xsum + (m - 1) * xmax - zb
+
+
+@jit(inline="always")
+def roofline_terms(model, cl, t, b, sp):
+    """Seconds of one microbatch on one tensor rank under the GEMM model (zeros for the flat one).
+
+    ``(layer fwd, layer bwd, attention fwd, logits fwd, logits bwd)``: they depend on ``(t, b, sp)`` only.
+    """
+    L, h, a, s, V, dt, fused = model
+    mm, sms, hbm, g_fr, af_fr, ab_fr, m_fr = cl[6], cl[7], cl[8], cl[9], cl[10], cl[11], cl[12]
+    if mm <= 0.0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    W = hbm * m_fr
+    df, db, af, ab, ef, eb = layer_seconds(b, s, h, a, t, sp, fused, dt, mm * g_fr, mm * af_fr, mm * ab_fr, sms, W)
+    lf, lb = logits_seconds(b, s, h, V, t, dt, mm * g_fr, sms, W)
+    return df + af + ef, db + ab + eb, af, lf, lb
+
+
+@jit(inline="always")
 def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     """Step time breakdown (ms) and memory (bytes) of one configuration.
 
-    ``model = (layers, hidden, heads, seq, vocab, dtype_bytes)`` and
-    ``cl = (flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter)`` (bytes/ms,
-    ms) as float tuples.
+    ``model = (layers, hidden, heads, seq, vocab, dtype_bytes, fused_attention)`` and ``cl =
+    (flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter, matmul_flops, sms, hbm,
+    gemm, attention_fwd, attention_bwd, memory, link, comm_overlap)`` (bytes/ms, ms, FLOP/s,
+    bytes/s, fractions) as float tuples. ``matmul_flops = 0`` is the flat model: every FLOP at
+    ``flops``, nothing memory-bound, the links at their bandwidth, no overlap.
     """
-    L, h, a, s, V, dt = model
-    F, gpn, bwi, lati, bwe, late = cl
+    return config_cost_terms(model, cl, roofline_terms(model, cl, t, b, sp), t, p, d, b, m, sched, v, rec, zero, sp)
+
+
+@jit(inline="always")
+def config_cost_terms(model, cl, terms, t, p, d, b, m, sched, v, rec, zero, sp):
+    """:func:`config_cost` given :func:`roofline_terms` of ``(t, b, sp)`` (the search reuses them along a block)."""
+    L, h, a, s, V, dt, fused = model
+    F, gpn, bwi, lati, bwe, late, mm, sms, hbm, g_fr, af_fr, ab_fr, m_fr, l_fr, ov = cl
     Ls = L / p
-    layer_f = 24.0 * b * s * h * h + 4.0 * b * s * s * h
-    fwd_c = Ls * layer_f / t / F * 1e3
-    logit_c = 2.0 * b * s * h * V / t / F * 1e3
-    bwd_c = 2.0 * fwd_c
+    roof = mm > 0.0
+    W = hbm * m_fr
+    if roof:
+        bwi = bwi * l_fr
+        bwe = bwe * l_fr
+        lay_f, lay_b, af, lf, lb = terms
+        fwd_c = Ls * lay_f * 1e3
+        bwd_c = Ls * lay_b * 1e3
+        logit_f = lf * 1e3
+        logit_b = lb * 1e3
+        attn_fwd = Ls * af * 1e3
+    else:
+        layer_f = 24.0 * b * s * h * h + 4.0 * b * s * s * h
+        fwd_c = Ls * layer_f / t / F * 1e3
+        logit_f = 2.0 * b * s * h * V / t / F * 1e3
+        logit_b = 2.0 * logit_f
+        bwd_c = 2.0 * fwd_c
+        attn_fwd = Ls * 4.0 * b * s * s * h / t / F * 1e3
     n_ar = 4.0
     if rec == 2:
         bwd_c += fwd_c
         n_ar = 6.0
     elif rec == 1:
-        bwd_c += Ls * 4.0 * b * s * s * h / t / F * 1e3
+        bwd_c += attn_fwd
     if t > gpn:
-        tp1 = allreduce_ms(b * s * h * dt, t, bwe, late)
+        # a group spanning nodes rings through every GPU's network link at once (NCCL: one ring
+        # per NIC): the roofline model's node crossing carries the node's GPUs' links together
+        tp1 = allreduce_ms(b * s * h * dt, t, min(bwi, gpn * bwe) if roof else bwe, late)
     else:
         tp1 = allreduce_ms(b * s * h * dt, t, bwi, lati)
     tp_c = Ls * n_ar * tp1
     x_mid = fwd_c + bwd_c + tp_c
-    x_last = x_mid + 3.0 * logit_c
-    xmax = x_last
-    xsum = (p - 1) * x_mid + x_last
+    x_last = x_mid + (logit_f + logit_b)  # (x + 2x) rounds as the flat model's 3x
     if t * d >= gpn:
         pp1 = p2p_ms(b * s * h * dt / t, bwe, late)
     else:
         pp1 = p2p_ms(b * s * h * dt / t, bwi, lati)
     pp_c = 2.0 * (p - 1) * pp1
-    if sched == INTERLEAVED:
-        T = m * xmax + (xsum - xmax) / v
-    else:
-        T = xsum + (m - 1) * xmax
-        if sched == ZB_H1:
-            # the smallest stages: the logits (the last stage's) are in no other stage
-            T -= zb_h1_saving(p, m, 0.5 * bwd_c, fwd_c)
+    # the smallest stages' deferred weight gradients: the logits (the last stage's) are in no other stage
+    zb = zb_h1_saving(p, m, 0.5 * bwd_c, fwd_c) if sched == ZB_H1 else 0.0
+    T = _schedule_ms(sched, p, m, v, x_last, (p - 1) * x_mid + x_last, zb)
+    pp_x = 0.0
+    if roof and p > 1 and ov < 1.0:
+        # a stack that does not overlap its sends: every chunk of every microbatch waits for its
+        # activation forward and its gradient backward (2 v transfers per microbatch and stage)
+        px = (1.0 - ov) * 2.0 * v * pp1
+        pp_x = _schedule_ms(sched, p, m, v, x_last + px, (p - 1) * (x_mid + px) + x_last + px, zb) - T
+        T += pp_x
     T += pp_c
     # parameters of the heaviest stage (first: layers + embeddings) per GPU
     phi = (Ls * (12.0 * h * h + 13.0 * h) + V * h + s * h) / t
-    if zero == 3:
-        vol = 1.5
-    else:
-        vol = 1.0
     if t * d > gpn:
-        dp_c = vol * allreduce_ms(phi * dt, d, bwe, late)
+        dbw, dlat = bwe, late
+        if roof:
+            # the data-parallel group holds max(gpn / t, 1) GPUs of each node (tensor ranks
+            # innermost, pipeline stages outermost), each ring crossing a node on its own link
+            dbw = min(bwi, max(min(d, gpn / t), 1.0) * bwe)
     else:
-        dp_c = vol * allreduce_ms(phi * dt, d, bwi, lati)
+        dbw, dlat = bwi, lati
+    opt_c = 0.0
+    if not roof:
+        # once per step, after the pipeline, none of it hidden (ZeRO-3: gather and scatter, 1.5x)
+        dp_c = (1.5 if zero == 3 else 1.0) * allreduce_ms(phi * dt, d, dbw, dlat)
+    elif zero == 3:
+        # every microbatch gathers the weights forward and backward and scatters the gradients,
+        # prefetched under the stage's compute but for about two layers' worth
+        per_mb = 3.0 * allgather_ms(phi * dt, d, dbw, dlat)
+        dp_c = m * max(per_mb - ov * (fwd_c + bwd_c), per_mb * 2.0 / (3.0 * Ls))
+    else:
+        # one all-reduce (ZeRO-1/2: reduce-scatter + all-gather, the same volume) per step, the
+        # share ``ov`` of it under the last microbatch's backward
+        ar = allreduce_ms(phi * dt, d, dbw, dlat)
+        dp_c = max(ar - ov * bwd_c, 0.0)
+    if roof:
+        opt_c = adam_seconds(phi / d if zero > 0 else phi, W) * 1e3
     states = zero_state_bytes(phi, d, zero)
     # sequence parallelism also splits the 10 s b h of layer norms and dropout by t
     ln = 10.0 / t if sp else 10.0
-    full_layer = s * b * h * (ln + 24.0 / t + 5.0 * a * s / (h * t))
+    if fused:
+        # no s x s scores: the fused kernel keeps one FP32 log-sum-exp per row and head
+        full_layer = s * b * h * (ln + 24.0 / t) + 4.0 * b * a * s / t
+    else:
+        full_layer = s * b * h * (ln + 24.0 / t + 5.0 * a * s / (h * t))
     if rec == 2:
         per_layer = 2.0 * s * b * h / (t if sp else 1)
     elif rec == 1:
@@ -146,11 +216,12 @@ def config_cost(model, cl, t, p, d, b, m, sched, v, rec, zero, sp):
     act = inflight * per_layer
     if rec == 2:
         act += full_layer  # the layer being recomputed
-    total = T + dp_c
-    compute = m * (fwd_c + bwd_c + 3.0 * logit_c)
+    total = T + dp_c + opt_c
+    layers = m * (fwd_c + bwd_c + (logit_f + logit_b))
     tp_all = m * tp_c
-    bubble = T - pp_c - compute - tp_all
-    return total, compute, bubble, tp_all, pp_c, dp_c, states, act, states + act
+    pp_all = pp_c + pp_x
+    bubble = T - pp_all - layers - tp_all
+    return total, layers + opt_c, bubble, tp_all, pp_all, dp_c, states, act, states + act
 
 
 @jit
@@ -161,10 +232,16 @@ def search_kernel(model, cl, cfg):
     """
     n = cfg.shape[0]
     out = np.empty((n, N_OUT), np.float64)
+    terms = (0.0, 0.0, 0.0, 0.0, 0.0)
+    key = (-1, -1, -1)
     for i in range(n):
-        r = config_cost(
+        if (cfg[i, 0], cfg[i, 3], cfg[i, 9]) != key:  # rows come in blocks of one (t, b, sp)
+            key = (cfg[i, 0], cfg[i, 3], cfg[i, 9])
+            terms = roofline_terms(model, cl, cfg[i, 0], cfg[i, 3], cfg[i, 9])
+        r = config_cost_terms(
             model,
             cl,
+            terms,
             cfg[i, 0],
             cfg[i, 1],
             cfg[i, 2],

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from fastsched._gpus import GpuType, gpu_type
 from fastsched._validate import check_finite_scalar, check_int_scalar
 from fastsched.costmodel._bounds import MAX_GPUS
 
@@ -37,18 +38,30 @@ class Cluster:
     memory_gib : float
         Memory per GPU (GiB).
     flops : float
-        Achievable FLOP/s per GPU on the model's matrix multiplies (not the peak).
+        Achievable FLOP/s per GPU on the model's matrix multiplies (not the peak): the flat
+        model, every FLOP at this rate, used when ``matmul_flops`` is None.
     intra_bandwidth, inter_bandwidth : float
         Per-GPU bandwidth of one direction, GB/s (10**9 bytes/s), inside a node and between
         nodes.
     intra_latency_us, inter_latency_us : float
         Per-message latency, µs.
+    matmul_flops : float or None
+        The GPU's measured matrix-multiply ceiling, FLOP/s. Given, the strategy search prices
+        each GEMM by its shape (:mod:`fastsched.costmodel.roofline`: tile and wave quantisation
+        over ``sms``, a memory roof at ``hbm_gbps``), memory-bound work at ``hbm_gbps``, and the
+        links at the software stack's share of their bandwidth; :meth:`from_gpu` sets it.
+    sms : int
+        Streaming multiprocessors (0: no wave quantisation); read with ``matmul_flops``.
+    hbm_gbps : float or None
+        Memory bandwidth, GB/s; needed with ``matmul_flops``.
 
     Examples
     --------
     >>> c = Cluster(gpus=16, inter_bandwidth=25.0)
     >>> c.link(inter=True)  # bytes per ms, ms per message
     (25000000.0, 0.01)
+    >>> c.roofline, Cluster.from_gpu("a100-80gb").roofline
+    (False, True)
     """
 
     gpus: int = 8
@@ -59,6 +72,9 @@ class Cluster:
     inter_bandwidth: float = 25.0
     intra_latency_us: float = 5.0
     inter_latency_us: float = 10.0
+    matmul_flops: float | None = None
+    sms: int = 0
+    hbm_gbps: float | None = None
 
     def __post_init__(self):
         for name in ("gpus", "gpus_per_node"):
@@ -69,6 +85,18 @@ class Cluster:
             object.__setattr__(self, name, v)
         for name in ("intra_latency_us", "inter_latency_us"):
             object.__setattr__(self, name, check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0))
+        object.__setattr__(self, "sms", check_int_scalar("cluster.sms", self.sms, low=0, high=1 << 20))
+        for name in ("matmul_flops", "hbm_gbps"):
+            if getattr(self, name) is not None:
+                v = check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0, low_open=True)
+                object.__setattr__(self, name, v)
+        if self.matmul_flops is not None and self.hbm_gbps is None:
+            raise ValueError("cluster.hbm_gbps: the GEMM model (cluster.matmul_flops) needs the memory bandwidth")
+
+    @property
+    def roofline(self) -> bool:
+        """Whether the strategy search prices GEMMs by their shapes (``matmul_flops`` given)."""
+        return self.matmul_flops is not None
 
     @property
     def nodes(self) -> int:
@@ -94,31 +122,38 @@ class Cluster:
         return self.intra_bandwidth * 1e6, self.intra_latency_us * 1e-3
 
     @classmethod
-    def from_gpu(cls, gpu, gpus=8, *, gpus_per_node=None, efficiency=0.4, precision="bf16", catalog=None) -> Cluster:
+    def from_gpu(cls, gpu, gpus=8, *, gpus_per_node=None, efficiency=None, precision="bf16", catalog=None) -> Cluster:
         """Build a cluster of one catalogued GPU type (:mod:`fastsched.catalog.gpus`).
 
-        ``flops`` is the type's dense ``precision`` peak times ``efficiency``; the inter-node
-        bandwidth is the node's network shared by its GPUs.
+        Without ``efficiency`` the cluster carries the type's constants for the GEMM model
+        (``matmul_flops``: its measured matrix-multiply ceiling at ``precision``, ``sms``,
+        ``hbm_gbps``), the model held against published training runs
+        (``benchmarks/costmodel/published.py``); ``flops`` is then that ceiling. With
+        ``efficiency``, the flat model: ``flops`` is the dense ``precision`` peak times
+        ``efficiency``. The inter-node bandwidth is the node's network shared by its GPUs.
 
         Examples
         --------
         >>> c = Cluster.from_gpu("h100", gpus=16)
-        >>> c.gpus_per_node, c.memory_gib, c.flops / 1e12, c.inter_bandwidth
-        (8, 80.0, 395.6, 50.0)
+        >>> c.gpus_per_node, c.memory_gib, c.matmul_flops / 1e12, c.sms, c.inter_bandwidth
+        (8, 80.0, 794.5, 132, 50.0)
+        >>> round(Cluster.from_gpu("h100", efficiency=0.4).flops / 1e12, 1), Cluster.from_gpu("h100", efficiency=0.4).roofline
+        (395.6, False)
         """
-        from fastsched.catalog.gpus import GpuType, gpu_type
-
         g = gpu if isinstance(gpu, GpuType) else gpu_type(gpu, catalog)
         gpn = g.gpus_per_node if gpus_per_node is None else gpus_per_node
+        common = {
+            "gpus": gpus,
+            "gpus_per_node": gpn,
+            "memory_gib": g.memory_gib,
+            "intra_bandwidth": g.intra_gbps,
+            "inter_bandwidth": g.network_gbps / g.gpus_per_node,
+        }
+        if efficiency is None:
+            ceiling = g.matmul_ceiling_tflops(precision) * 1e12
+            return cls(flops=ceiling, matmul_flops=ceiling, sms=g.sms, hbm_gbps=g.memory_gbps, **common)
         eff = check_finite_scalar("efficiency", efficiency, low=0.0, low_open=True, high=1.0)
-        return cls(
-            gpus=gpus,
-            gpus_per_node=gpn,
-            memory_gib=g.memory_gib,
-            flops=g.peak_tflops(precision) * 1e12 * eff,
-            intra_bandwidth=g.intra_gbps,
-            inter_bandwidth=g.network_gbps / g.gpus_per_node,
-        )
+        return cls(flops=g.peak_tflops(precision) * 1e12 * eff, **common)
 
     @classmethod
     def from_dict(cls, d) -> Cluster:
@@ -141,6 +176,8 @@ class Cluster:
         if "gpu" in d:
             d = dict(d)
             base = cls.from_gpu(d.pop("gpu"), d.get("gpus", 8)).to_dict()
+            if "flops" in d and "matmul_flops" not in d:
+                base["matmul_flops"] = None  # an achievable FLOP/s given: the flat model
             base.update(d)
             d = base
         known = {f.name for f in fields(cls)}

@@ -4,8 +4,9 @@
 kernels only (:mod:`._estimate`, then a pipeline schedule from :mod:`.schedules`); it
 returns an immutable :class:`~.cost.Cost`. :func:`estimate_cost` is
 ``estimate(encode(program))``. The settings live in :mod:`._settings`, the result type in
-:mod:`.cost` and :class:`CostModel`, the adapter with Paddle's names, in :mod:`.cost_model`;
-their names stay importable from here.
+:mod:`.cost` and :class:`~.cost_model.CostModel`, the adapter with Paddle's names, in
+:mod:`.cost_model` (above this module: it imports this one, never the reverse; import it from
+:mod:`fastsched.costmodel`); the settings' and the result's names stay importable from here.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from fastsched.costmodel.encode import EncodedProgram, encode
 from fastsched.costmodel.schedules import PipelineSchedule
 from fastsched.costmodel.schedules import _check as check_schedule
 
-__all__ = ["Cost", "estimate", "estimate_cost", "PipelineSchedule"]  # CostModel: see __getattr__
+__all__ = ["Cost", "estimate", "estimate_cost", "PipelineSchedule"]
 # Names that moved out and stay importable from here (Cost pickles name _cost_from_fields here).
 _MOVED = (Settings, bandwidth_of, check_pipeline_config, _cost_from_fields, _new, _set_out, _set_prep)
 
@@ -331,12 +332,3 @@ def estimate_cost(
         schedule=schedule,
         virtual_stages=virtual_stages,
     )
-
-
-def __getattr__(name):
-    # The adapter imports this module: reached lazily, with no import cycle.
-    if name in ("CostModel", "CostModelMode"):
-        from fastsched.costmodel import cost_model
-
-        return getattr(cost_model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ returned fastest first, with their time and memory breakdown.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,10 +22,12 @@ import numpy as np
 
 from fastsched._validate import check_int_scalar
 from fastsched.costmodel._bounds import MODEL_BOUNDS
+from fastsched.costmodel._enumerate import enumerate_kernel
 from fastsched.costmodel._program_search import program_search_kernel
 from fastsched.costmodel._search import INTERLEAVED, N_OUT, search_kernel
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.program_search import PROGRAM_RECOMPUTE, PROGRAM_SCHEDULES, ProgramModel
+from fastsched.costmodel.roofline import DEFAULT_STACK
 
 __all__ = [
     "Transformer",
@@ -36,12 +38,15 @@ __all__ = [
     "load_model",
     "SCHEDULE_NAMES",
     "RECOMPUTE",
+    "ATTENTION",
 ]
 
 #: schedule codes of the configuration table
 SCHEDULE_NAMES = ("gpipe", "1f1b", "interleaved", "zb-h1")
 #: recomputation codes
 RECOMPUTE = ("none", "selective", "full")
+#: attention kernels of a :class:`Transformer`
+ATTENTION = ("fused", "unfused")
 _COLS = (
     "tp",
     "pp",
@@ -78,6 +83,11 @@ class Transformer:
         Sequences per optimizer step.
     dtype_bytes : int
         Bytes per activation/parameter in the forward pass (2: fp16/bf16).
+    attention : {"fused", "unfused"}
+        "fused" (default): a FlashAttention-style kernel, which never stores the ``s x s``
+        scores and skips the causal mask's upper half; "unfused": scores stored for the
+        backward pass (Korthikanti et al.'s ``5 a s^2 b`` bytes per layer), softmax and
+        dropout as separate memory-bound passes (Megatron-LM 2021).
 
     Examples
     --------
@@ -93,11 +103,15 @@ class Transformer:
     vocab: int
     global_batch: int
     dtype_bytes: int = 2
+    attention: str = "fused"
 
     def __post_init__(self):
         for f in fields(self):
-            v = check_int_scalar(f"model.{f.name}", getattr(self, f.name), low=1, high=MODEL_BOUNDS[f.name])
-            object.__setattr__(self, f.name, v)
+            if f.name in MODEL_BOUNDS:
+                v = check_int_scalar(f"model.{f.name}", getattr(self, f.name), low=1, high=MODEL_BOUNDS[f.name])
+                object.__setattr__(self, f.name, v)
+        if self.attention not in ATTENTION:
+            raise ValueError(f"model.attention must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
         if self.hidden % self.heads:
             raise ValueError(f"model.hidden={self.hidden} must be a multiple of model.heads={self.heads}")
 
@@ -123,14 +137,17 @@ class Transformer:
         return k * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h))
 
     def tuple(self) -> tuple:
-        """Kernel form ``(layers, hidden, heads, seq, vocab, dtype_bytes)`` as floats.
+        """Kernel form ``(layers, hidden, heads, seq, vocab, dtype_bytes, fused)`` as floats.
 
         Examples
         --------
         >>> Transformer(layers=2, hidden=64, heads=4, seq=16, vocab=100, global_batch=8).tuple()
-        (2.0, 64.0, 4.0, 16.0, 100.0, 2.0)
+        (2.0, 64.0, 4.0, 16.0, 100.0, 2.0, 1.0)
         """
-        return tuple(float(x) for x in (self.layers, self.hidden, self.heads, self.seq, self.vocab, self.dtype_bytes))
+        fused = self.attention == "fused"
+        return tuple(
+            float(x) for x in (self.layers, self.hidden, self.heads, self.seq, self.vocab, self.dtype_bytes, fused)
+        )
 
     @classmethod
     def from_dict(cls, d) -> Transformer:
@@ -139,7 +156,7 @@ class Transformer:
         extra = set(d) - known
         if extra:
             raise ValueError(f"model: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
-        missing = {f.name for f in fields(cls) if f.default is not f.default_factory} - set(d) - {"dtype_bytes"}
+        missing = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING} - set(d)
         if missing:
             raise ValueError(f"model: missing field(s) {sorted(missing)}")
         return cls(**d)
@@ -170,16 +187,6 @@ def load_model(path) -> Transformer:
     """
     with open(Path(path), encoding="utf-8") as fh:
         return Transformer.from_dict(json.load(fh))
-
-
-def _pow2_upto(n):
-    # 1, 2, 4, ... <= n
-    out = []
-    k = 1
-    while k <= n:
-        out.append(k)
-        k *= 2
-    return out
 
 
 def _divisors(n, upto=None):
@@ -249,57 +256,22 @@ def enumerate_configs(
             if model.layers % v:
                 raise ValueError(f"virtual_stages={v} does not divide model.layers={model.layers}")
     max_micro_batch = check_int_scalar("max_micro_batch", max_micro_batch, low=1)
-    N = cluster.gpus
-    sched_codes = np.array([SCHEDULE_NAMES.index(x) for x in schedules], np.int64)
-    rec_codes = np.array([RECOMPUTE.index(x) for x in recompute], np.int64)
-    blocks = []
-    for t in _pow2_upto(min(cluster.gpus_per_node, model.heads)):
-        if model.heads % t or N % t:
-            continue
-        for p in _divisors(model.layers, upto=N // t):
-            if (N // t) % p:
-                continue
-            d = N // (t * p)
-            if model.global_batch % d:
-                continue
-            per_replica = model.global_batch // d
-            Ls = model.layers // p
-            vs = _divisors(Ls)[1:]
-            if virtual_stages is not None:
-                vs = [v for v in vs if v in set(virtual_stages)]
-            zs = np.array([z for z in zero if z == 0 or d > 1], np.int64)
-            for b in _divisors(per_replica, upto=max_micro_batch):
-                m = per_replica // b
-                # (schedule, v) pairs: interleaved once per v (needs p > 1 and m % p == 0)
-                sv = []
-                for sc in sched_codes.tolist():
-                    if sc == INTERLEAVED:
-                        if p > 1 and m % p == 0:
-                            sv += [(sc, v) for v in vs]
-                    else:
-                        sv.append((sc, 1))
-                if not sv or zs.size == 0 or rec_codes.size == 0:
-                    continue
-                sv = np.array(sv, np.int64)
-                sps = np.array([0, 1] if t > 1 else [0], np.int64)
-                # cartesian product sequence parallel x (schedule, v) x recompute x zero, in that order
-                k1 = sv.shape[0] * rec_codes.size * zs.size
-                k = sps.size * k1
-                blk = np.empty((k, 10), np.int64)
-                blk[:, 0] = t
-                blk[:, 1] = p
-                blk[:, 2] = d
-                blk[:, 3] = b
-                blk[:, 4] = m
-                blk[:, 5] = np.tile(np.repeat(sv[:, 0], rec_codes.size * zs.size), sps.size)
-                blk[:, 6] = np.tile(np.repeat(sv[:, 1], rec_codes.size * zs.size), sps.size)
-                blk[:, 7] = np.tile(np.repeat(rec_codes, zs.size), sv.shape[0] * sps.size)
-                blk[:, 8] = np.tile(zs, sv.shape[0] * rec_codes.size * sps.size)
-                blk[:, 9] = np.repeat(sps, k1)
-                blocks.append(blk)
-    if not blocks:
-        return np.empty((0, 10), np.int64)
-    return np.concatenate(blocks)
+    codes = [SCHEDULE_NAMES.index(x) for x in schedules]
+    if virtual_stages is not None and not len(virtual_stages):
+        codes = [c for c in codes if c != INTERLEAVED]  # no chunk count allowed: no interleaved rows
+    return enumerate_kernel(
+        model.layers,
+        model.heads,
+        cluster.gpus,
+        cluster.gpus_per_node,
+        model.global_batch,
+        max_micro_batch,
+        np.array(codes, np.int64),
+        INTERLEAVED,
+        np.array(sorted(set(virtual_stages or ())), np.int64),
+        np.array([RECOMPUTE.index(x) for x in recompute], np.int64),
+        np.array(list(zero), np.int64),
+    )
 
 
 def _check_space(schedules, recompute, zero, allowed_s, allowed_r, what):
@@ -434,6 +406,7 @@ def search(
     recompute=None,
     zero=(0, 1, 2, 3),
     max_micro_batch=16,
+    stack=None,
 ) -> SearchResult:
     """Rank every parallel configuration of ``model`` on ``cluster`` that fits memory.
 
@@ -448,6 +421,10 @@ def search(
         Restrict the space (see :func:`enumerate_configs` and
         :func:`enumerate_program_configs`); ``None``: every schedule / recomputation
         mode the model offers.
+    stack : Stack, optional
+        The software's share of the GPU's ceilings (:mod:`fastsched.costmodel.roofline`;
+        default :data:`~fastsched.costmodel.roofline.DEFAULT_STACK`), read when the cluster
+        carries the GEMM model's constants (:meth:`Cluster.from_gpu`).
 
     Returns
     -------
@@ -484,7 +461,7 @@ def search(
                 f"model.global_batch={model.global_batch}"
             )
         out = program_search_kernel(
-            model.fwd_cost, model.act_bytes, model.param_elems, model.scalars(), cluster_tuple(cluster), cfg
+            model.fwd_cost, model.act_bytes, model.param_elems, model.scalars(), cluster_tuple(cluster)[:6], cfg
         )
         return _ranked(cfg, out, cluster)
     model = model if isinstance(model, Transformer) else Transformer.from_dict(model)
@@ -502,7 +479,7 @@ def search(
             f"no parallel configuration of {cluster.gpus} GPUs divides model.layers={model.layers}, "
             f"model.heads={model.heads} and model.global_batch={model.global_batch}"
         )
-    out = search_kernel(model.tuple(), cluster_tuple(cluster), cfg)
+    out = search_kernel(model.tuple(), cluster_tuple(cluster, stack), cfg)
     return _ranked(cfg, out, cluster)
 
 
@@ -522,14 +499,24 @@ def _ranked(cfg, out, cluster) -> SearchResult:
     return SearchResult(cfg[order], out[order], int(cfg.shape[0]))
 
 
-def cluster_tuple(cluster: Cluster) -> tuple:
-    """Kernel form ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter)``.
+def cluster_tuple(cluster: Cluster, stack=None) -> tuple:
+    """Kernel form of a cluster and a software stack (15 floats).
+
+    ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter, matmul_flops, sms, hbm,
+    gemm, attention_fwd, attention_bwd, memory, link, comm_overlap)``; ``matmul_flops = 0`` is
+    the flat model.
 
     Examples
     --------
-    >>> cluster_tuple(Cluster())[:2]
-    (150000000000000.0, 8.0)
+    >>> cluster_tuple(Cluster())[:2], cluster_tuple(Cluster())[6]
+    ((150000000000000.0, 8.0), 0.0)
     """
     bi, li = cluster.link(False)
     be, le = cluster.link(True)
-    return (float(cluster.flops), float(cluster.gpus_per_node), bi, li, be, le)
+    st = (DEFAULT_STACK if stack is None else stack).checked()
+    if cluster.roofline:
+        hw = (cluster.matmul_flops, float(cluster.sms), cluster.hbm_gbps * 1e9)
+    else:
+        hw = (0.0, 0.0, 1.0)
+    soft = (st.gemm, st.attention, st.attention * st.attention_bwd, st.memory, st.link, st.comm_overlap)
+    return (float(cluster.flops), float(cluster.gpus_per_node), bi, li, be, le, *hw, *soft)

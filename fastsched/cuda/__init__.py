@@ -22,7 +22,8 @@ SpeedupFunctions in one launch are :func:`fastsched.goodput.speedup_tables`. Whi
 arrays and which do not is documented in :mod:`fastsched._backend`.
 """
 
-from fastsched._backend import AUTO_THRESHOLDS, CudaUnavailableError, auto_threshold, resolve_backend
+from fastsched._device import CudaUnavailableError
+from fastsched._lazy import lazy_exports
 from fastsched.cuda._memory import (
     DeviceCache,
     StagingBuffers,
@@ -38,6 +39,17 @@ from fastsched.cuda.batch import batch_elementwise, batch_matrix, batch_optimize
 from fastsched.cuda.device import evaluate_device, optimize_device, speedup_device
 from fastsched.cuda.fitness import evaluate_population
 from fastsched.cuda.goodput import checked_elementwise, elementwise, fill_table, optimize_keys
+
+# The backend switch sits above this package (it asks the probe here): its names are
+# re-exported lazily, so that neither module imports the other when it loads.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AUTO_THRESHOLDS": "fastsched._backend",
+        "auto_threshold": "fastsched._backend",
+        "resolve_backend": "fastsched._backend",
+    },
+)
 
 __all__ = [
     "AUTO_THRESHOLDS",

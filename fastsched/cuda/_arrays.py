@@ -18,7 +18,7 @@ import importlib
 import numpy as np
 
 from fastsched import _validate as V
-from fastsched._backend import is_device_array
+from fastsched._device import is_device_array
 from fastsched.cuda import _memory as M
 from fastsched.cuda._probe import cuda_api, is_simulator, load
 

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from fastsched._backend import is_device_array
+from fastsched._device import is_device_array
 from fastsched._validate import check_int_scalar
 from fastsched.cuda._probe import cuda_api
 from fastsched.goodput._types import GoodputParams

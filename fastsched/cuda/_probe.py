@@ -13,7 +13,7 @@ import importlib.util
 import sys
 import threading
 
-from fastsched._backend import CudaUnavailableError
+from fastsched._device import CudaUnavailableError
 
 __all__ = ["is_available", "unavailable_reason", "load", "cuda_api", "is_simulator"]
 

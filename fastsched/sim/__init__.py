@@ -8,7 +8,7 @@ Public: :func:`simulate` (returns a :class:`SimulationResult`), the application 
 :func:`load_hetero_applications`); the field's metrics: :func:`compute_metrics`.
 """
 
-from fastsched._lazy import lazy_exports
+from fastsched._lazy import lazy_exports, moved_modules
 
 # Public name -> defining module, imported on first use: importing this package (or a module
 # inside it) loads nothing else.
@@ -17,23 +17,49 @@ __getattr__, __dir__ = lazy_exports(
     {
         "PRESETS": "fastsched.sim.presets",
         "simulate": "fastsched.sim.api",
-        "Cluster": "fastsched.sim.cluster",
-        "ClusterSpec": "fastsched.sim.cluster_spec",
-        "parse_cluster": "fastsched.sim.cluster_spec",
-        "HeteroApplication": "fastsched.sim.hetero",
-        "HeteroJob": "fastsched.sim.hetero",
-        "load_hetero_applications": "fastsched.sim.hetero",
-        "Job": "fastsched.sim.job",
-        "compute_metrics": "fastsched.sim.metrics",
-        "JobRecord": "fastsched.sim.result",
-        "SimulationResult": "fastsched.sim.result",
-        "Application": "fastsched.sim.traces",
-        "TraceApplication": "fastsched.sim.traces",
-        "load_application": "fastsched.sim.traces",
-        "load_applications": "fastsched.sim.traces",
-        "WorkloadJob": "fastsched.sim.workload",
-        "read_workload": "fastsched.sim.workload",
-        "write_workload": "fastsched.sim.workload",
+        "Cluster": "fastsched.sim.engine.cluster",
+        "ClusterSpec": "fastsched.sim.inputs.cluster_spec",
+        "parse_cluster": "fastsched.sim.inputs.cluster_spec",
+        "HeteroApplication": "fastsched.sim.truth.per_type",
+        "HeteroJob": "fastsched.sim.engine.hetero_job",
+        "load_hetero_applications": "fastsched.sim.truth.per_type",
+        "Job": "fastsched.sim.engine.job",
+        "compute_metrics": "fastsched.sim.results.metrics",
+        "JobRecord": "fastsched.sim.results.result",
+        "SimulationResult": "fastsched.sim.results.result",
+        "Application": "fastsched.sim.truth.traces",
+        "TraceApplication": "fastsched.sim.truth.traces",
+        "load_application": "fastsched.sim.truth.traces",
+        "load_applications": "fastsched.sim.truth.traces",
+        "WorkloadJob": "fastsched.sim.inputs.workload",
+        "read_workload": "fastsched.sim.inputs.workload",
+        "write_workload": "fastsched.sim.inputs.workload",
+    },
+)
+
+# The public modules before the simulator was split by role (issue 36) stay importable under
+# their old names: ``fastsched.sim.workload`` is ``fastsched.sim.inputs.workload``, the same
+# module object, and ``python -m fastsched.sim.derive`` still runs.
+moved_modules(
+    __name__,
+    {
+        "workload": "inputs.workload",
+        "scale": "inputs.scale",
+        "llm_workload": "inputs.llm_workload",
+        "cluster_spec": "inputs.cluster_spec",
+        "preflight": "inputs.preflight",
+        "traces": "truth.traces",
+        "hetero_apps": "truth.per_type",
+        "builtin": "truth.builtin",
+        "derive": "truth.derive",
+        "oracle": "truth.oracle",
+        "job": "engine.job",
+        "hetero": "engine.hetero_job",
+        "cluster": "engine.cluster",
+        "result": "results.result",
+        "metrics": "results.metrics",
+        "isolated": "results.isolated",
+        "plot": "results.plot",
     },
 )
 

@@ -1,7 +1,7 @@
 """``fastsched simulate``: the command-line face of :func:`fastsched.sim.simulate`.
 
 Everything is checked before the first round (options, paths, every workload row: see
-:mod:`fastsched.sim.preflight`); outputs are written to a temporary file and renamed into
+:mod:`fastsched.sim.inputs.preflight`); outputs are written to a temporary file and renamed into
 place, never over an input and never over an existing file without ``--force``; a run that
 ends with jobs unfinished says so and exits with status 3 unless ``--allow-incomplete``.
 """
@@ -17,10 +17,9 @@ import re
 import sys
 from pathlib import Path
 
-from fastsched.cli import Interrupted
-from fastsched.cli import main as cli_main
+from fastsched._interrupt import Interrupted
 from fastsched.sim.policies.names import POLICY_NAMES
-from fastsched.sim.presets import PRESETS
+from fastsched.sim.presets import PRESETS, preset_shape
 
 __all__ = ["register", "run", "parse_duration", "EXIT_INCOMPLETE"]
 
@@ -159,11 +158,12 @@ def _policies(text) -> list:
 
 def _check_paths(args) -> None:
     """Paths of the command line, before anything runs."""
-    from fastsched.sim import preflight
+    from fastsched.sim.inputs import preflight
 
     inputs = [args.workload, args.traces, args.cluster]  # never written over, --force or not
     inputs = [f for f in inputs if f and Path(f).expanduser().exists()]
-    typed_cluster = args.cluster or PRESETS.get(args.preset or "", {}).get("cluster")
+    # No preset (a caller other than simulate's parser): only the given cluster.
+    typed_cluster = args.cluster if args.preset not in PRESETS else preset_shape(args.preset, cluster=args.cluster)[0]
     if args.traces and not typed_cluster:
         preflight.check_traces_dir(args.traces)  # per-GPU-type files without a cluster: refused
     if args.output:
@@ -179,7 +179,7 @@ def _check_paths(args) -> None:
 def _save_plot(result, path) -> None:
     """Draw through a temporary file of the same format, renamed into place."""
     from fastsched._atomic import atomic_path
-    from fastsched.sim.plot import plot_result  # needs matplotlib, an optional extra
+    from fastsched.sim.results.plot import plot_result  # needs matplotlib, an optional extra
 
     with atomic_path(path) as tmp:
         plot_result(result, tmp)
@@ -193,27 +193,25 @@ def _check_sizes(cluster, nodes, args) -> None:
     do not cover is left to ``simulate``.
     """
     from fastsched import _validate
-    from fastsched.sim import preflight
+    from fastsched.sim.inputs import preflight
 
     if args.seed is not None:
         _validate.check_int_scalar("seed", args.seed, low=0)
-    preset = PRESETS.get(args.preset, {})  # an unknown name is left to simulate's message
-    if nodes is None and args.gpus is None:
-        cluster = cluster or preset.get("cluster")
-        if cluster is not None:
-            from fastsched.sim.cluster_spec import parse_cluster
+    given = nodes is not None or args.gpus is not None
+    cluster, nodes, gpus = preset_shape(args.preset, cluster=cluster, nodes=nodes, gpus=args.gpus)
+    if cluster is not None:
+        if not given:  # both given: left to simulate's message
+            from fastsched.sim.inputs.cluster_spec import parse_cluster
 
             parse_cluster(cluster)  # refuses node counts over the limit
-            return
-    nodes = preset.get("nodes", 16) if nodes is None else nodes
-    gpus = preset.get("gpus", 4) if args.gpus is None else args.gpus
-    if cluster is None and nodes >= 1 and gpus >= 1 and (args.interval or 1) >= 1:
+        return
+    if nodes >= 1 and gpus >= 1 and (args.interval or 1) >= 1:
         max_nodes = args.max_nodes if args.max_nodes is not None and args.max_nodes >= nodes else None
         preflight.check_cluster(nodes, gpus, max_nodes, args.interval or 1, args.max_time)
 
 
 def _check_scaled(args) -> None:
-    """Check the run's sizes with ``--scale`` applied (see :mod:`fastsched.sim.scale`).
+    """Check the run's sizes with ``--scale`` applied (see :mod:`fastsched.sim.inputs.scale`).
 
     The scaled cluster is checked here, before the engine loads; :func:`~fastsched.sim.simulate`
     (``scale=K``) then scales the cluster and merges the ``K`` workloads itself, so the summary
@@ -223,17 +221,17 @@ def _check_scaled(args) -> None:
     if k is None:
         _check_sizes(args.cluster, args.nodes, args)
         return
-    from fastsched.sim.scale import scale_cluster
+    from fastsched.sim.inputs.scale import scale_cluster
 
     if k < 1:
         raise ValueError(f"--scale must be >= 1, got {k}")
     if not args.workload:
         raise ValueError("--scale needs a workload: a CSV or a folder of CSVs")
-    cluster = args.cluster or (None if args.nodes or args.gpus else PRESETS[args.preset].get("cluster"))
+    cluster, nodes, _ = preset_shape(args.preset, cluster=args.cluster, nodes=args.nodes, gpus=args.gpus)
     if cluster is not None:
         cluster, nodes = str(scale_cluster(cluster, k)), None
     else:
-        nodes = (args.nodes or PRESETS[args.preset].get("nodes", 16)) * k
+        nodes *= k
         if args.max_nodes is not None and args.max_nodes < nodes:
             raise ValueError(
                 f"--max-nodes {args.max_nodes} is below the scaled cluster's {nodes} nodes "
@@ -318,7 +316,7 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     _check_paths(args)
-    # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.scale)
+    # --scale checked once, for one policy or several; simulate applies it (see fastsched.sim.inputs.scale)
     _check_scaled(args)
     if len(policies) > 1:
         return _run_many(args, policies)
@@ -351,12 +349,3 @@ def run(args) -> int:
     if args.plot:
         _save_plot(result, args.plot)
     return _report_incomplete([result], args)
-
-
-def main(argv=None) -> int:
-    """Run ``simulate`` alone (``python -m fastsched.sim._cli``), with the shared command's error handling."""
-    return cli_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

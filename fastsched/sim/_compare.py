@@ -194,7 +194,7 @@ def plot_comparison(results, path) -> None:
     >>> path.is_file()  # doctest: +SKIP
     True
     """
-    from fastsched.sim.plot import pyplot
+    from fastsched.sim.results.plot import pyplot
 
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))

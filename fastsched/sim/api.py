@@ -8,30 +8,30 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from fastsched import _validate as V
 from fastsched._atomic import atomic_open
 from fastsched._progress import progress_callback
-from fastsched.sim import preflight
-from fastsched.sim.builtin import builtin_applications, builtin_workload
-from fastsched.sim.cluster import Cluster
-from fastsched.sim.cluster_spec import DEFAULT_TYPE, homogeneous_cluster, parse_cluster
-from fastsched.sim.hetero import (
+from fastsched.sim.engine.cluster import Cluster
+from fastsched.sim.engine.hetero_job import (
     SIA_RESTART_DELAYS,
     SIA_SLOWDOWNS,
     HeteroApplication,
     make_hetero_jobs,
     resolve_hetero_applications,
 )
-from fastsched.sim.isolated import result_isolated_jcts
-from fastsched.sim.job import Job
-from fastsched.sim.policies import POLICY_NAMES, POLICY_OPTIONS, SimPolicy, make_policy
+from fastsched.sim.engine.job import Job
+from fastsched.sim.inputs import preflight
+from fastsched.sim.inputs.cluster_spec import DEFAULT_TYPE, homogeneous_cluster
+from fastsched.sim.inputs.workload import read_workload, validate_workload
 from fastsched.sim.presets import PRESETS
-from fastsched.sim.result import JobRecord, SimulationResult
-from fastsched.sim.traces import Application, load_applications
-from fastsched.sim.workload import read_workload, validate_workload
+from fastsched.sim.results.isolated import result_isolated_jcts
+from fastsched.sim.results.result import JobRecord, SimulationResult
+from fastsched.sim.study import resolve_study
+from fastsched.sim.truth.builtin import builtin_applications, builtin_workload
+from fastsched.sim.truth.traces import Application, load_applications
 
 __all__ = ["simulate", "PRESETS"]
 
@@ -85,7 +85,7 @@ def _log_file(output):
 
 def _resolve_workload(workload, scale=None):
     if scale is not None:
-        from fastsched.sim.scale import scale_workload
+        from fastsched.sim.inputs.scale import scale_workload
 
         return validate_workload(scale_workload(builtin_workload() if workload is None else workload, scale))
     if workload is None:
@@ -161,13 +161,13 @@ def simulate(
         ``completion_time=None`` and are listed in ``summary()["incomplete"]``).
     cluster : str, path or ClusterSpec, optional
         Nodes of named GPU types, e.g. ``"6xaws,3xrtx,2xdgx-ext"`` or a TOML/JSON file (see
-        :func:`~fastsched.sim.cluster_spec.parse_cluster`); needs per-type ``traces`` (the Sia
+        :func:`~fastsched.sim.inputs.cluster_spec.parse_cluster`); needs per-type ``traces`` (the Sia
         layout). Exclusive with ``nodes``/``gpus``. Default from the preset.
     cap_replicas : bool
         On a typed cluster, lower requests for more GPUs than the largest type has (for the
         policies that run jobs at their requested count) instead of raising.
     scale : int, optional
-        Sia's scaling study (:mod:`fastsched.sim.scale`): merge ``scale`` workloads (copies of
+        Sia's scaling study (:mod:`fastsched.sim.inputs.scale`): merge ``scale`` workloads (copies of
         ``workload``, or a folder's CSVs in turn) and multiply every node group (or ``nodes``)
         by ``scale``. The summary keeps ``workload`` as given and adds ``scale``.
 
@@ -195,186 +195,181 @@ def simulate(
     >>> [(job.name, job.jct) for job in result.jobs]
     [('a', 4190.0), ('b', 114.0)]
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    cfg = PRESETS[preset]
-    policy = cfg["policy"] if policy is None else policy
-    if not isinstance(policy, SimPolicy) and policy not in POLICY_NAMES:
-        policy = make_policy(policy)  # "module:Class" or a plugin's name; a ValueError naming it otherwise
-    seed = 0 if seed is None else V.check_int_scalar("seed", seed, low=0)
-    pol_name = policy.name if isinstance(policy, SimPolicy) else policy
-    # Only a built-in policy given by name is built here, so only it takes the preset's options
-    # (keyed by its name) and policy_options; a policy object is already built, and its name
-    # may be any string, a preset key such as "interval" included.
-    by_name = not isinstance(policy, SimPolicy)
-    if policy_options and not (by_name and pol_name in POLICY_OPTIONS):
-        raise ValueError(
-            f"policy_options apply to the built-in policies {list(POLICY_OPTIONS)} given by name only;"
-            f" {pol_name} takes none, got {policy_options!r}"
-        )
-    options = dict(cfg.get(pol_name, {})) if by_name else {}
-    options.update(policy_options or {})
-    if by_name and pol_name == "pollux":
-        options["seed"] = seed
-    pol = make_policy(policy, **options) if policy in POLICY_OPTIONS else make_policy(policy)
-    if cluster is not None and (nodes is not None or gpus is not None):
-        raise ValueError("give either cluster or nodes/gpus, not both")
-    if cluster is None and nodes is None and gpus is None:
-        cluster = cfg.get("cluster")
-    spec = parse_cluster(cluster) if cluster is not None else None
-    if scale is not None:
-        # The cluster first: K copies of the workload are made only for a cluster within the limits.
-        from fastsched.sim.scale import scale_cluster
-
-        scale = V.check_int_scalar("scale", scale, low=1)
-        if spec is not None:
-            spec = scale_cluster(spec, scale)
-        else:
-            nodes = V.check_int_scalar("nodes", cfg.get("nodes", 16) if nodes is None else nodes, low=1) * scale
-    if spec is not None:
-        nodes, gpus = spec.num_nodes, max(spec.node_gpus)
-        if max_nodes is not None:
-            raise ValueError("max_nodes (autoscaling) needs a cluster of one unnamed GPU type (nodes/gpus)")
-    nodes = V.check_int_scalar("nodes", cfg.get("nodes", 16) if nodes is None else nodes, low=1)
-    gpus = V.check_int_scalar("gpus", cfg.get("gpus", 4) if gpus is None else gpus, low=1)
-    if interval is None and pol.default_interval is not None and cfg.get("policy") != pol.name:
-        interval = pol.default_interval  # e.g. Gavel's 360 s rounds
-    interval = V.check_int_scalar("interval", cfg["interval"] if interval is None else interval, low=1)
-    interference = V.check_finite_scalar(
-        "interference", cfg["interference"] if interference is None else interference, low=0.0, high=1.0
-    )
-    if interference >= 1.0:
-        raise ValueError("interference must be < 1")
-    if max_nodes is not None:
-        max_nodes = V.check_int_scalar("max_nodes", max_nodes, low=nodes)
-    max_time = V.check_int_scalar("max_time", max_time, low=1)
-    preflight.check_cluster(nodes, gpus, max_nodes, interval, max_time)
+    study = resolve_study(
+        workload, traces=traces, applications=applications, policy=policy, nodes=nodes, gpus=gpus,
+        interval=interval, interference=interference, max_nodes=max_nodes, seed=seed, preset=preset,
+        policy_options=policy_options, output=output, max_time=max_time, cluster=cluster,
+        cap_replicas=cap_replicas, scale=scale,
+    )  # fmt: skip
     progress, own_bar = progress_callback(progress)
-    # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
-    layout_checked = traces if applications is None and spec is None else None
-    folder = scale is not None and isinstance(workload, (str, os.PathLike)) and Path(workload).expanduser().is_dir()
-    preflight.check_run(
-        workload=None if folder else workload, traces=layout_checked, output=output, inputs=(traces, cluster)
-    )
+    wjobs = _inputs(study)
+    apps, spec = _truth(study, wjobs)
+    jobs = _job_state(study, wjobs, apps, spec)
+    with _log_file(output) as log, contextlib.ExitStack() as stack:
+        if own_bar:
+            stack.callback(progress.close)
+        cluster = Cluster(
+            jobs, study.policy, study.nodes, study.gpus,
+            interference=study.interference, max_nodes=study.max_nodes, log=log, spec=spec,
+        )  # fmt: skip
+        run = _run_rounds(study, cluster, jobs, spec, progress)
+        result = _result(study, wjobs, jobs, spec, cluster, run)
+        if log is not None:
+            log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
+    return result
 
-    wjobs = _resolve_workload(workload, scale)
-    profiles = _profiles_source(traces, applications)
-    source = str(workload) if isinstance(workload, (str, os.PathLike)) else None
+
+def _inputs(study) -> list:
+    """Return the workload's rows, after the files and the output path are checked."""
+    workload, traces = study.workload, study.traces
+    # A typed cluster reads per-GPU-type traces on purpose; otherwise such a folder is refused.
+    layout_checked = traces if study.applications is None and study.spec is None else None
+    folder = (
+        study.scale is not None and isinstance(workload, (str, os.PathLike)) and Path(workload).expanduser().is_dir()
+    )
+    preflight.check_run(
+        workload=None if folder else workload,
+        traces=layout_checked,
+        output=study.output,
+        inputs=(traces, study.cluster),
+    )
+    return _resolve_workload(workload, study.scale)
+
+
+def _source(study):
+    return str(study.workload) if isinstance(study.workload, (str, os.PathLike)) else None
+
+
+def _truth(study, wjobs) -> tuple:
+    """``(applications by name, cluster spec)``: the truth the jobs run on, every job checked against it."""
+    pol, spec, traces, applications = study.policy, study.spec, study.traces, study.applications
     if spec is not None:
         apps = resolve_hetero_applications(traces, applications, spec, [j.application for j in wjobs])
         unknown = sorted({j.application for j in wjobs if j.application not in apps})
         if unknown:
             raise ValueError(f"workload uses unknown application(s) {unknown}; available: {sorted(apps)}")
         # Before the first round, as on a plain cluster: a bad row must not fail hours into the run.
-        preflight.check_jobs(wjobs, apps, pol.name, spec.total_gpus, source=source, per_gpu=False, policy=pol)
+        preflight.check_jobs(wjobs, apps, pol.name, spec.total_gpus, source=_source(study), per_gpu=False, policy=pol)
     else:
         apps = _resolve_apps(traces, applications)
-        preflight.check_jobs(wjobs, apps, pol.name, nodes * gpus, source=source, policy=pol)
+        preflight.check_jobs(wjobs, apps, pol.name, study.nodes * study.gpus, source=_source(study), policy=pol)
     if spec is None and pol.needs_gpu_types:
         # A policy built for GPU types on a plain cluster: one type, named "gpu".
-        spec = homogeneous_cluster(nodes, gpus)
+        spec = homogeneous_cluster(study.nodes, study.gpus)
         apps = {k: HeteroApplication({DEFAULT_TYPE: a}) for k, a in apps.items()}
+    return apps, spec
 
-    if spec is not None:
-        pol.bind_cluster(spec, interval)
-        study = cfg.get("job_model") == "sia"
-        jobs = make_hetero_jobs(
-            wjobs,
-            apps,
-            pol,
-            spec,
-            cap_replicas=cap_replicas,
-            restart_delays=SIA_RESTART_DELAYS if study else None,
-            slowdowns=SIA_SLOWDOWNS if study else None,
-            restart_on_move=not study,  # the study restarts a job only on a new shape, type or resume
-        )
-    else:
+
+def _job_state(study, wjobs, apps, spec) -> list:
+    """Return the jobs, in their state before the first round."""
+    pol = study.policy
+    if spec is None:
         models: dict = {}  # the jobs' goodput models and fits, shared (see Job)
         fits: dict = {}
-        jobs = [
+        return [
             Job(w.name, apps[w.application], w.time, **pol.job_kwargs(w, apps[w.application]), models=models, fits=fits)
             for w in wjobs
         ]
+    pol.bind_cluster(spec, study.interval)
+    sia = study.job_model == "sia"
+    return make_hetero_jobs(
+        wjobs,
+        apps,
+        pol,
+        spec,
+        cap_replicas=study.cap_replicas,
+        restart_delays=SIA_RESTART_DELAYS if sia else None,
+        slowdowns=SIA_SLOWDOWNS if sia else None,
+        restart_on_move=not sia,  # the study restarts a job only on a new shape, type or resume
+    )
 
+
+class _Run(NamedTuple):
+    wall_s: float
+    used_gpus_by_type: dict | None
+
+
+def _run_rounds(study, cluster, jobs, spec, progress) -> _Run:
+    """Step the cluster round by round until every job completes or ``max_time``; refuse a stuck run."""
+    t0 = time.perf_counter()
+    last_arrival = max(j.submission_time for j in jobs)
+    idle_rounds = 0
+    if progress is not None:
+        progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
+    by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
+    counted = held = None
+    while not cluster.all_complete() and cluster.current_time < study.max_time:
+        cluster.step(study.interval)
+        if by_type is not None:
+            if cluster.allocations is not counted:  # a new allocation (the cluster never edits one in place)
+                counted, held = cluster.allocations, dict.fromkeys(by_type, 0)
+                for alloc in counted.values():
+                    if alloc:  # a job never spans two types (Cluster checks): its first node's type
+                        held[spec.node_types[alloc[0]]] += len(alloc)
+            for t, n in held.items():
+                by_type[t].append(n)
+        # Nothing held, nothing left to arrive, jobs waiting: they can never run.
+        stalled = cluster.used_gpus[-1] == 0 and cluster.active[-1] > 0 and cluster.current_time > last_arrival
+        idle_rounds = idle_rounds + 1 if stalled else 0
+        if idle_rounds >= _STALL_ROUNDS:
+            waiting = [j.name for j in jobs if j.completion_time is None][:5]
+            raise ValueError(
+                f"job(s) {waiting} can never run under {study.policy.name} on this cluster: no GPU was allocated "
+                f"for {_STALL_ROUNDS} rounds while they waited"
+            )
+        if progress is not None:
+            progress(cluster.completed, len(jobs), cluster.current_time)
+    wall = time.perf_counter() - t0
+    return _Run(wall, None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()})
+
+
+def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
+    """Return the run as data: per-job records, the per-round series, the configuration, isolated JCTs."""
+    workload = study.workload
     config = {
-        "nodes": nodes,
-        "gpus": gpus,
-        "interval": interval,
-        "interference": interference,
-        "max_nodes": max_nodes,
-        "seed": seed,
-        "preset": preset,
-        "max_time": max_time,
-        "workload": "builtin" if workload is None else (source or f"{len(wjobs)} jobs given"),
-        "profiles": profiles,
+        "nodes": study.nodes,
+        "gpus": study.gpus,
+        "interval": study.interval,
+        "interference": study.interference,
+        "max_nodes": study.max_nodes,
+        "seed": study.seed,
+        "preset": study.preset,
+        "max_time": study.max_time,
+        "workload": "builtin" if workload is None else (_source(study) or f"{len(wjobs)} jobs given"),
+        "profiles": _profiles_source(study.traces, study.applications),
     }
-    if scale is not None:  # only then: the summaries of unscaled runs stay as they were
-        config["scale"] = scale
+    if study.scale is not None:  # only then: the summaries of unscaled runs stay as they were
+        config["scale"] = study.scale
     if spec is not None:
         config["cluster"] = str(spec)
         config["gpus_by_type"] = dict(spec.gpus_by_type)
-    with _log_file(output) as log, contextlib.ExitStack() as stack:
-        if own_bar:
-            stack.callback(progress.close)
-        cluster = Cluster(jobs, pol, nodes, gpus, interference=interference, max_nodes=max_nodes, log=log, spec=spec)
-        t0 = time.perf_counter()
-        last_arrival = max(j.submission_time for j in jobs)
-        idle_rounds = 0
-        if progress is not None:
-            progress(0, len(jobs), cluster.current_time)  # every check passed: the first round starts now
-        by_type = None if spec is None else {t: [] for t in spec.types}  # GPUs held per type, per round
-        counted = held = None
-        while not cluster.all_complete() and cluster.current_time < max_time:
-            cluster.step(interval)
-            if by_type is not None:
-                if cluster.allocations is not counted:  # a new allocation (the cluster never edits one in place)
-                    counted, held = cluster.allocations, dict.fromkeys(by_type, 0)
-                    for alloc in counted.values():
-                        if alloc:  # a job never spans two types (Cluster checks): its first node's type
-                            held[spec.node_types[alloc[0]]] += len(alloc)
-                for t, n in held.items():
-                    by_type[t].append(n)
-            # Nothing held, nothing left to arrive, jobs waiting: they can never run.
-            stalled = cluster.used_gpus[-1] == 0 and cluster.active[-1] > 0 and cluster.current_time > last_arrival
-            idle_rounds = idle_rounds + 1 if stalled else 0
-            if idle_rounds >= _STALL_ROUNDS:
-                waiting = [j.name for j in jobs if j.completion_time is None][:5]
-                raise ValueError(
-                    f"job(s) {waiting} can never run under {pol.name} on this cluster: no GPU was allocated "
-                    f"for {_STALL_ROUNDS} rounds while they waited"
-                )
-            if progress is not None:
-                progress(cluster.completed, len(jobs), cluster.current_time)
-        wall = time.perf_counter() - t0
-        records = [
-            JobRecord(
-                name=j.name,
-                application=j.application.name,
-                submission_time=j.submission_time,
-                completion_time=j.completion_time,
-                num_restarts=j.num_restarts or 0,
-                attained_service=float(j.attained_service),
-                epochs=j.epoch,
-                gpu_seconds_by_type=dict(getattr(j, "gpu_seconds_by_type", None) or {}) or None,
-                modelled_gpu_seconds=float(j.modelled_service),
-            )
-            for j in jobs
-        ]
-        result = SimulationResult(
-            jobs=records,
-            policy=pol.name,
-            config=config,
-            wall_s=wall,
-            policy_s=cluster.policy_seconds,
-            times=np.array(cluster.times, dtype=np.int64),
-            used_gpus=np.array(cluster.used_gpus, dtype=np.int64),
-            total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
-            active_jobs=np.array(cluster.active, dtype=np.int64),
-            allocations=cluster.allocation_matrix(),
-            policy_times=np.array(cluster.policy_times, dtype=np.float64),
-            used_gpus_by_type=None if by_type is None else {t: np.array(v, np.int64) for t, v in by_type.items()},
+    records = [
+        JobRecord(
+            name=j.name,
+            application=j.application.name,
+            submission_time=j.submission_time,
+            completion_time=j.completion_time,
+            num_restarts=j.num_restarts or 0,
+            attained_service=float(j.attained_service),
+            epochs=j.epoch,
+            gpu_seconds_by_type=dict(getattr(j, "gpu_seconds_by_type", None) or {}) or None,
+            modelled_gpu_seconds=float(j.modelled_service),
         )
-        result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
-        if log is not None:
-            log.write(json.dumps({"summary": _json_ready(result.summary())}) + "\n")
+        for j in jobs
+    ]
+    result = SimulationResult(
+        jobs=records,
+        policy=study.policy.name,
+        config=config,
+        wall_s=run.wall_s,
+        policy_s=cluster.policy_seconds,
+        times=np.array(cluster.times, dtype=np.int64),
+        used_gpus=np.array(cluster.used_gpus, dtype=np.int64),
+        total_gpus=np.array(cluster.total_gpus, dtype=np.int64),
+        active_jobs=np.array(cluster.active, dtype=np.int64),
+        allocations=cluster.allocation_matrix(),
+        policy_times=np.array(cluster.policy_times, dtype=np.float64),
+        used_gpus_by_type=run.used_gpus_by_type,
+    )
+    result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
     return result

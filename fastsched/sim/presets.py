@@ -1,7 +1,9 @@
 """Named simulator configurations (``simulate(preset=...)``, ``fastsched simulate --preset``).
 
-Plain data, importing nothing, so the command line can offer the names without loading the
-simulator.
+Plain data and the functions that read it, importing nothing, so the command line can offer
+the names without loading the simulator. Every reader of a preset (``simulate``, the command
+line's early checks, a sweep's spec) goes through :func:`preset_config`, :func:`preset_policy`,
+:func:`preset_policy_options` and :func:`preset_shape`: one resolution of what a preset gives.
 
 Examples
 --------
@@ -14,7 +16,7 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["PRESETS"]
+__all__ = ["PRESETS", "preset_config", "preset_policy", "preset_policy_options", "preset_shape"]
 
 #: Named configurations. ``osdi21`` is the published simulator study of the Pollux paper
 #: (16 nodes x 4 GPUs, 60 s interval), with the research Pollux objective term for term
@@ -39,7 +41,7 @@ PRESETS = {
     # Sia with p = -0.5 and lambda_n = 1.1; Pollux as compared there (research objective,
     # heterogeneity-unaware); Gavel with its own 360 s rounds unless an interval is given.
     # job_model "sia": the study's per-application restart delays and goodput slowdowns
-    # (fastsched.sim.hetero.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
+    # (fastsched.sim.engine.hetero_job.SIA_RESTART_DELAYS / SIA_SLOWDOWNS).
     "sia": {
         "cluster": "6xaws,3xrtx,2xdgx-ext",
         "interval": 60,
@@ -64,3 +66,73 @@ PRESETS = {
 PRESETS["osdi21-exact"] = {**PRESETS["osdi21"]}  # another name for the same configuration
 # The same study's settings on 16 T4 nodes.
 PRESETS["sia-homogeneous"] = {**PRESETS["sia"], "cluster": "16xaws"}
+
+
+def preset_config(preset) -> dict:
+    """Return the configuration of the preset named ``preset`` (read only).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message names ``preset`` and lists the names).
+
+    Examples
+    --------
+    >>> preset_config("sia")["interval"]
+    60
+    >>> preset_config("nope")
+    Traceback (most recent call last):
+    ...
+    ValueError: preset must be one of ['default', 'osdi21', 'osdi21-exact', 'sia', 'sia-homogeneous'], got 'nope'
+    """
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    return PRESETS[preset]
+
+
+def preset_policy(preset, policy=None):
+    """Return ``policy``, or the preset's policy name when it is ``None``.
+
+    Examples
+    --------
+    >>> preset_policy("sia"), preset_policy("sia", "fifo")
+    ('sia', 'fifo')
+    """
+    return preset_config(preset)["policy"] if policy is None else policy
+
+
+def preset_policy_options(preset, policy_name) -> dict:
+    """Return a copy of the options the preset gives the built-in policy ``policy_name`` (``{}``: none).
+
+    Examples
+    --------
+    >>> preset_policy_options("sia", "gandiva")
+    {'quantum': 600}
+    >>> preset_policy_options("default", "fifo")
+    {}
+    """
+    return dict(preset_config(preset).get(policy_name, {}))
+
+
+def preset_shape(preset, *, cluster=None, nodes=None, gpus=None) -> tuple:
+    """Return the ``(cluster, nodes, gpus)`` a run gets: what is given, the rest from the preset.
+
+    A run with neither ``cluster`` nor ``nodes``/``gpus`` takes the preset's typed cluster when
+    it has one (``nodes`` and ``gpus`` then stay ``None``: the cluster gives them); otherwise
+    ``nodes`` and ``gpus`` default to the preset's (16 x 4 when it names none). Checks nothing.
+
+    Examples
+    --------
+    >>> preset_shape("sia")
+    ('6xaws,3xrtx,2xdgx-ext', None, None)
+    >>> preset_shape("sia", nodes=2)
+    (None, 2, 4)
+    >>> preset_shape("default")
+    (None, 16, 4)
+    """
+    cfg = preset_config(preset)
+    if cluster is None and nodes is None and gpus is None:
+        cluster = cfg.get("cluster")
+    if cluster is not None:
+        return cluster, nodes, gpus
+    return None, cfg.get("nodes", 16) if nodes is None else nodes, cfg.get("gpus", 4) if gpus is None else gpus

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from fastsched.cli import Interrupted
+from fastsched._interrupt import Interrupted
 
 __all__ = ["register", "run", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
 
@@ -115,9 +115,10 @@ def run(args) -> int:
         raise ValueError("--serial runs in this process: --workers and --scheduler do not apply")
     _current_folder_importable(Path(args.spec))
     check_timeout(args.connect_timeout)
+    # The spec first: a malformed spec is named before a missing engine, whichever is installed.
+    spec = load_spec(args.spec)  # every stated bound, checked before the engine is imported
     if not args.serial:
         _check_dask()
-    spec = load_spec(args.spec)  # every stated bound, checked before the engine is imported
     from fastsched import _firstrun
     from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
 

@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 
 from fastsched._validate import MAX_INT
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
+from fastsched.sim.inputs.preflight import MAX_GPUS, check_traces_dir
+from fastsched.sim.inputs.workload import read_workload
 from fastsched.sim.policies.names import POLICY_NAMES, POLICY_OPTIONS
-from fastsched.sim.preflight import MAX_GPUS, check_traces_dir
-from fastsched.sim.presets import PRESETS
-from fastsched.sim.workload import read_workload
+from fastsched.sim.presets import PRESETS, preset_policy, preset_policy_options, preset_shape
 
 __all__ = [
     "MAX_RUNS",
@@ -171,7 +171,7 @@ def _check_policy_options(grid) -> None:
     """Build the policy of every (preset, policy, policy_options) of the grid: bad options fail here."""
     for preset in grid.get("preset", ["default"]):
         for policy in grid.get("policy", [None]):
-            name = policy or PRESETS[preset]["policy"]
+            name = preset_policy(preset, policy)
             for opts in grid.get("policy_options", [{}]):
                 if not opts:
                     continue
@@ -181,7 +181,7 @@ def _check_policy_options(grid) -> None:
                 from fastsched.sim.policies.registry import make_policy  # the policies: only for options
 
                 try:
-                    make_policy(name, **{**PRESETS[preset].get(name, {}), **opts, **seed})
+                    make_policy(name, **{**preset_policy_options(preset, name), **opts, **seed})
                 except (TypeError, ValueError) as exc:
                     _fail("policy_options", f"{opts!r} is not valid for {name} (preset {preset!r}): {exc}")
 
@@ -200,7 +200,7 @@ def _check_cluster_options(raw, grid, presets) -> None:
     def typed(preset) -> bool:
         if "cluster" in raw:
             return True
-        return "nodes" not in raw and "gpus" not in raw and bool(PRESETS[preset].get("cluster"))
+        return "nodes" not in raw and "gpus" not in raw and bool(preset_shape(preset)[0])
 
     all_typed = all(typed(p) for p in grid.get("preset", ["default"]))  # simulate's default preset
     every_autoscales = "max_nodes" in grid and all(n is not None for n in grid["max_nodes"])
@@ -269,7 +269,7 @@ def validate(raw: dict, base: Path) -> tuple:
 
     presets = raw.get("preset", [])
     presets = presets if isinstance(presets, list) else [presets]
-    typed = "cluster" in raw or any(isinstance(p, str) and PRESETS.get(p, {}).get("cluster") for p in presets)
+    typed = "cluster" in raw or any(p in PRESETS and preset_shape(p)[0] for p in presets if isinstance(p, str))
     grid = {}
     for key in GRID_KEYS:
         if key in raw:

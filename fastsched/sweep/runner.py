@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from fastsched._progress import progress_bar
-from fastsched.sim.api import PRESETS
+from fastsched.sim.presets import preset_policy
 from fastsched.sweep import store
 from fastsched.sweep.client import MAX_WORKERS, check_timeout, client_for
 from fastsched.sweep.spec import GRID_KEYS, load_spec
@@ -79,7 +79,7 @@ class _Sink:
 
 def _policy_of(kwargs) -> str:
     """Return the policy a run's ``simulate`` keyword arguments select (its own, or its preset's)."""
-    return kwargs.get("policy") or PRESETS[kwargs.get("preset") or "default"]["policy"]
+    return preset_policy(kwargs.get("preset") or "default", kwargs.get("policy") or None)
 
 
 def _check_spec_output(sweep, out: Path) -> None:

@@ -10,7 +10,7 @@ from fastsched.sweep.spec import clean_number
 
 __all__ = ["run_task", "row_figures", "METRICS", "FIELD_METRICS", "COUNTS"]
 
-#: The scalar figures of :data:`fastsched.sim.metrics.METRIC_KEYS` (heterogeneous-cluster study).
+#: The scalar figures of :data:`fastsched.sim.results.metrics.METRIC_KEYS` (heterogeneous-cluster study).
 FIELD_METRICS = (
     "p50_jct",
     "gpu_hours_per_job",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from fastsched import _firstrun
+from fastsched import _warmup_run
 
 __all__ = ["warm_up", "warm_plugin"]
 
@@ -22,7 +22,7 @@ def warm_up(policies=("pollux", "tiresias", "optimus")) -> float:
     """
     t0 = time.perf_counter()
     with contextlib.suppress(Exception):  # best effort: a real task reports real errors
-        _firstrun.warmup(policies=policies, costmodel=False)
+        _warmup_run.warmup(policies=policies, costmodel=False)
     return time.perf_counter() - t0
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from fastsched.catalog import GPUS, canonical_name, gpu_type, known_names, trace_name, with_types
 from fastsched.costmodel.cluster import Cluster
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 
 REQUIRED = ["t4", "v100", "a100-40gb", "a100-80gb", "rtx2080ti", "quadro-rtx6000", "l4", "l40s", "h100", "h200",
             "b200", "mi300x"]  # fmt: skip
@@ -99,3 +99,30 @@ def test_plan_reads_the_catalogue(tmp_path, capsys):
     assert out["cluster"]["memory_gib"] == 141.0 and out["cluster"]["gpus_per_node"] == 8
     assert main(["plan", str(model), "--gpus", "8", "--gpu", "h800"]) == 2
     assert "unknown GPU type 'h800'" in capsys.readouterr().err
+
+
+def test_gemm_model_constants_of_the_table():
+    for name in REQUIRED:
+        g = GPUS[name]
+        assert g.sms > 0
+        # a measured ceiling is below the datasheet peak; unmeasured types take a share of it
+        assert 0 < g.matmul_ceiling_tflops("bf16") < g.bf16_tflops
+        assert g.matmul_ceiling_tflops("fp32") < g.fp32_tflops
+    assert GPUS["h100"].matmul_ceiling_tflops("bf16") == 794.5 and GPUS["a100-80gb"].sms == 108
+
+
+def test_user_types_and_the_gemm_model_constants():
+    full = {f: 10.0 for f in ("bf16_tflops", "tf32_tflops", "fp32_tflops", "memory_gib", "memory_gbps", "intra_gbps",
+                              "network_gbps")}  # fmt: skip
+    new = with_types({"new": {**full, "gpus_per_node": 2}})["new"]
+    assert new.sms == 0 and new.matmul_tflops == 0.0  # optional: unknown
+    # a new peak on a known base drops the base's measured ceiling (it was measured on the old peak)
+    faster = with_types({"x": {"base": "h100", "bf16_tflops": 2000.0}})["x"]
+    assert faster.matmul_tflops == 0.0 and faster.sms == 132
+    assert with_types({"x": {"base": "h100", "matmul_tflops": 700}})["x"].matmul_tflops == 700.0
+    with pytest.raises(ValueError, match=r"gpu_types.x.matmul_tflops must be in \[0, bf16_tflops"):
+        with_types({"x": {"base": "h100", "matmul_tflops": 5000.0}})
+    with pytest.raises(ValueError, match=r"gpu_types.x.sms must be an integer"):
+        with_types({"x": {"base": "h100", "sms": 1.5}})
+    c = Cluster.from_gpu(new)
+    assert c.sms == 0 and c.matmul_flops == pytest.approx(8e12)  # MATMUL_FRACTION of the peak

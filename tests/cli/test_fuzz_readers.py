@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastsched.sim.workload import WORKLOAD_COLUMNS, read_workload
+from fastsched.sim.inputs.workload import WORKLOAD_COLUMNS, read_workload
 from fastsched.sweep.spec import load_spec
 
 _DIR = Path(tempfile.mkdtemp(prefix="fastsched-fuzz-"))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fastsched.cli import main
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 
 from ._helpers import HEADER, write
 

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from fastsched.cli import main
 from fastsched.sim import api, simulate
-from fastsched.sim.builtin import builtin_applications
+from fastsched.sim.inputs.preflight import check_jobs, check_traces_dir
+from fastsched.sim.inputs.workload import WorkloadJob
 from fastsched.sim.policies.names import POLICY_NAMES
-from fastsched.sim.preflight import check_jobs, check_traces_dir
-from fastsched.sim.workload import WorkloadJob
+from fastsched.sim.truth.builtin import builtin_applications
 
 from ._helpers import HEADER, write
 from ._helpers import record_and_stop as _record_and_stop
@@ -80,7 +80,7 @@ _APPS = {}
 
 def _published(shared_dir):
     if not _APPS:
-        from fastsched.sim.traces import load_applications
+        from fastsched.sim.truth.traces import load_applications
 
         _APPS.update(load_applications(shared_dir / "pollux-traces" / "traces"))
     return _APPS
@@ -101,7 +101,7 @@ def test_traces_file_is_refused(tmp_path):
 
 
 def test_per_gpu_type_traces_warn_in_the_api(shared_dir):
-    from fastsched.sim.preflight import check_run
+    from fastsched.sim.inputs.preflight import check_run
 
     with pytest.warns(UserWarning, match="per-GPU-type"):
         check_run(traces=shared_dir / "sia-traces" / "traces")

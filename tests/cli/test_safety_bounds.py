@@ -15,7 +15,7 @@ from fastsched.costmodel._bounds import MODEL_BOUNDS
 from fastsched.costmodel.cluster import Cluster
 from fastsched.costmodel.search import Transformer, _divisors, enumerate_configs
 from fastsched.sim import api
-from fastsched.sim.cluster_spec import MAX_CLUSTER_GPUS, ClusterSpec, parse_cluster
+from fastsched.sim.inputs.cluster_spec import MAX_CLUSTER_GPUS, ClusterSpec, parse_cluster
 
 from ._helpers import TINY, write
 from ._helpers import record_and_stop as _record_and_stop

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastsched.cli import main
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 
 from ._helpers import TINY, tiny_args, write
 

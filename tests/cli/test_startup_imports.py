@@ -29,7 +29,7 @@ def _run(code, **env):
 
 _INTERPOLATE = """
 import json, sys, tempfile
-from fastsched.sim.traces import TraceApplication, write_example_application
+from fastsched.sim.truth.traces import TraceApplication, write_example_application
 app = TraceApplication(write_example_application(tempfile.mkdtemp()))
 step, sync = app.throughput((2, 2), 4)  # unmeasured: interpolated over the triangulation
 assert not app.is_modelled((2, 2), 4) and 2.0 < step < 4.0
@@ -64,7 +64,7 @@ def test_a_bar_that_is_not_shown_does_not_import_tqdm():
 _WARM_NOTICE = """
 import io, json, sys
 import numpy as np
-from fastsched.sim._step import advance_fixed
+from fastsched.sim.engine._step import advance_fixed
 from fastsched import _firstrun
 gain = np.ones(3)
 prog = np.array([1.0, 2.0, 3.0])
@@ -73,7 +73,7 @@ import numba
 from fastsched import _warmup
 out = io.StringIO()
 shown = [_firstrun.compile_notice("simulate", stream=out)]  # no warm-up record: not cold
-rec = {"numba": numba.__version__, "rate_s": 1.0, "kernels": {"simulate": ["fastsched.sim._step.advance_fixed"]}}
+rec = {"numba": numba.__version__, "rate_s": 1.0, "kernels": {"simulate": ["fastsched.sim.engine._step.advance_fixed"]}}
 _warmup.record_path().write_text(json.dumps(rec))
 shown.append(_firstrun.compile_notice("simulate", stream=out))  # the record's kernel is cached
 loaded = ["fastsched.policy._ga" in sys.modules, "fastsched.sim.policies.sia" in sys.modules]

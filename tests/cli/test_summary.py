@@ -8,8 +8,8 @@ import pytest
 
 from fastsched.cli import main
 from fastsched.sim import simulate
-from fastsched.sim.builtin import builtin_workload
-from fastsched.sim.workload import WorkloadJob
+from fastsched.sim.inputs.workload import WorkloadJob
+from fastsched.sim.truth.builtin import builtin_workload
 
 from ._helpers import TINY, tiny_args, write
 

@@ -290,9 +290,18 @@ def run_orders(orders, fwd, bwd, wgt, optim, v=1, p2p=0.0):
     return max(f + o for f, o in zip(free, optim, strict=True)), peak
 
 
-def _cluster_values(cluster):
+def _cluster_values(cluster, stack=None):
     # the cluster as the cost functions take it: FLOP/s, GPUs per node, then bytes/ms and
-    # ms for the intra- and inter-node links (from GB/s and microseconds)
+    # ms for the intra- and inter-node links (from GB/s and microseconds); then the GEMM
+    # model's hardware (matmul FLOP/s, SMs, HBM bytes/s; 0 FLOP/s: the flat model) and the
+    # stack's shares (attention backward as a share of the ceiling, not of the forward's)
+    from fastsched.costmodel.roofline import DEFAULT_STACK
+
+    st = DEFAULT_STACK if stack is None else stack
+    if cluster.matmul_flops is None:
+        hw = (0.0, 0.0, 1.0)
+    else:
+        hw = (cluster.matmul_flops, float(cluster.sms), cluster.hbm_gbps * 1e9)
     return (
         float(cluster.flops),
         float(cluster.gpus_per_node),
@@ -300,6 +309,13 @@ def _cluster_values(cluster):
         cluster.intra_latency_us * 1e-3,
         cluster.inter_bandwidth * 1e6,
         cluster.inter_latency_us * 1e-3,
+        *hw,
+        st.gemm,
+        st.attention,
+        st.attention * st.attention_bwd,
+        st.memory,
+        st.link,
+        st.comm_overlap,
     )
 
 
@@ -310,7 +326,7 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
     recomputation, ZeRO stages with data parallelism, sequence parallelism with t > 1);
     ``cost_fn`` is the plain Python cost function. Returns ``(n_configs, best_config,
     best_time, n_fit)`` (first minimum in enumeration order)."""
-    L, h, a, s, V, dt = model.tuple()
+    mt = model.tuple()
     cl = _cluster_values(cluster)
     N = cluster.gpus
     n = 0
@@ -342,7 +358,7 @@ def search_brute_force(model, cluster, cost_fn, max_micro_batch=16):
                                     if zero and d == 1:
                                         continue
                                     n += 1
-                                    r = cost_fn((L, h, a, s, V, dt), cl, t, p, d, b, m, sched, v, rec, zero, sp)
+                                    r = cost_fn(mt, cl, t, p, d, b, m, sched, v, rec, zero, sp)
                                     if r[-1] <= cluster.memory_bytes:
                                         n_fit += 1
                                         if best is None or r[0] < best[1]:
@@ -384,7 +400,7 @@ def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recomp
     schedules, recomputation, ZeRO with data parallelism); stages from
     :func:`balanced_partition`; ``cost_fn`` is the plain cost function. Returns
     ``(n_configs, best_config, best_time, n_fit)`` (first minimum in enumeration order)."""
-    cl = _cluster_values(cluster)
+    cl = _cluster_values(cluster)[:6]
     import numpy as np
 
     fw, act, par = pm.fwd_cost.tolist(), pm.act_bytes.tolist(), pm.param_elems.tolist()
@@ -418,3 +434,96 @@ def program_search_brute_force(pm, cluster, cost_fn, schedules=(0, 1, 3), recomp
                             if best is None or r[0] < best[1]:
                                 best = ((1, p, d, b, per // b, sched, 1, rec, zero, 0), r[0])
     return n, best[0] if best else None, best[1] if best else None, n_fit
+
+
+# --- the GEMM model and a decoder layer's work, written from their stated semantics ----------
+
+
+def gemm_seconds_reference(m, n, k, batch, dt, flops, sms, bw, tiles=((256, 128), (128, 256))):
+    """Seconds of ``batch`` products ``(m x k) @ (k x n)``: every output tile of every product is
+    dealt to the SMs in turn (tile ``i`` to SM ``i mod sms``), each SM computes its tiles one
+    after the other at ``flops / sms``, the product ends with the busiest SM; the better tile
+    orientation is used; the HBM roof moves each operand and the result once."""
+    import math
+
+    best = math.inf
+    for tm, tn in tiles:
+        if sms <= 0:
+            best = min(best, 2.0 * m * n * k * batch / flops)
+            continue
+        per_sm = [0] * int(sms)
+        i = 0
+        for _ in range(int(batch)):
+            for _ in range(math.ceil(m / tm)):
+                for _ in range(math.ceil(n / tn)):
+                    per_sm[i % int(sms)] += 1
+                    i += 1
+        tile_s = tm * tn * 2.0 * k / (flops / sms)
+        best = min(best, max(per_sm) * tile_s)
+    return max(best, dt * batch * (m * k + k * n + m * n) / bw)
+
+
+def layer_seconds_reference(b, s, h, a, t, sp, fused, dt, F, Fa_f, Fa_b, sms, W):
+    """One decoder layer's microbatch on one tensor rank: ``(dense_f, dense_b, attn_f, attn_b,
+    elem_f, elem_b)`` from an explicit list of its GEMMs (forward ``x W``, backward ``dy W^T``
+    and ``x^T dy``) and of the bytes its elementwise kernels move."""
+    g = gemm_seconds_reference
+    tok = b * s
+    weights = [(h, 3 * h / t), (h / t, h), (h, 4 * h / t), (4 * h / t, h)]  # (in, out) per rank
+    dense_f = sum(g(tok, o, i, 1, dt, F, sms, W) for i, o in weights)
+    dense_b = sum(g(tok, i, o, 1, dt, F, sms, W) + g(i, o, tok, 1, dt, F, sms, W) for i, o in weights)
+    heads, d = b * a / t, h / a
+    qkvo = tok * h / t * dt
+    if fused:
+        causal_flops = 0.5 * 2 * 2 * b * s * s * h / t  # QK^T and PV, half of the blocks
+        attn_f = max(causal_flops / Fa_f, 4 * qkvo / W)
+        attn_b = max(2.5 * causal_flops / Fa_b, 8 * qkvo / W)
+    else:
+        n_scores = heads * s * s
+        attn_f = g(s, s, d, heads, dt, F, sms, W) + g(s, d, s, heads, dt, F, sms, W)
+        attn_f += n_scores * (4 * dt + 1) / W  # softmax in/out, dropout in/out + 1-byte mask
+        attn_b = g(s, s, d, heads, dt, F, sms, W) + 3 * g(s, d, s, heads, dt, F, sms, W)
+        attn_b += n_scores * (5 * dt + 1) / W
+    split = t if sp else 1
+    per_token = 2 * 2 * h / split * dt + 2 * (3 * h / split * dt + h / split) + 2 * 4 * h / t * dt
+    return dense_f, dense_b, attn_f, attn_b, tok * per_token / W, 2 * tok * per_token / W
+
+
+def enumerate_configs_reference(model, cluster, schedules=(0, 1, 2, 3), virtual_stages=None, recompute=(0, 1, 2),
+                                zero=(0, 1, 2, 3), max_micro_batch=16):  # fmt: skip
+    """The configuration table as plain nested loops, in the documented order: tensor degree
+    (powers of two up to the node and the heads, dividing both the heads and the GPUs), pipeline
+    degree (divisors of the layers dividing the GPUs left), data degree (dividing the batch),
+    microbatch size (divisors of a replica's batch up to the largest), then sequence parallelism,
+    schedule (interleaved once per chunk count dividing a stage's layers, with p > 1 and the
+    microbatches divisible by p), recomputation and ZeRO (beyond 0 with data parallelism only)."""
+    L, a, N, gb = model.layers, model.heads, cluster.gpus, model.global_batch
+    rows = []
+    t = 1
+    while t <= min(cluster.gpus_per_node, a):
+        if a % t == 0 and N % t == 0:
+            for p in range(1, min(L, N // t) + 1):
+                if L % p or (N // t) % p:
+                    continue
+                d = N // (t * p)
+                if gb % d:
+                    continue
+                per = gb // d
+                vs = [v for v in range(2, L // p + 1) if (L // p) % v == 0]
+                if virtual_stages is not None:
+                    vs = [v for v in vs if v in set(virtual_stages)]
+                for b in range(1, min(per, max_micro_batch) + 1):
+                    if per % b:
+                        continue
+                    m = per // b
+                    block = []
+                    for sp in (0, 1) if t > 1 else (0,):
+                        for sc in schedules:
+                            for v in (vs if (p > 1 and m % p == 0) else []) if sc == 2 else [1]:
+                                for rec in recompute:
+                                    for z in zero:
+                                        if z == 0 or d > 1:
+                                            block.append((t, p, d, b, m, sc, v, rec, z, sp))
+                    rows += block
+        t *= 2
+    return rows

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,7 +10,8 @@ from hypothesis import strategies as st
 from fastsched.cli import main
 from fastsched.costmodel._search import config_cost
 from fastsched.costmodel.cluster import Cluster
-from fastsched.costmodel.search import Transformer, enumerate_configs, search
+from fastsched.costmodel.search import RECOMPUTE, Transformer, enumerate_configs, search
+from fastsched.costmodel.search import SCHEDULE_NAMES as SCHEDULES
 
 from . import naive
 
@@ -114,3 +116,29 @@ def test_plan_cli(tmp_path, capsys):
     assert len(d["configs"]) == 2 and d["configs"][0]["time_ms"] <= d["configs"][1]["time_ms"]
     assert main(["plan", str(model), "--gpus", "8", "--memory-gib", "1"]) == 2
     assert "fits no configuration" in capsys.readouterr().err
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 48),
+    st.sampled_from([1, 2, 4, 6, 8, 16, 32]),
+    st.integers(1, 96),
+    st.sampled_from([1, 4, 8]),
+    st.integers(1, 200),
+    st.integers(1, 20),
+    st.lists(st.sampled_from(SCHEDULES), min_size=1, max_size=4, unique=True),
+    st.one_of(st.none(), st.lists(st.integers(2, 6), max_size=3)),
+    st.lists(st.sampled_from(["none", "selective", "full"]), min_size=1, max_size=3, unique=True),
+    st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True),
+)
+def test_configuration_table_equals_plain_loops(layers, heads, gpus, gpn, batch, mb, scheds, vstages, rec, zero):
+    m = Transformer(layers=layers, hidden=heads * 8, heads=heads, seq=16, vocab=100, global_batch=batch)
+    c = Cluster(gpus=gpus, gpus_per_node=gpn)
+    if vstages is not None:
+        vstages = [v for v in vstages if layers % v == 0]
+    got = enumerate_configs(m, c, schedules=scheds, virtual_stages=vstages, recompute=rec, zero=zero,
+                            max_micro_batch=mb)  # fmt: skip
+    want = naive.enumerate_configs_reference(
+        m, c, [SCHEDULES.index(x) for x in scheds], vstages, [RECOMPUTE.index(x) for x in rec], zero, mb
+    )
+    assert got.dtype == np.int64 and [tuple(r) for r in got.tolist()] == want

@@ -412,7 +412,7 @@ def test_costmodel_extreme_fields(program, batch_size, overhead, microbatches, p
         assert np.all(np.isfinite(vals)) and np.all(vals >= 0), field
 
 
-from fastsched.sim.cluster_spec import GPU_TYPES, parse_cluster  # noqa: E402
+from fastsched.sim.inputs.cluster_spec import GPU_TYPES, parse_cluster  # noqa: E402
 
 spec_parts = st.tuples(
     st.sampled_from([0, 1, 3, 64, 10_000]),
@@ -437,7 +437,7 @@ import json  # noqa: E402
 
 from fastsched.catalog import gpus as gcat  # noqa: E402
 from fastsched.catalog.models import MAX_EPOCHS, MAX_MODEL_INT, MAX_MODEL_VALUE, check_model, model_spec  # noqa: E402
-from fastsched.sim.cluster_spec import MAX_CLUSTER_GPUS  # noqa: E402
+from fastsched.sim.inputs.cluster_spec import MAX_CLUSTER_GPUS  # noqa: E402
 from fastsched.sim.policies import SimPolicy, make_policy  # noqa: E402
 
 odd_values = st.sampled_from(

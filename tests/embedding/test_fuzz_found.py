@@ -13,8 +13,8 @@ import pytest
 
 from fastsched.catalog.gpus import with_types
 from fastsched.catalog.models import check_model, load_model_spec, model_spec
-from fastsched.sim.oracle import write_profile
 from fastsched.sim.policies.registry import load_policy, make_policy
+from fastsched.sim.truth.oracle import write_profile
 
 DECODER = {"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "vocab": 100, "global_batch": 8}
 
@@ -136,7 +136,7 @@ def test_decoder_file_tokens_and_flags(tmp_path, tokens, fixed):
 def test_cluster_groups_numpy_counts_and_a_bare_group():
     import numpy as np
 
-    from fastsched.sim.cluster_spec import parse_cluster
+    from fastsched.sim.inputs.cluster_spec import parse_cluster
 
     # numpy integers (as WorkloadJob takes them) were refused; a bare group unpacked its type's letters.
     spec = parse_cluster([("aws", np.int64(2), np.int32(4))])

@@ -105,8 +105,8 @@ def test_trusted_round_allocates_as_the_validated_round(inst, parallel, seed):
 @pytest.mark.parametrize("variant", ["default", "osdi21"])
 def test_simulator_adapter_trusted_and_validated_agree(variant):
     from fastsched.sim import simulate
-    from fastsched.sim.builtin import builtin_workload
     from fastsched.sim.policies.pollux import PolluxSimPolicy
+    from fastsched.sim.truth.builtin import builtin_workload
 
     results = []
     for trusted in (True, False):

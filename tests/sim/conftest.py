@@ -55,3 +55,7 @@ def tiny_traces(tmp_path):
     """Folder holding the 'toy' application."""
     write_tiny_traces(tmp_path)
     return tmp_path
+
+
+# The two-type toy traces, a fixture of the tests of every role folder below.
+from tests.sim.two_types import two_type_traces  # noqa: E402, F401

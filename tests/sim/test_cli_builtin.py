@@ -8,11 +8,11 @@ import pytest
 
 from fastsched.cli import main
 from fastsched.sim import simulate
-from fastsched.sim.builtin import builtin_applications, builtin_workload
-from fastsched.sim.workload import WorkloadJob, read_workload
+from fastsched.sim.inputs.workload import WorkloadJob, read_workload
+from fastsched.sim.truth.builtin import builtin_applications, builtin_workload
+from tests.sim.engine.test_job import ConstApp
 
 from .conftest import require_shared
-from .test_job import ConstApp
 
 
 def test_builtin_profiles_and_workload():
@@ -96,8 +96,8 @@ def test_pollux_adapter_small(preset):
 
 def test_derive_matches_shipped_profiles():
     pollux = require_shared()
-    from fastsched.sim.derive import derive_profile
-    from fastsched.sim.traces import load_application
+    from fastsched.sim.truth.derive import derive_profile
+    from fastsched.sim.truth.traces import load_application
 
     derived = derive_profile(load_application(pollux / "traces" / "bert")).to_dict()
     shipped = builtin_applications()["bert"].to_dict()
@@ -109,7 +109,7 @@ def test_derive_matches_shipped_profiles():
 
 
 def test_osdi21_restart_factors_reach_the_policy():
-    from fastsched.sim.job import Job
+    from fastsched.sim.engine.job import Job
     from fastsched.sim.policies.pollux import PolluxSimPolicy
 
     app = ConstApp()
@@ -165,7 +165,7 @@ def test_pollux_runs_do_not_depend_on_earlier_runs():
 def test_jobs_share_a_fit_only_for_identical_observations():
     """Two jobs seeing one (nodes, replicas, atomic) key on different placements (2+2 vs
     3+1 GPUs) measure different times and must not share a fitted model."""
-    from fastsched.sim.job import Job
+    from fastsched.sim.engine.job import Job
 
     app = ConstApp()
     a, b, c = (Job(name, app, 0, target_batch_size=4) for name in "abc")

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _SCRIPT = """
 from fastsched.sim import simulate
-from fastsched.sim.builtin import builtin_workload
+from fastsched.sim.truth.builtin import builtin_workload
 jobs = builtin_workload()[:12]
 r = simulate(jobs, seed=3, max_time=4 * 3600)
 print(repr(r.avg_jct), [j.completion_time for j in r.jobs], [j.num_restarts for j in r.jobs])

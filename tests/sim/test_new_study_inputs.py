@@ -8,9 +8,9 @@ import pytest
 from fastsched.catalog import gpus as gcat
 from fastsched.catalog.profile import write_profile
 from fastsched.cli import main
-from fastsched.sim.llm_workload import llm_workload
-from fastsched.sim.oracle import OracleApplication
-from fastsched.sim.traces import TraceApplication
+from fastsched.sim.inputs.llm_workload import llm_workload
+from fastsched.sim.truth.oracle import OracleApplication
+from fastsched.sim.truth.traces import TraceApplication
 
 
 def _placements(path):

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.sim.policies._assign_kernels import assign_dp
-from fastsched.sim.policies._assign_reduce import solve_reduced
+from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix, solve_reduced
 
 __all__ = ["AssignProblem", "solve_assignment"]
 
@@ -145,23 +145,6 @@ def _solve_dp(problem, cap, num_states):
     return chosen
 
 
-def _constraint_matrix(problem):
-    """Return the program's rows as one sparse matrix: one per job (at most one candidate), then one per GPU type."""
-    from scipy.sparse import csr_array
-
-    k = problem.cost.shape[0]
-    cols = np.arange(k)
-    rows = np.concatenate([problem.job, problem.num_jobs + problem.gtype])
-    vals = np.concatenate([np.ones(k), problem.gpus.astype(np.float64)])
-    num_rows = problem.num_jobs + problem.capacity.shape[0]
-    return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
-
-
-def _constraint_bounds(problem):
-    """Return the upper bounds of :func:`_constraint_matrix`'s rows (1 per job, each type's capacity)."""
-    return np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
-
-
 def _solve_milp(problem):
     # scipy is loaded only when a round is too large for the dynamic program.
     from scipy.optimize import Bounds, LinearConstraint
@@ -174,7 +157,7 @@ def _solve_milp(problem):
         problem.cost,
         integrality=np.ones(k),
         bounds=Bounds(lb, np.ones(k)),
-        constraints=[LinearConstraint(_constraint_matrix(problem), -np.inf, _constraint_bounds(problem))],
+        constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, constraint_bounds(problem))],
         options={"mip_rel_gap": 0.0, "presolve": True},
     )
     if res.x is None:

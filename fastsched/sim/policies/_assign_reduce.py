@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_reduced"]
+__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds"]
 
 #: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
 #: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
@@ -94,6 +94,23 @@ def lagrangian(problem, lam):
     return float(r.sum() - lam @ problem.capacity), d, r
 
 
+def constraint_matrix(problem):
+    """Return the program's rows as one sparse matrix: one per job (at most one candidate), then one per GPU type."""
+    from scipy.sparse import csr_array
+
+    k = problem.cost.shape[0]
+    cols = np.arange(k)
+    rows = np.concatenate([problem.job, problem.num_jobs + problem.gtype])
+    vals = np.concatenate([np.ones(k), problem.gpus.astype(np.float64)])
+    num_rows = problem.num_jobs + problem.capacity.shape[0]
+    return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
+
+
+def constraint_bounds(problem):
+    """Return the upper bounds of :func:`constraint_matrix`'s rows (1 per job, each type's capacity)."""
+    return np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
+
+
 def solve_reduced(problem, solve_core):
     """Optimal choice (boolean mask) by the Lagrangian reduction, with ``solve_core(subproblem)`` for the core.
 
@@ -112,7 +129,6 @@ def solve_reduced(problem, solve_core):
     """
     from scipy.optimize import linprog
 
-    from fastsched.sim.policies._assign import _constraint_bounds, _constraint_matrix
     from fastsched.sim.policies._highs import quiet_stdout
 
     k = problem.cost.shape[0]
@@ -129,8 +145,8 @@ def solve_reduced(problem, solve_core):
     with quiet_stdout():
         lp = linprog(
             problem.cost,
-            A_ub=_constraint_matrix(problem),
-            b_ub=_constraint_bounds(problem),
+            A_ub=constraint_matrix(problem),
+            b_ub=constraint_bounds(problem),
             bounds=np.c_[problem.forced.astype(np.float64), np.ones(k)],
         )
     if lp.status == 2:

@@ -1,11 +1,11 @@
 """A policy's belief about a job's goodput on each GPU type: its own fits, or Sia's bootstrap.
 
-A job's observed profile per GPU type (:class:`~fastsched.sim.hetero.HeteroJob`) gives one
+A job's observed profile per GPU type (:class:`~fastsched.sim.engine.hetero_job.HeteroJob`) gives one
 fitted model per type it has run on. On a type it has not run on, a policy estimates its
 goodput from a type it has run on (the first in the application's type order): the same GPU
 count laid out on that type's nodes (:func:`bootstrap_nodes`), times the ratio of the two
 types' one-GPU throughputs at their largest per-GPU batch size (Sia's bootstrap). This is
-what the policies believe, never what the simulator runs (:mod:`fastsched.sim.hetero_apps`).
+what the policies believe, never what the simulator runs (:mod:`fastsched.sim.truth.per_type`).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class GoodputSource(NamedTuple):
     --------
     A job that has only run on type ``a`` draws on its ``a`` fit for type ``b``:
 
-    >>> from fastsched.sim import hetero
-    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.engine import hetero_job as hetero
+    >>> from fastsched.sim.truth.builtin import builtin_applications
     >>> app = builtin_applications()["cifar10"]
     >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": app, "b": app}), 0)
     >>> job.set_gpu_type("a"); job.reallocate([1]); job.step(300)
@@ -76,8 +76,8 @@ def goodput_source(job, gpu_type, fits=None):
 
     Examples
     --------
-    >>> from fastsched.sim import hetero
-    >>> from fastsched.sim.builtin import builtin_applications
+    >>> from fastsched.sim.engine import hetero_job as hetero
+    >>> from fastsched.sim.truth.builtin import builtin_applications
     >>> job = hetero.HeteroJob("j", hetero.HeteroApplication({"a": builtin_applications()["cifar10"]}), 0)
     >>> goodput_source(job, "a") is None
     True

@@ -1,9 +1,9 @@
 """The simulator's true remaining work of a job at its fixed batch size (the oracle baselines read).
 
 Remaining optimizer steps = the progress left in the current epoch and every later one (the
-application's epoch boundaries, :func:`fastsched.sim.isolated._epoch_work`) divided by the
+application's epoch boundaries, :func:`fastsched.sim.truth._rules.epoch_work`) divided by the
 statistical gain per step of the job's batch size in that epoch (the same formula as the
-isolated runs, :func:`fastsched.sim.isolated._gain_row`). Divided by a type's steps per second
+isolated runs, :func:`fastsched.sim.truth._rules.gain_row`). Divided by a type's steps per second
 and multiplied by the job's slowdown this is the true remaining training time there (epoch
 crossings are not rounded to whole seconds and restart pauses are not counted).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.sim.isolated import _epoch_work, _gain_row
+from fastsched.sim.truth._rules import epoch_work, gain_row
 
 __all__ = ["remaining_steps", "total_steps"]
 
@@ -24,8 +24,8 @@ def _steps_table(job):
     if cache is None or cache[0] != batch:
         app = getattr(job, "hetero_application", None) or job.application
         last = int(app.completion_epoch(batch))
-        work = _epoch_work(app, last)
-        gain = _gain_row(app, batch, work.shape[0])
+        work = epoch_work(app, last)
+        gain = gain_row(app, batch, work.shape[0])
         per_epoch = work / gain
         after = np.concatenate([np.cumsum(per_epoch[::-1])[::-1][1:], [0.0]])  # steps of epochs e+1 ..
         marks = np.concatenate([[0.0], np.cumsum(work)])
@@ -39,8 +39,8 @@ def remaining_steps(job) -> float:
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> job = Job("a", builtin_applications()["cifar10"], 0, target_num_replicas=1, target_batch_size=128)
     >>> before = remaining_steps(job)
     >>> abs(before - total_steps(job)) < 1e-6 * before
@@ -64,8 +64,8 @@ def total_steps(job) -> float:
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> total_steps(Job("a", builtin_applications()["cifar10"], 0, target_batch_size=128)) > 0
     True
     """

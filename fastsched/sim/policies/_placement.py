@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastsched.sim._rules import packed_placement
+from fastsched.sim.truth._rules import packed_placement
 
 __all__ = ["packed_placement", "place_type", "place_sequential", "keep_majority_type"]
 

@@ -30,7 +30,7 @@ __all__ = [
     "checked_bind_cluster",
 ]
 
-#: The :class:`~fastsched.sim.job.Job` arguments a policy's ``job_kwargs`` may set.
+#: The :class:`~fastsched.sim.engine.job.Job` arguments a policy's ``job_kwargs`` may set.
 JOB_KWARGS = ("target_num_replicas", "target_batch_size", "rescale_delay")
 
 

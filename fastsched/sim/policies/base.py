@@ -66,8 +66,8 @@ class JobView:
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> job = Job("a", builtin_applications()["cifar10"], 30, target_num_replicas=2, target_batch_size=256)
     >>> v = JobView(job, 2, 256)
     >>> v.name, v.application, v.submission_time, v.requested_gpus, v.gpus, v.num_restarts, v.running
@@ -243,8 +243,8 @@ class SimPolicy:
     --------
     A policy overrides :meth:`optimize` (and whatever else it needs):
 
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> class NodeZero(SimPolicy):
     ...     name = "node0"
     ...     def optimize(self, now, jobs, nodes, allocations):
@@ -291,7 +291,7 @@ class SimPolicy:
             self.__dict__.setdefault("_requests", {})[name] = (int(gpus), int(batch))
 
     def bind_cluster(self, spec, interval) -> None:
-        """Receive the cluster (a :class:`~fastsched.sim.cluster_spec.ClusterSpec`) and the round length."""
+        """Receive the cluster (a :class:`~fastsched.sim.inputs.cluster_spec.ClusterSpec`) and the round length."""
         self.cluster = spec
         self.interval = interval
 
@@ -300,7 +300,7 @@ class SimPolicy:
         return False
 
     def job_kwargs(self, wjob, app) -> dict:
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app.
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app.
 
         The default passes nothing: the job's batch size is then left to the simulator's
         goodput model (adaptive jobs). Rigid policies return ``{"target_num_replicas": ...,
@@ -321,9 +321,9 @@ class SimPolicy:
 
         Examples
         --------
-        >>> from fastsched.sim.builtin import builtin_applications
-        >>> from fastsched.sim.workload import WorkloadJob
-        >>> from fastsched.sim.job import Job
+        >>> from fastsched.sim.truth.builtin import builtin_applications
+        >>> from fastsched.sim.inputs.workload import WorkloadJob
+        >>> from fastsched.sim.engine.job import Job
         >>> pol = SimPolicy()
         >>> row = WorkloadJob("a", 0, "cifar10", 4, 512)
         >>> app = builtin_applications()["cifar10"]

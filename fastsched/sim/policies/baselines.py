@@ -83,8 +83,8 @@ class TiresiasPolicy(SimPolicy):
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> from fastsched.sim.policies import make_policy
     >>> app = builtin_applications()["cifar10"]
     >>> jobs = [Job("a", app, 0, target_num_replicas=2, target_batch_size=128),
@@ -111,7 +111,7 @@ class TiresiasPolicy(SimPolicy):
         self._position = 0
 
     def job_kwargs(self, wjob, app):
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
 
     def uses_requested_gpus(self, wjob) -> bool:
@@ -225,8 +225,8 @@ class TiresiasPolicy(SimPolicy):
 
         Examples
         --------
-        >>> from fastsched.sim.builtin import builtin_applications
-        >>> from fastsched.sim.job import Job
+        >>> from fastsched.sim.truth.builtin import builtin_applications
+        >>> from fastsched.sim.engine.job import Job
         >>> app = builtin_applications()["cifar10"]
         >>> pol = TiresiasPolicy(queue_threshold=600)
         >>> pol.optimize(0, [Job("a", app, 0, target_num_replicas=2, target_batch_size=128)], {0: 4}, {})
@@ -252,8 +252,8 @@ class OptimusPolicy(SimPolicy):
 
     Examples
     --------
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> from fastsched.sim.policies import make_policy
     >>> app = builtin_applications()["cifar10"]
     >>> jobs = [Job("a", app, 0, target_batch_size=128), Job("b", app, 0, target_batch_size=128)]
@@ -268,7 +268,7 @@ class OptimusPolicy(SimPolicy):
         self._gpus_per_node = 4
 
     def job_kwargs(self, wjob, app):
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": wjob.batch_size}
 
     def _max_replicas(self, job):

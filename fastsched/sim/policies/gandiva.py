@@ -37,9 +37,9 @@ class GandivaPolicy(SimPolicy):
     --------
     One 4-GPU node, three 4-GPU jobs: they take turns, one quantum each.
 
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> app = builtin_applications()["cifar10"]
     >>> pol = GandivaPolicy(quantum=120)
     >>> rows = [WorkloadJob(n, 0, "cifar10", 4, 512) for n in "abc"]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._interior_lp import job_type_lp
 from fastsched.sim.policies._placement import packed_placement, place_sequential, place_type
 from fastsched.sim.policies.base import SimPolicy
+from fastsched.sim.truth.per_type import fixed_batch_throughput
 
 __all__ = ["GavelPolicy", "max_sum_throughput", "gavel_priorities", "allocation_constraints"]
 
@@ -159,7 +159,7 @@ class GavelPolicy(SimPolicy):
 
     Examples
     --------
-    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
     >>> pol = GavelPolicy()
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 360)
     >>> pol.default_interval
@@ -167,9 +167,9 @@ class GavelPolicy(SimPolicy):
 
     One round for two new jobs (rigid: the workload's GPU counts 2 and 1):
 
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> app = builtin_applications()["cifar10"]
     >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
     >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
@@ -193,7 +193,7 @@ class GavelPolicy(SimPolicy):
         self._type_time = None
 
     def job_kwargs(self, wjob, app):
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         # The workload's batch size as is (the study's final simulator no longer lowers it to
         # fit memory; per-GPU batches above a type's limit run with gradient accumulation).
         batch = app.fixed_batch_size if app.fixed_batch_size is not None else wjob.batch_size

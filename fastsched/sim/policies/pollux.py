@@ -52,8 +52,8 @@ class RebasedSpeedup:
     --------
     At the fair share (here 2 replicas on 1 node) the re-based speedup is 1:
 
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.job import Job
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
     >>> job = Job("a", builtin_applications()["cifar10"], 0)
     >>> job.reallocate([1]); job.step(300)
     >>> fn = RebasedSpeedup(job.speedup_fn(), 1, 2)
@@ -196,7 +196,7 @@ class PolluxSimPolicy(SimPolicy):
         self._rebased: dict = {}
 
     def job_kwargs(self, wjob, app):
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         return {"target_batch_size": app.fixed_batch_size}
 
     def desired_nodes(self):

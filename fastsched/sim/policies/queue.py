@@ -91,10 +91,10 @@ class FifoPolicy(_QueuePolicy):
     Two nodes of 4 GPUs; ``a`` (3 GPUs) runs, ``b`` (6 GPUs) does not fit beside it, ``c``
     (1 GPU) does and starts; with ``strict`` it waits behind ``b``:
 
-    >>> from fastsched.sim.cluster_spec import parse_cluster
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> apps = {"cifar10": HeteroApplication({"aws": builtin_applications()["cifar10"]})}
     >>> rows = [WorkloadJob("a", 0, "cifar10", 3, 128), WorkloadJob("b", 5, "cifar10", 6, 128),
     ...         WorkloadJob("c", 9, "cifar10", 1, 128)]
@@ -135,10 +135,10 @@ class SrtfPolicy(_QueuePolicy):
     --------
     One 4-GPU node, two 4-GPU jobs: the shorter (fewer epochs left) runs, preempting the other.
 
-    >>> from fastsched.sim.cluster_spec import parse_cluster
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> apps = {"cifar10": HeteroApplication({"aws": builtin_applications()["cifar10"]})}
     >>> pol = SrtfPolicy()
     >>> pol.bind_cluster(parse_cluster("1xaws"), 60)
@@ -184,10 +184,10 @@ class AlloxPolicy(_QueuePolicy):
     One type: the matching is shortest-GPU-time first. Two waiting 2-GPU jobs on a 2-GPU node,
     ``b`` nearly done: ``b`` starts.
 
-    >>> from fastsched.sim.cluster_spec import parse_cluster
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> apps = {"cifar10": HeteroApplication({"aws": builtin_applications()["cifar10"]})}
     >>> pol = AlloxPolicy()
     >>> pol.bind_cluster(parse_cluster("1xaws:2"), 60)

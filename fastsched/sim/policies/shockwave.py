@@ -89,10 +89,10 @@ class ShockwavePolicy(GavelPolicy):
 
     Examples
     --------
-    >>> from fastsched.sim.cluster_spec import parse_cluster
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> apps = {"cifar10": HeteroApplication({"aws": builtin_applications()["cifar10"]})}
     >>> pol = ShockwavePolicy()
     >>> pol.bind_cluster(parse_cluster("1xaws"), 360)

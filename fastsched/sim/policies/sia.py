@@ -28,18 +28,18 @@ import numpy as np
 
 from fastsched._memo import remember
 from fastsched.goodput import GoodputParams
-from fastsched.sim.hetero_apps import fixed_batch_throughput
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment
 from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
 from fastsched.sim.policies._placement import packed_placement, place_type
 from fastsched.sim.policies._sia_kernels import goodput_rows
 from fastsched.sim.policies.base import SimPolicy
+from fastsched.sim.truth.per_type import fixed_batch_throughput
 
 __all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
 
 #: Seconds of checkpoint-restore per restart measured by the Sia authors (default 30): the
 #: policy's belief, which its restart factor uses. The simulator's truth is
-#: :data:`fastsched.sim.hetero_apps.SIA_RESTART_DELAYS` (cifar10 50 s, yolov3 80 s); the two
+#: :data:`fastsched.sim.truth.per_type.SIA_RESTART_DELAYS` (cifar10 50 s, yolov3 80 s); the two
 #: differ as in the study's code, and a policy is not told the truth.
 RESTART_PENALTIES = {"deepspeech2": 25, "imagenet": 250, "cifar10": 30, "bert": 120, "yolov3": 45}
 
@@ -103,7 +103,7 @@ class SiaPolicy(SimPolicy):
 
     Examples
     --------
-    >>> from fastsched.sim.cluster_spec import parse_cluster
+    >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
     >>> pol = SiaPolicy()
     >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
     >>> [(t, g) for t, _, g in pol.configs]
@@ -111,9 +111,9 @@ class SiaPolicy(SimPolicy):
 
     One round for two new jobs (adaptive: Sia starts each on one GPU):
 
-    >>> from fastsched.sim.builtin import builtin_applications
-    >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-    >>> from fastsched.sim.workload import WorkloadJob
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
     >>> app = builtin_applications()["cifar10"]
     >>> apps = {"cifar10": HeteroApplication({"aws": app, "rtx": app})}
     >>> wjobs = [WorkloadJob("a", 0, "cifar10", 2, 128), WorkloadJob("b", 0, "cifar10", 1, 128)]
@@ -142,7 +142,7 @@ class SiaPolicy(SimPolicy):
         self._last_solve = None
 
     def job_kwargs(self, wjob, app):
-        """Extra :class:`~fastsched.sim.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
+        """Extra :class:`~fastsched.sim.engine.job.Job` arguments for a workload row and its app (see :class:`SimPolicy`)."""
         category = getattr(wjob, "category", None)
         if category == "rigid":
             return {"target_num_replicas": wjob.num_replicas, "target_batch_size": wjob.batch_size}
@@ -232,7 +232,7 @@ class SiaPolicy(SimPolicy):
         batch, bounds)`` it draws on and, per candidate configuration, its column, whether it
         spans nodes on the fit's type, its GPU count, its bootstrap ratio and its fit's index
         in ``models``; ``content`` is all of it as a pair of byte strings (a row's key). Depends only on the
-        job's observations (:attr:`~fastsched.sim.hetero.HeteroJob.observation_version`), so
+        job's observations (:attr:`~fastsched.sim.engine.hetero_job.HeteroJob.observation_version`), so
         a round rebuilds only the plans of jobs that observed something new.
         """
         key = (job.observation_version, job.target_batch_size, job.target_num_replicas)
@@ -459,10 +459,10 @@ class SiaPolicy(SimPolicy):
 
         Examples
         --------
-        >>> from fastsched.sim.cluster_spec import parse_cluster
-        >>> from fastsched.sim.builtin import builtin_applications
-        >>> from fastsched.sim.hetero import HeteroApplication, make_hetero_jobs
-        >>> from fastsched.sim.workload import WorkloadJob
+        >>> from fastsched.sim.inputs.cluster_spec import parse_cluster
+        >>> from fastsched.sim.truth.builtin import builtin_applications
+        >>> from fastsched.sim.engine.hetero_job import HeteroApplication, make_hetero_jobs
+        >>> from fastsched.sim.inputs.workload import WorkloadJob
         >>> pol = SiaPolicy()
         >>> pol.bind_cluster(parse_cluster("1xaws,1xrtx"), 60)
         >>> app = builtin_applications()["cifar10"]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fastsched.sim.policies._assign import AssignProblem, _solve_milp, solve_assignment
 from fastsched.sim.policies._assign_reduce import lagrangian, objective_unit, solve_reduced
 
-from .._assign_problems import assign_problem
+from ._assign_problems import assign_problem
 
 
 @st.composite

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from fastsched.sim import WorkloadJob, simulate
-from fastsched.sim.builtin import builtin_applications
-from fastsched.sim.cluster_spec import parse_cluster
-from fastsched.sim.hetero import fixed_batch_throughput, load_hetero_applications, make_hetero_jobs
-from fastsched.sim.job import Job
+from fastsched.sim.engine.hetero_job import fixed_batch_throughput, load_hetero_applications, make_hetero_jobs
+from fastsched.sim.engine.job import Job
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 from fastsched.sim.policies import POLICY_NAMES, make_policy
 from fastsched.sim.policies._oracle import remaining_steps, total_steps
 from fastsched.sim.policies.gavel_objectives import max_min_allocation, min_total_duration_allocation
 from fastsched.sim.policies.themis import finish_time_fairness_allocation
-from tests.sim.hetero.conftest import write_two_type_traces
+from fastsched.sim.truth.builtin import builtin_applications
+from tests.sim.two_types import write_two_type_traces
 
 NEW = ("fifo", "srtf", "las", "themis", "min-total-duration", "max-sum-throughput", "gandiva", "allox", "shockwave")
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from fastsched.sim import simulate
-from fastsched.sim.builtin import builtin_applications, builtin_workload
-from fastsched.sim.oracle import OracleApplication
 from fastsched.sim.policies.pollux import PolluxSimPolicy
+from fastsched.sim.truth.builtin import builtin_applications, builtin_workload
+from fastsched.sim.truth.oracle import OracleApplication
 
 
 def _cifar10_gpu_counts(min_replicas, trusted=True):
@@ -50,8 +50,8 @@ def test_oracle_min_replicas_is_the_fewest_gpus_whose_memory_holds_the_model():
 
 @pytest.mark.parametrize("policy", ["sia", "pollux"])
 def test_typed_cluster_policies_never_place_a_decoder_below_its_memory_minimum(policy):
-    from fastsched.sim.oracle import oracle_applications
-    from fastsched.sim.workload import WorkloadJob
+    from fastsched.sim.inputs.workload import WorkloadJob
+    from fastsched.sim.truth.oracle import oracle_applications
 
     jobs = [
         WorkloadJob("big", 0, "gpt-6.7b", 2, 1024, "adaptive"),
@@ -70,8 +70,8 @@ def test_typed_cluster_policies_never_place_a_decoder_below_its_memory_minimum(p
 
 @pytest.mark.parametrize("policy", ["tiresias", "gavel"])
 def test_a_rigid_request_below_the_memory_minimum_is_refused(policy):
-    from fastsched.sim.oracle import oracle_applications
-    from fastsched.sim.workload import WorkloadJob
+    from fastsched.sim.inputs.workload import WorkloadJob
+    from fastsched.sim.truth.oracle import oracle_applications
 
     apps = oracle_applications(["gpt-6.7b"], ["h100"], overlap=1.0)
     ok = [WorkloadJob("ok", 0, "gpt-6.7b", apps["gpt-6.7b"].min_replicas, 1024, "adaptive")]

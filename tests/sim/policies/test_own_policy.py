@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from fastsched.cli import main
 from fastsched.sim import WorkloadJob, simulate, write_workload
-from fastsched.sim.builtin import builtin_applications
-from fastsched.sim.job import Job
+from fastsched.sim.engine.job import Job
 from fastsched.sim.policies import SimPolicy, load_policy, make_policy, pack, registry
+from fastsched.sim.truth.builtin import builtin_applications
 
 FIFO = textwrap.dedent(
     """

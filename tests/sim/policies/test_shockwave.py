@@ -166,7 +166,7 @@ def test_bad_options_name_the_field(kwargs, field):
 def test_same_run_same_result(tmp_path):
     # HiGHS stops on a node limit, not on time: the plans do not depend on the machine's load.
     from fastsched.sim import simulate
-    from tests.sim.hetero.conftest import write_two_type_traces
+    from tests.sim.two_types import write_two_type_traces
 
     write_two_type_traces(tmp_path)
     rows = [WorkloadJob(f"j{i}", 20 * i, "toy", 1 + i % 2, 8) for i in range(6)]

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.sim.cluster_spec import parse_cluster
+from fastsched.sim.inputs.cluster_spec import parse_cluster
 from fastsched.sim.policies.baselines import TiresiasPolicy, _free_gpus, _pack
 
 

@@ -258,6 +258,23 @@ class PolluxPolicy:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def prepare(self, max_jobs: int) -> float:
+        """Compile (or load from numba's cache) the kernels of rounds of up to ``max_jobs`` jobs, now.
+
+        A round of many jobs runs as separate, parallel kernels that small rounds never use: a
+        caller about to run such rounds calls this first, so no round compiles in the middle of
+        a run. Returns the seconds it took.
+
+        Examples
+        --------
+        >>> PolluxPolicy(seed=0, parallel=False).prepare(10) >= 0.0
+        True
+        """
+        from fastsched.policy._precompile import compile_round_kernels
+
+        max_jobs = V.check_int_scalar("max_jobs", max_jobs, low=0)
+        return compile_round_kernels(large=self._use_parallel(self.pop_size, max(max_jobs, 1)))
+
     def optimize_problem(self, prob: Problem):
         """Run one scheduling round on an already built :class:`~fastsched.policy.Problem` (trusted).
 

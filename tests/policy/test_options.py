@@ -106,8 +106,8 @@ def test_relaxation_seed_same_result_any_kernel_and_thread_count(speedup_fn):
     answer scores at least the relaxation's own seed."""
     import numba
 
-    from fastsched.policy import build_problem
     from fastsched.policy import _ga as G
+    from fastsched.policy import build_problem
     from fastsched.policy._round import relaxed
 
     jobs = {f"j{i}": JobInfo({GPU: 1, "pods": 1}, speedup_fn, i, 0, [2, 4, 8, 16][i % 4]) for i in range(120)}

@@ -2,14 +2,15 @@
 
 Usage::
 
-    python -m benchmarks.policy.at_scale /tmp/rounds-k8 [/tmp/rounds-k32 ...] [--select 6] [--modes osdi21 sum]
-        [--fresh] [--repeat 3] [--out rows.jsonl]
+    python -m benchmarks.policy.at_scale /tmp/rounds-k8 [/tmp/rounds-k32 ...] [--select 8] [--above 2]
+        [--modes osdi21 sum] [--fresh] [--repeat 3] [--tree DIR] [--out rows.jsonl]
 
 For each folder written by :mod:`benchmarks.policy.capture`, ``--select`` captured rounds with
 fewer jobs than GPUs (but at least a quarter as many; spread over that range, see :func:`select`)
-and the ``--above`` busiest with more jobs than GPUs. Each round is replayed with this checkout's policy from the captured
-state (its warm start as in the run; ``--fresh``: a new policy with the same settings and no
-warm start), under the objective of the run (``osdi21``: the power mean p = -1 with the round's
+and the ``--above`` busiest with more jobs than GPUs. Each round is replayed with this
+checkout's policy from the captured state (its warm start as in the run; ``--fresh``: a new
+policy with the same settings and no warm start; ``--tree``: another checkout's policy, in a
+subprocess), under the objective of the run (``osdi21``: the power mean p = -1 with the round's
 restart penalty) and AdaptDL's sum with the same penalty (``sum``). Every allocation is checked
 feasible and scored by the plain formula of :mod:`benchmarks.policy.bound`, then divided by the
 relaxation's bound; the relaxation packed on the nodes gives a feasible lower bound on the
@@ -76,18 +77,58 @@ def mode_of(pol):
     return (B.POWER_SHIFTED if pol.power_shift else B.POWER), float(pol.p)
 
 
-def evaluate(path: Path, mode_name: str, fresh: bool, repeat: int) -> dict:
+_REPLAY = r"""
+import copy, gzip, json, pickle, sys, time
+rec = pickle.load(gzip.open(sys.argv[1]))
+prob = rec["problem"]
+pol = pickle.loads(rec["policy"])
+if sys.argv[2] == "sum":
+    pol.p = None
+    pol._prev = None
+if sys.argv[3] == "1":
+    from fastsched.policy import PolluxPolicy
+    new = PolluxPolicy(seed=pol.seed, restart_penalty=pol.restart_penalty, p=pol.p, power_shift=pol.power_shift)
+    new._round = pol._round
+    pol = new
+times = []
+for _ in range(int(sys.argv[4])):
+    one = copy.deepcopy(pol)
+    c0 = time.process_time()
+    allocs, _ = one.optimize_problem(prob)
+    times.append(time.process_time() - c0)
+print(json.dumps({"allocs": [[k, v] for k, v in allocs.items()], "times": times,
+                  "generations": one.last_stats.get("generations")}))
+"""
+
+
+def replay_in(tree: Path, path: Path, mode_name: str, fresh: bool, repeat: int):
+    """Replay a captured round with another checkout's policy (a subprocess): allocations, CPU s, generations."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    args = [sys.executable, "-c", _REPLAY, str(path), mode_name, "1" if fresh else "0", str(repeat)]
+    res = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tree, check=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    return {k: v for k, v in out["allocs"]}, out["times"], out["generations"]
+
+
+def evaluate(path: Path, mode_name: str, fresh: bool, repeat: int, tree: Path | None = None) -> dict:
     rec = load(path)
     prob = rec["problem"]
     pol0 = policy_for(rec, mode_name, fresh)
     penalty = prob.penalties(pol0.restart_penalty)
     mode, p = mode_of(pol0)
     times, allocs = [], None
-    for _ in range(repeat):
+    if tree is not None:
+        allocs, times, generations = replay_in(tree, path, mode_name, fresh, repeat)
+    for _ in range(repeat if tree is None else 0):
         pol = copy.deepcopy(pol0)
         c0 = time.process_time()
         allocs, _ = pol.optimize_problem(prob)
         times.append(time.process_time() - c0)
+        generations = pol.last_stats.get("generations")
     state = B.dense_allocation(prob, allocs)
     errors = B.check_feasible(prob, state)
     got = B.score(prob, state, penalty, mode, p)
@@ -113,7 +154,8 @@ def evaluate(path: Path, mode_name: str, fresh: bool, repeat: int) -> dict:
         "relax_status": rel.status,
         "relax_s": rel.seconds,
         "cpu_s": statistics.median(times),
-        "generations": pol.last_stats.get("generations"),
+        "generations": generations,
+        "tree": str(tree) if tree is not None else "here",
         "moved": moved,
         "idle_jobs": int(np.sum(reps == 0)),
         "relax_idle": int(np.sum(packed.sum(axis=1) == 0)),
@@ -129,6 +171,7 @@ def main(argv=None):
     ap.add_argument("--modes", nargs="+", default=["osdi21", "sum"], choices=["osdi21", "sum"])
     ap.add_argument("--fresh", action="store_true", help="a fresh policy (no warm start) instead of the captured one")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--tree", type=Path, help="replay with this checkout's policy (default: this one, in process)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     out = open(args.out, "a") if args.out else None
@@ -137,7 +180,7 @@ def main(argv=None):
     for folder in args.folders:
         for path in select(folder, args.select, args.above):
             for mode in args.modes:
-                r = evaluate(path, mode, args.fresh, args.repeat)
+                r = evaluate(path, mode, args.fresh, args.repeat, args.tree)
                 if out:
                     out.write(json.dumps(r) + "\n")
                     out.flush()

@@ -38,6 +38,11 @@ def load(path: Path) -> dict:
         return pickle.load(f)
 
 
+def load_k(path: Path):
+    """Return the scale ``k`` of a captured round."""
+    return load(path).get("k")
+
+
 def select(folder: Path, n_below: int, n_above: int) -> list[Path]:
     """Pick captured rounds: ``n_below`` with fewer jobs than GPUs, and the ``n_above`` busiest with more.
 
@@ -174,12 +179,20 @@ def main(argv=None):
     ap.add_argument("--tree", type=Path, help="replay with this checkout's policy (default: this one, in process)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
+    done = set()
+    if args.out and args.out.exists():  # rows already there (an interrupted run) are not redone
+        tree = str(args.tree) if args.tree is not None else "here"
+        for r in map(json.loads, open(args.out)):
+            if r.get("tree", "here") == tree and r.get("fresh") == args.fresh:
+                done.add((r["k"], r["round"], r["mode"]))
     out = open(args.out, "a") if args.out else None
     print("| K | round | jobs | GPUs | objective | Pollux % of bound | packed % | moved | idle | CPU s | relax s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for folder in args.folders:
         for path in select(folder, args.select, args.above):
             for mode in args.modes:
+                if (load_k(path), int(path.name[6:11]), mode) in done:
+                    continue
                 r = evaluate(path, mode, args.fresh, args.repeat, args.tree)
                 if out:
                     out.write(json.dumps(r) + "\n")

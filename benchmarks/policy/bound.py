@@ -212,7 +212,7 @@ def options(prob, penalty, mode, p):
     return arr, pinned_acc, free, owned
 
 
-def relax(prob, penalty, mode, p, time_limit=20.0, integral=True) -> Relaxed:
+def relax(prob, penalty, mode, p, time_limit=60.0, integral=True) -> Relaxed:
     """Solve the separable relaxation of the round (see the module docstring)."""
     import scipy.sparse as sp
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -268,6 +268,9 @@ def relax(prob, penalty, mode, p, time_limit=20.0, integral=True) -> Relaxed:
         bounds=Bounds(np.zeros(nvar), np.ones(nvar)),
         options={"time_limit": float(time_limit), "mip_rel_gap": 1e-6},
     )
+    if res.x is None and integral:
+        # Stopped before any integer solution (a loaded machine): its linear relaxation, also a bound.
+        return relax(prob, penalty, mode, p, time_limit=time_limit, integral=False)._replace(status="lp")
     if res.x is None:
         raise RuntimeError(f"relaxation not solved: {res.message}")
     # Best accumulator the relaxation allows: the dual bound when stopped early.

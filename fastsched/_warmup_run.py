@@ -1,7 +1,9 @@
 """Warm-up: compile (or load from numba's cache) every CPU kernel a command can use, and calibrate.
 
 Runs a tiny simulation under every policy (Pollux, Sia, Gavel, Tiresias, Optimus: the goodput
-model, fitting, the searches and the baselines) and a tiny cost-model estimate and plan search,
+model, fitting, the searches and the baselines; for Pollux also the kernels of large rounds,
+:func:`fastsched.policy._precompile.compile_round_kernels`) and a tiny cost-model estimate and
+plan search,
 then writes the record of :mod:`fastsched._warmup` (the command layer: it imports the simulator
 and the cost model, which read the record through the base module only).
 """
@@ -35,6 +37,12 @@ def _tiny_simulations(policies, out, stream):
         t0 = time.perf_counter()
         opts = {"pop_size": 8, "generations": 2} if policy == "pollux" else None
         simulate(jobs, policy=policy, nodes=2, gpus=4, seed=0, policy_options=opts, max_time=900)
+        if policy == "pollux":
+            # A tiny simulation runs small rounds only: the large rounds' kernels (threaded,
+            # parallel, the relaxation's seed) would otherwise compile in the middle of a run.
+            from fastsched.policy._precompile import compile_round_kernels
+
+            compile_round_kernels()
         out[f"simulate:{policy}"] = time.perf_counter() - t0
         if stream is not None:
             stream.write(f"  simulate ({policy}): {out[f'simulate:{policy}']:.1f} s\n")

@@ -10,10 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastsched.policy._ga.local import ALL_TRANSFERS, LOCAL_TRANSFERS, NO_TRANSFERS, polish_row
+from fastsched.policy._ga.population import concat
+from fastsched.policy._ga.rng import POLISH
 from fastsched.policy._ga.rng import stream_key as _stream_key
 from fastsched.policy._ga.search import Plan
+from fastsched.policy._ga.types import new_pop
 
-__all__ = ["POLISH_PASSES", "SMALL", "KICKS", "make_plan", "seed_buffer_rows", "seed_plan", "stream_key", "transfers"]
+__all__ = [
+    "POLISH_PASSES",
+    "SMALL",
+    "KICKS",
+    "make_plan",
+    "polish_best",
+    "relaxed",
+    "seed_buffer_rows",
+    "seed_plan",
+    "stream_key",
+    "transfers",
+]
 
 #: Local-search passes over the jobs per polished row (a pass that changes nothing ends it
 #: earlier; one or two usually suffice).
@@ -39,23 +54,46 @@ def transfers(prob) -> bool:
     return prob.num_jobs * prob.num_nodes <= SMALL
 
 
-def seed_plan(prob, warm: bool, polish: bool):
-    """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, rows, seeds)``.
+def relaxed(prob) -> bool:
+    """Whether a round of ``prob`` seeds its search from the separable relaxation (large problems).
+
+    Small problems (see :func:`transfers`) polish every seed with replica transfers and
+    ruin-and-recreate kicks and reach the MILP optimum without it; on large ones the best
+    allocation moves many jobs at once, which the relaxation's seed (:mod:`fastsched.policy._ga.relax`)
+    starts from.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> relaxed(SimpleNamespace(num_jobs=64, num_nodes=64)), relaxed(SimpleNamespace(num_jobs=65, num_nodes=64))
+    (False, True)
+    """
+    return not transfers(prob)
+
+
+def seed_plan(prob, warm: bool, polish: bool, relax: bool | None = None):
+    """Plan the seed rows: ``(limits, first-fit rows, greedy fills, polishes, relax, rows, seeds)``.
 
     Base allocation (row 0), first fit and greedy fills at several cluster sizes, and the
-    local-search polish of each. ``fills`` lists ``(source row, node limit, row)`` and
-    ``polishes`` ``(source row, row)`` in the order they run; ``rows`` is the size of the seed
-    buffer and ``seeds`` the number of rows the plan writes.
+    local-search polish of each; on large problems (:func:`relaxed`) the relaxation's seed
+    (polished as it is built). ``fills`` lists ``(source row, node limit, row)`` and
+    ``polishes`` ``(source row, row)`` in the order they run; ``relax`` is the row of the
+    relaxation's seed (-1 where there is none); ``rows`` is the size of the seed buffer and
+    ``seeds`` the number of rows the plan writes. ``relax`` forces the relaxation's seed on
+    (``True``) or off (``False``); ``None``: by :func:`relaxed`.
 
     Examples
     --------
     >>> from types import SimpleNamespace
     >>> prob = SimpleNamespace(num_jobs=3, num_real=4, num_nodes=8, base_width=0)
-    >>> limits, ff_rows, fills, polishes, rows, seeds = seed_plan(prob, warm=False, polish=True)
+    >>> limits, ff_rows, fills, polishes, relax, rows, seeds = seed_plan(prob, warm=False, polish=True)
     >>> limits, ff_rows
     ([8, 4, 2, 1], [1, 3, 5, 7])
-    >>> fills[:2], polishes, seeds
-    ([(1, 8, 2), (3, 4, 4)], [(3, 11), (4, 12)], 13)
+    >>> fills[:2], polishes, relax, seeds
+    ([(1, 8, 2), (3, 4, 4)], [(3, 11), (4, 12)], -1, 13)
+    >>> big = SimpleNamespace(num_jobs=300, num_real=40, num_nodes=40, base_width=0)
+    >>> seed_plan(big, warm=True, polish=True)[4:]
+    (4, 9, 5)
     """
     J, N, N2 = prob.num_jobs, prob.num_real, prob.num_nodes
     # A ladder of cluster sizes (N2, N, N/2, ..., 1): well-packed small clusters give the
@@ -99,12 +137,17 @@ def seed_plan(prob, warm: bool, polish: bool):
         for src in at_n + ([0] if has_base else []):
             polishes.append((src, r))
             r += 1
-    return limits, ff_rows, fills, polishes, rows, r
+    at = -1
+    if relaxed(prob) if relax is None else relax:
+        at = r
+        r += 1
+    return limits, ff_rows, fills, polishes, at, rows, r
 
 
 def _seed_buffer_rows(nlimits: int) -> int:
-    # The base, a first fit and a greedy fill per size, two base fills, three polishes.
-    return 1 + 2 * nlimits + 2 + 3
+    # The base, a first fit and a greedy fill per size, two base fills, three polishes, the
+    # relaxation's seed.
+    return 1 + 2 * nlimits + 2 + 3 + 1
 
 
 def seed_buffer_rows(plan: Plan) -> int:
@@ -148,6 +191,7 @@ def make_plan(
     scratch: int,
     warm_rows: int | None,
     extra: int,
+    relax: bool | None = None,
 ) -> Plan:
     """Return the plan of one round (see :class:`~fastsched.policy._ga.search.Plan`).
 
@@ -165,6 +209,8 @@ def make_plan(
         Rows of the previous population adapted to this round; ``None`` in a first round.
     extra : int
         Mutated rows of the initial pool.
+    relax : bool, optional
+        Seed from the relaxation (``None``: on large problems, see :func:`relaxed`).
 
     Examples
     --------
@@ -177,7 +223,7 @@ def make_plan(
     (8, 1.0, 0, (8,))
     """
     J = prob.num_jobs
-    limits, ff_rows, fills, polishes, _, r = seed_plan(prob, warm_rows is not None, polish)
+    limits, ff_rows, fills, polishes, relax, _, r = seed_plan(prob, warm_rows is not None, polish, relax)
     moves = transfers(prob)
     i64 = np.int64
     return Plan(
@@ -190,7 +236,7 @@ def make_plan(
         scratch=i64(scratch),
         num_real=i64(prob.num_real),
         passes=i64(POLISH_PASSES),
-        transfers=np.bool_(moves),
+        transfers=i64(ALL_TRANSFERS if moves else NO_TRANSFERS),
         kicks=i64(KICKS if moves else 0),  # ruin-and-recreate is a small-problem tool
         polish=np.bool_(polish),
         limits=np.array(limits, dtype=np.int64),
@@ -198,6 +244,11 @@ def make_plan(
         fills=np.array(fills, dtype=np.int64).reshape(-1, 3),
         polish_src=np.array([s for s, _ in polishes], dtype=np.int64),
         polish_dst=np.array([d for _, d in polishes], dtype=np.int64),
+        relax=i64(relax),
+        # The relaxation's seed is polished with transfers on the nodes a job already holds (and
+        # from anywhere to the jobs left below their share, see relax._polish_to_target): on a
+        # large problem they fix the packing's leftovers at a fraction of all transfers' cost.
+        relax_transfers=i64(ALL_TRANSFERS if moves else LOCAL_TRANSFERS),
         seeds=i64(r),
         rand_rows=pool_rows(seed, round_, r + (warm_rows or 0), extra),
         pm_init=np.float64(min(1.0, max(0.1, 8.0 / J))),
@@ -217,3 +268,34 @@ def stream_key(plan: Plan, start: int, stream: int) -> np.uint64:
     """
     # numba returns the uint64 as a Python int; keep it uint64 so kernels type it so.
     return np.uint64(_stream_key(plan.seed, int(plan.round_), int(start), int(stream)))
+
+
+def polish_best(prob, plan: Plan, A, pop):
+    """Return ``pop`` with the local-search polish of its best row within the real nodes appended.
+
+    As the serial kernel's last step (``plan.polish``; ``A`` the round's problem arrays; nothing
+    is appended when the polish does not raise the first objective).
+    """
+    if not plan.polish:
+        return pop
+    ok = np.flatnonzero(pop.size <= prob.num_real)
+    if ok.size == 0:
+        return pop
+    best = int(ok[np.argmax(pop.obj[ok])])
+    out = new_pop(1, prob.num_jobs, pop.node.shape[1])
+    polish_row(
+        pop,
+        best,
+        A,
+        int(plan.num_real),
+        int(plan.scratch),
+        int(plan.passes),
+        plan.transfers,
+        int(plan.kicks),
+        stream_key(plan, 0, POLISH),
+        out,
+        0,
+    )
+    if out.obj[0] <= pop.obj[best]:
+        return pop
+    return concat(pop, out)

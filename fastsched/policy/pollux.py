@@ -5,7 +5,9 @@ One round (:meth:`PolluxPolicy.optimize`):
 1. :func:`~fastsched.policy.problem.build_problem` validates the dicts and builds arrays.
 2. An initial population of sparse allocations: the previous round's final population
    adapted to the new jobs/nodes (warm start), the base allocation, first-fit and greedy
-   marginal-gain fills at several cluster sizes, and mutated copies of these.
+   marginal-gain fills at several cluster sizes, on large problems the packed optimum of the
+   round's separable relaxation (:mod:`fastsched.policy._ga.relax`: the many-job rebalancing
+   that single-job moves do not reach), and mutated copies of these.
 3. ``generations`` rounds of NSGA-II (tournament, crossover + mutation + repair + fitness in
    one parallel kernel, non-dominated sort + crowding survival).
 4. Pareto front → cluster utilities → desired node count (utilisation between
@@ -24,10 +26,10 @@ import numpy as np
 from fastsched import _validate as V
 from fastsched._jit import parallel_region
 from fastsched.policy import _ga as G
-from fastsched.policy._ga.population import adapt_previous, base_row, concat, nbytes, rows, take
-from fastsched.policy._ga.rng import POLISH, REPAIR
+from fastsched.policy._ga.population import adapt_previous, base_row, nbytes, rows, take
+from fastsched.policy._ga.rng import REPAIR
 from fastsched.policy._result import desired_nodes, row_to_allocations, select_result
-from fastsched.policy._round import make_plan, seed_buffer_rows, stream_key
+from fastsched.policy._round import make_plan, polish_best, seed_buffer_rows, stream_key
 from fastsched.policy.problem import Problem, build_problem, sort_nodes
 
 LOG = logging.getLogger(__name__)
@@ -70,8 +72,9 @@ class PolluxPolicy:
         cluster (seen: 4 of 512 nodes with 1000 jobs queued).
     init : {"seeded", "front"}
         Initial population of a round. ``"seeded"`` (default): the previous round's final
-        population (adapted), the base allocation, first-fit and greedy fills and mutated
-        copies of these. ``"front"``: only the previous round's rank-0 set (adapted; the base
+        population (adapted), the base allocation, first-fit and greedy fills, on large
+        problems (jobs x problem nodes > 4096) the packed optimum of the round's separable
+        relaxation, and mutated copies of these. ``"front"``: only the previous round's rank-0 set (adapted; the base
         allocation in the first round), growing to ``pop_size`` through offspring, as the
         Pollux paper's simulator (pymoo) does.
     parallel : bool, optional
@@ -174,6 +177,9 @@ class PolluxPolicy:
         # One round at a time per policy: rounds read and replace the warm-start state.
         self._lock = threading.Lock()
         self._prev = None  # (population arrays, job keys, node keys) of the last round
+        # Seed from the round's relaxation: None on large problems (_round.relaxed); True/False
+        # forces it (kernel warm-up, tests).
+        self._relax = None
         self.last_stats: dict = {}
 
     # -- AdaptDL API ----------------------------------------------------------------------
@@ -251,6 +257,23 @@ class PolluxPolicy:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+    def prepare(self, max_jobs: int) -> float:
+        """Compile (or load from numba's cache) the kernels of rounds of up to ``max_jobs`` jobs, now.
+
+        A round of many jobs runs as separate, parallel kernels that small rounds never use: a
+        caller about to run such rounds calls this first, so no round compiles in the middle of
+        a run. Returns the seconds it took.
+
+        Examples
+        --------
+        >>> PolluxPolicy(seed=0, parallel=False).prepare(10) >= 0.0
+        True
+        """
+        from fastsched.policy._precompile import compile_round_kernels
+
+        max_jobs = V.check_int_scalar("max_jobs", max_jobs, low=0)
+        return compile_round_kernels(large=self._use_parallel(self.pop_size, max(max_jobs, 1)))
 
     def optimize_problem(self, prob: Problem):
         """Run one scheduling round on an already built :class:`~fastsched.policy.Problem` (trusted).
@@ -426,6 +449,7 @@ class PolluxPolicy:
             scratch=self._scratch(prob),
             warm_rows=nwarm,
             extra=0 if self.init == "front" else extra,
+            relax=getattr(self, "_relax", None),  # (policies pickled before it existed)
         )
         if self.init == "front":
             return self._search_front(prob, plan, width, A, warm), None, None
@@ -481,7 +505,7 @@ class PolluxPolicy:
         t1 = time.perf_counter()
         out = self._evolve(prob, plan, A, cur, nxt, keep.shape[0], keep.shape[0])
         t2 = time.perf_counter()
-        final = self._polish_best(prob, plan, A, take(out, np.arange(keep.shape[0], dtype=np.int64)))
+        final = polish_best(prob, plan, A, take(out, np.arange(keep.shape[0], dtype=np.int64)))
         self._times.update(pool_s=t1 - t0 - self._times["seed_s"], evolve_s=t2 - t1, polish_s=time.perf_counter() - t2)
         return final
 
@@ -504,12 +528,17 @@ class PolluxPolicy:
                 int(plan.num_real),
                 scratch,
                 int(plan.passes),
-                bool(plan.transfers),
+                plan.transfers,
                 0,
                 np.uint64(0),
                 fixed,
                 dst,
             )
+        if plan.relax >= 0:
+            kind = np.empty(prob.num_jobs, dtype=np.int64)
+            reps = np.empty(prob.num_jobs, dtype=np.int64)
+            passes = plan.passes if plan.polish else np.int64(0)
+            G.relax_row(A, plan.num_real, plan.scratch, passes, plan.relax_transfers, kind, reps, fixed, plan.relax)
         return take(fixed, np.arange(int(plan.seeds), dtype=np.int64))
 
     def _evolve(self, prob: Problem, plan: G.Plan, A: G.Arrays, cur: G.Pop, nxt: G.Pop, count: int, start: int):
@@ -534,32 +563,6 @@ class PolluxPolicy:
             )
         self._generations_run = int(ran)
         return cur if where == 0 else nxt
-
-    def _polish_best(self, prob: Problem, plan: G.Plan, A: G.Arrays, pop: G.Pop) -> G.Pop:
-        """Append the local-search polish of the best row within the real nodes."""
-        if not plan.polish:
-            return pop
-        ok = np.flatnonzero(pop.size <= prob.num_real)
-        if ok.size == 0:
-            return pop
-        best = int(ok[np.argmax(pop.obj[ok])])
-        out = G.new_pop(1, prob.num_jobs, pop.node.shape[1])
-        G.polish_row(
-            pop,
-            best,
-            A,
-            int(plan.num_real),
-            int(plan.scratch),
-            int(plan.passes),
-            bool(plan.transfers),
-            int(plan.kicks),
-            stream_key(plan, 0, POLISH),
-            out,
-            0,
-        )
-        if out.obj[0] <= pop.obj[best]:
-            return pop
-        return concat(pop, out)
 
     def _search_front(self, prob: Problem, plan: G.Plan, width: int, A: G.Arrays, warm) -> G.Pop:
         """Search from the previous rank-0 set only (``init="front"``)."""

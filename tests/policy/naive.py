@@ -202,3 +202,122 @@ def allocation_value(jobs, nodes, template, base_allocations, allocations, penal
             v *= 1.0 - penalty
         value += v
     return value
+
+
+def fair_term(v, mode, p, eps=1e-3):
+    """One job's term of the accumulated first objective (modes as in ``objectives``)."""
+    if mode == 0:
+        return v
+    if mode == 3:
+        return (v + eps) ** p
+    w = max(v, eps)
+    return float(np.log(w)) if mode == 2 else w**p
+
+
+def fair_total(acc, njobs, mode, p):
+    """First objective from the accumulated terms (modes as in ``objectives``)."""
+    if mode == 0 or njobs == 0:
+        return acc
+    if mode == 2:
+        return njobs * float(np.exp(acc / njobs))
+    return njobs * (acc / njobs) ** (1.0 / p)
+
+
+def relaxation_options(prob, num_real, penalty, mode, p):
+    """Each free job's options of the separable relaxation, written from its definition.
+
+    Returns ``(options, share, pinned_acc)``: ``options[j]`` lists ``(kind, replicas, term)``
+    with ``term`` sign-adjusted (larger is better) and kinds 0 nothing, 1 base allocation kept,
+    2 one node, 3 distributed (empty for pinned jobs); ``share[j]`` the cost of one replica
+    (the largest share of a resource's free total; -1 when a requested resource has none);
+    ``pinned_acc`` the pinned jobs' terms. Rooms and free totals count the real nodes only,
+    after the pinned jobs.
+    """
+    J, N = prob.num_jobs, num_real
+    K = prob.table.shape[1] - 1
+    sign = -1.0 if mode in (1, 3) and p < 0 else 1.0
+    pen = np.broadcast_to(np.asarray(penalty, dtype=np.float64), (J,))
+    base = base_dense(prob)[:, :N]
+    used = np.zeros((N, prob.job_res.shape[1]), dtype=np.int64)
+    owned = np.zeros(N, dtype=bool)
+    pinned_acc = 0.0
+    for j in np.flatnonzero(prob.pinned):
+        used += base[j][:, None] * prob.job_res[j][None, :]
+        nn, r = int(np.count_nonzero(base[j])), int(base[j].sum())
+        v = float(prob.table[j, min(nn, K), r]) * float(prob.scale[j]) if r else 0.0
+        pinned_acc += fair_term(v, mode, p)
+        if nn > 1:
+            owned |= base[j] > 0
+    free = (prob.node_res[:N] - used).sum(axis=0)
+
+    def room(j, n, cap):
+        need = prob.job_res[j]
+        pos = need > 0
+        return min(cap, int(np.min(np.maximum(prob.node_res[n] - used[n], 0)[pos] // need[pos])))
+
+    options, share = [], np.zeros(J)
+    for j in range(J):
+        opts = []
+        options.append(opts)
+        if prob.pinned[j]:
+            continue
+        need = prob.job_res[j]
+        share[j] = -1.0 if np.any((need > 0) & (free <= 0)) else max(need[t] / free[t] for t in np.flatnonzero(need))
+
+        def term(k, r, changed, j=j):
+            v = float(prob.table[j, min(k, K), r]) * float(prob.scale[j])
+            return sign * fair_term(v * (1.0 - pen[j]) if changed else v, mode, p)
+
+        opts.append((0, 0, sign * fair_term(0.0, mode, p)))
+        mx, lo = int(prob.max_rep[j]), max(int(prob.min_rep[j]), 1)
+        if share[j] < 0 or mx < lo:
+            continue
+        rooms = [room(j, n, mx) for n in range(N)]
+        for r in range(lo, min(mx, max(rooms)) + 1):
+            opts.append((2, r, term(1, r, True)))
+        spread = sorted((rooms[n] for n in range(N) if not owned[n] and rooms[n] > 0), reverse=True)
+        reach = np.cumsum(spread)
+        for r in range(max(lo, 2), mx + 1):
+            if len(spread) < 2 or reach[-1] < r:
+                break
+            k = max(int(np.searchsorted(reach, r)) + 1, 2)
+            if r >= k:
+                opts.append((3, r, term(k, r, True)))
+        nodes = np.flatnonzero(base[j])
+        rb = int(base[j].sum())
+        fits = all(room(j, n, mx) >= base[j, n] and (len(nodes) < 2 or not owned[n]) for n in nodes)
+        if len(nodes) and fits and lo <= rb <= mx:
+            opts.append((1, rb, term(len(nodes), rb, False)))
+    return options, share, pinned_acc
+
+
+def relaxation_lp(prob, num_real, penalty, mode, p):
+    """Optimum of the relaxation's linear program (scipy's HiGHS), as a first objective.
+
+    One choice per free job (weights summing to 1 over its options), one shared budget: the
+    options' replicas times the job's ``share`` sum to at most 1.
+    """
+    from scipy.optimize import linprog
+
+    options, share, pinned_acc = relaxation_options(prob, num_real, penalty, mode, p)
+    sign = -1.0 if mode in (1, 3) and p < 0 else 1.0
+    cols = [(j, r, t) for j, opts in enumerate(options) for _, r, t in opts]
+    free_jobs = [j for j, opts in enumerate(options) if opts]
+    if not cols:
+        return fair_total(pinned_acc, prob.num_jobs, mode, p)
+    a_eq = np.zeros((len(free_jobs), len(cols)))
+    row = {j: i for i, j in enumerate(free_jobs)}
+    for c, (j, _, _) in enumerate(cols):
+        a_eq[row[j], c] = 1.0
+    a_ub = np.array([[r * max(share[j], 0.0) for j, r, _ in cols]])
+    res = linprog(
+        -np.array([t for _, _, t in cols]),
+        A_ub=a_ub,
+        b_ub=[1.0],
+        A_eq=a_eq,
+        b_eq=np.ones(len(free_jobs)),
+        bounds=(0, None),
+        method="highs",
+    )
+    assert res.status == 0, res.message
+    return fair_total(sign * -res.fun + pinned_acc, prob.num_jobs, mode, p)

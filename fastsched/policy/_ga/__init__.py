@@ -6,7 +6,7 @@ aggregates, population scoring; shared with the CUDA backend), :mod:`.select`
 (non-dominated sort, crowding, survival, tournaments), :mod:`.variation` (crossover,
 mutation, hashes), :mod:`.repair`, :mod:`.offspring` (a generation's children),
 :mod:`.rowstate` (one row unpacked for edits), :mod:`.seeding` (first fit, greedy fills),
-:mod:`.local` (local-search polish), :mod:`.evolve` (the generation loop), :mod:`.search`
+:mod:`.local` (local-search polish), :mod:`.relax` (the seed from the round's separable relaxation), :mod:`.evolve` (the generation loop), :mod:`.search`
 (a whole serial round in one kernel),
 :mod:`.utility` (cluster utilities), :mod:`.population` (population buffers on the Python
 side: selection, concatenation, the previous round adapted to this one) and :mod:`.linkonly`
@@ -33,6 +33,7 @@ from fastsched.policy._ga.fitness import (
 )
 from fastsched.policy._ga.local import polish_row
 from fastsched.policy._ga.offspring import CHUNKS, offspring_parallel, offspring_serial
+from fastsched.policy._ga.relax import relax_row
 from fastsched.policy._ga.repair import repair_parallel, repair_serial
 from fastsched.policy._ga.rng import stream_key
 from fastsched.policy._ga.search import Plan, search_serial
@@ -70,6 +71,7 @@ __all__ = [
     "offspring_parallel",
     "offspring_serial",
     "polish_row",
+    "relax_row",
     "repair_parallel",
     "repair_serial",
     "stream_key",

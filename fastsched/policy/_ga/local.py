@@ -38,9 +38,16 @@ from fastsched.policy._ga.rowstate import (
 )
 from fastsched.policy._ga.variation import node_capacity
 
-__all__ = ["polish_row", "best_single_counts"]
+__all__ = ["NO_TRANSFERS", "ALL_TRANSFERS", "LOCAL_TRANSFERS", "polish_row", "best_single_counts"]
 
 _EPS = 1e-12
+
+#: Replica transfers of a polish (its ``transfers`` argument): none; to a job on any node (it
+#: grows in place, spreads to the node, or starts there); only on the nodes a job already
+#: holds (a pass costs O(entries) instead of O(jobs x entries)).
+NO_TRANSFERS = 0
+ALL_TRANSFERS = 1
+LOCAL_TRANSFERS = 2
 
 
 @inner
@@ -304,60 +311,73 @@ def _term_after(S, A, j, k, reps):
 
 
 @leaf
-def _best_transfer(S, A, j, limit, occ_off, occ_job, out):
-    """Find the best move of replicas from a job ``b`` to job ``j`` on one node.
-
-    ``b`` gives up ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new
-    node, or starts). Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none).
-    """
+def _transfer_at(S, A, j, n, occ_off, occ_job, out, best):
+    """Best transfer to job ``j`` on node ``n`` if it beats ``best`` (see :func:`_best_transfer`)."""
     mode = A.mode
     p = A.p
     mx = A.max_rep[j]
     lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
     k0 = S.jk[j]
     r0 = S.reps[j]
-    if r0 >= mx:
-        return 0.0
     t0 = fair_term(S.val[j], mode, p)
+    qj = find_entry(S, j, n)
+    for t in range(occ_off[n], occ_off[n + 1]):
+        b = occ_job[t]
+        if b == j or A.pinned[b]:
+            continue
+        qb = find_entry(S, b, n)
+        cb = S.jc[b, qb]
+        kb = S.jk[b]
+        rb = S.reps[b]
+        lob = A.min_rep[b] if A.min_rep[b] > 1 else 1
+        tb0 = fair_term(S.val[b], mode, p)
+        spans = qj < 0 and k0 > 0  # j becomes (or stays) distributed, now on n too
+        if spans and S.owner[n] and kb < 2:
+            continue  # another distributed job owns n
+        for take in range(1, cb + 1):
+            rb1 = rb - take
+            if 0 < rb1 < lob:
+                continue
+            kb1 = kb - 1 if take == cb else kb
+            if spans and S.owner[n] and take < cb and kb1 > 1:
+                continue  # b stays distributed on n
+            # As many replicas of j as fit, up to max_replicas.
+            add = _room_after(S, A, n, j, b, take, mx - r0)
+            if add <= 0 or (k0 == 0 and add < lo):
+                continue
+            kj1 = k0 if qj >= 0 else k0 + 1
+            g = improves(_term_after(S, A, j, kj1, r0 + add) - t0 + _term_after(S, A, b, kb1, rb1) - tb0, mode, p)
+            if g > best:
+                best = g
+                out[0] = n
+                out[1] = b
+                out[2] = take
+                out[3] = add
+    return best
+
+
+@leaf
+def _best_transfer(S, A, j, limit, occ_off, occ_job, out, local):
+    """Find the best move of replicas from a job ``b`` to job ``j`` on one node.
+
+    ``b`` gives up ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new
+    node, or starts). With ``local``, ``j`` looks only at its own nodes (grows in place; a job
+    without replicas gets none). Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none).
+    """
+    k0 = S.jk[j]
+    if S.reps[j] >= A.max_rep[j]:
+        return 0.0
+    best = _EPS
+    if local:
+        for q in range(k0):
+            best = _transfer_at(S, A, j, np.int64(S.jn[j, q]), occ_off, occ_job, out, best)
+        return best
     # A single-node job may only spread if its node is not owned by a distributed job.
     multi_ok = not (k0 == 1 and S.owner[S.jn[j, 0]])
-    best = _EPS
     for n in range(limit):
-        qj = find_entry(S, j, n)
-        if qj < 0 and k0 > 0 and (not multi_ok or k0 + 1 > S.jn.shape[1]):
+        if k0 > 0 and find_entry(S, j, n) < 0 and (not multi_ok or k0 + 1 > S.jn.shape[1]):
             continue
-        for t in range(occ_off[n], occ_off[n + 1]):
-            b = occ_job[t]
-            if b == j or A.pinned[b]:
-                continue
-            qb = find_entry(S, b, n)
-            cb = S.jc[b, qb]
-            kb = S.jk[b]
-            rb = S.reps[b]
-            lob = A.min_rep[b] if A.min_rep[b] > 1 else 1
-            tb0 = fair_term(S.val[b], mode, p)
-            spans = qj < 0 and k0 > 0  # j becomes (or stays) distributed, now on n too
-            if spans and S.owner[n] and kb < 2:
-                continue  # another distributed job owns n
-            for take in range(1, cb + 1):
-                rb1 = rb - take
-                if 0 < rb1 < lob:
-                    continue
-                kb1 = kb - 1 if take == cb else kb
-                if spans and S.owner[n] and take < cb and kb1 > 1:
-                    continue  # b stays distributed on n
-                # As many replicas of j as fit, up to max_replicas.
-                add = _room_after(S, A, n, j, b, take, mx - r0)
-                if add <= 0 or (k0 == 0 and add < lo):
-                    continue
-                kj1 = k0 if qj >= 0 else k0 + 1
-                g = improves(_term_after(S, A, j, kj1, r0 + add) - t0 + _term_after(S, A, b, kb1, rb1) - tb0, mode, p)
-                if g > best:
-                    best = g
-                    out[0] = n
-                    out[1] = b
-                    out[2] = take
-                    out[3] = add
+        best = _transfer_at(S, A, j, np.int64(n), occ_off, occ_job, out, best)
     return best
 
 
@@ -382,29 +402,37 @@ def _occupants(S, num_nodes):
     return occ_off, occ_job
 
 
+@leaf
+def apply_transfer(S, A, j, out):
+    """Apply the transfer ``out = (node, giving job, replicas given, replicas taken)`` to job ``j``."""
+    n, b, take, add = out[0], out[1], out[2], out[3]
+    remove_job(S, j, A)
+    remove_job(S, b, A)
+    shift_entry(S, b, n, -take)
+    shift_entry(S, j, n, add)
+    add_job(S, j, A)
+    add_job(S, b, A)
+    S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
+    S.val[b] = job_value(A.table, b, S.jk[b], S.reps[b], A.scale[b], is_changed(S, b, A), A.penalty[b])
+
+
 @inner
-def _transfer_pass(S, A, limit):
+def _transfer_pass(S, A, limit, local):
     """Apply the best replica transfer of each job in turn; returns the number applied."""
     njobs = A.job_res.shape[0]
     out = np.empty(4, dtype=np.int64)
     out[:] = 0
     applied = 0
+    occ_off, occ_job = _occupants(S, A.node_res.shape[0])
     for j in range(njobs):
         if A.pinned[j]:
             continue
-        occ_off, occ_job = _occupants(S, A.node_res.shape[0])
-        if _best_transfer(S, A, j, limit, occ_off, occ_job, out) <= _EPS:
+        if _best_transfer(S, A, j, limit, occ_off, occ_job, out, local) <= _EPS:
             continue
-        n, b, take, add = out[0], out[1], out[2], out[3]
-        remove_job(S, j, A)
-        remove_job(S, b, A)
-        shift_entry(S, b, n, -take)
-        shift_entry(S, j, n, add)
-        add_job(S, j, A)
-        add_job(S, b, A)
-        S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
-        S.val[b] = job_value(A.table, b, S.jk[b], S.reps[b], A.scale[b], is_changed(S, b, A), A.penalty[b])
+        apply_transfer(S, A, j, out)
         applied += 1
+        # Who sits where changed (only here: rebuilding it for every job cost O(jobs^2)).
+        occ_off, occ_job = _occupants(S, A.node_res.shape[0])
     return applied
 
 
@@ -428,9 +456,9 @@ def _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers):
                 S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
         moves += changed
         if changed == 0:
-            if not transfers:
+            if transfers == NO_TRANSFERS:
                 break
-            applied = _transfer_pass(S, A, limit)
+            applied = _transfer_pass(S, A, limit, transfers == LOCAL_TRANSFERS)
             moves += applied
             if applied == 0:
                 break
@@ -515,9 +543,9 @@ def polish_row(src, row, A, limit, width, max_passes, transfers, kicks, key, dst
 
     Passes over the jobs in order, moving each to its best placement (see the module notes)
     while that raises the first objective, until a pass changes nothing or ``max_passes``
-    passes ran. With ``transfers``, a pass that changes nothing is followed by a pass of
-    replica transfers between pairs of jobs sharing a node (see :func:`_best_transfer`), and
-    the search goes on while those apply. Then up to ``kicks`` ruin-and-recreate steps
+    passes ran. With ``transfers`` (:data:`ALL_TRANSFERS`, :data:`LOCAL_TRANSFERS`; an int64),
+    a pass that changes nothing is followed by a pass of replica transfers between pairs of
+    jobs sharing a node (see :func:`_best_transfer`), and the search goes on while those apply. Then up to ``kicks`` ruin-and-recreate steps
     (:func:`_kick`, random stream ``key``) each followed by the same descent, keeping the best
     row; the kicks end early after ``max(8, kicks // 4)`` in a row that found nothing better.
     Returns the number of moves made.

@@ -21,6 +21,7 @@ from fastsched._numba_private import copy_function
 from fastsched.policy._ga.evolve import _evolve, _gather, offspring_search
 from fastsched.policy._ga.linkonly import entry, inner
 from fastsched.policy._ga.local import polish_row
+from fastsched.policy._ga.relax import relax_row
 from fastsched.policy._ga.repair import repair_population
 from fastsched.policy._ga.rng import POLISH, REPAIR, _stream_key
 from fastsched.policy._ga.seeding import first_fit_rows, greedy_fill
@@ -32,14 +33,15 @@ __all__ = ["Plan", "search_serial"]
 Plan = namedtuple(
     "Plan",
     "seed round_ generations patience pm protect scratch num_real passes transfers kicks polish "
-    "limits ff_rows fills polish_src polish_dst seeds rand_rows pm_init count",
+    "limits ff_rows fills polish_src polish_dst relax relax_transfers seeds rand_rows pm_init count",
 )
 Plan.__doc__ = """What the driver decided for one serial round (see ``PolluxPolicy._search``).
 
 Scalars are typed (``np.int64``, ``np.float64``, ``np.uint64``, ``np.bool_``) so the kernel
 compiles once. ``fills`` is int64[k, 3] of greedy fills ``(source row, node limit, row)``;
-``polish_src`` / ``polish_dst`` the seed rows polished and where to; ``seeds`` the number
-of seed rows; ``rand_rows`` the rows
+``polish_src`` / ``polish_dst`` the seed rows polished and where to; ``relax`` the row of the
+relaxation's seed (-1: none), polished with transfers ``relax_transfers``; ``transfers`` the other polishes' (``local.NO_TRANSFERS`` ...); ``seeds``
+the number of seed rows; ``rand_rows`` the rows
 mutated into the initial pool; ``count`` the population size.
 """
 
@@ -47,6 +49,7 @@ _repair = inner(copy_function(repair_population, "repair_linked"))
 _first_fit_rows = inner(copy_function(first_fit_rows.py_func, "first_fit_rows_linked"))
 _greedy_fill = inner(copy_function(greedy_fill.py_func, "greedy_fill_linked"))
 _polish_row = inner(copy_function(polish_row.py_func, "polish_row_linked"))
+_relax_row = inner(copy_function(relax_row.py_func, "relax_row_linked"))
 _evolve_linked = inner(copy_function(_evolve, "evolve_linked", {"offspring": offspring_search}))
 
 
@@ -91,6 +94,12 @@ def search_serial(plan, A, base, fixed, warm, pool, cur, nxt, work, final):
             fixed,
             plan.polish_dst[i],
         )
+    if plan.relax >= 0:
+        njobs = A.job_res.shape[0]
+        kind = np.empty(njobs, dtype=np.int64)
+        reps = np.empty(njobs, dtype=np.int64)
+        passes = plan.passes if plan.polish else np.int64(0)
+        _relax_row(A, plan.num_real, plan.scratch, passes, plan.relax_transfers, kind, reps, fixed, plan.relax)
     seeds = plan.seeds
     _repair(key_seed, fixed, _iota(seeds), 0.0, A, plan.scratch, pool, np.int64(0))
     nwarm = warm.obj.shape[0]

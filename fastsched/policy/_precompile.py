@@ -1,0 +1,66 @@
+"""Compile (or load from numba's cache) every kernel a Pollux round can use, before the first round.
+
+A round runs in one of two shapes (:meth:`PolluxPolicy._search`): small problems in one serial
+kernel, large ones (population x jobs >= 50,000 with several numba threads: about 500 jobs at the
+default population) as separate kernels, some parallel, with the relaxation's seed. A run whose
+first rounds are small therefore compiled the large shape's kernels in the middle of the run, at
+the first round with enough jobs (tens of seconds on a cold cache, unannounced).
+:func:`compile_round_kernels` runs two tiny rounds of each shape, the second warm-started as later
+rounds are, so both shapes' kernels are compiled (or loaded) at once: by ``fastsched warmup``, and by
+a caller about to run large rounds, behind its first-run notice.
+"""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["LARGE_JOBS", "compile_round_kernels"]
+
+#: Jobs of the round that takes a large round's path (population 100 x 500 jobs reaches the
+#: threaded driver's threshold, ``PolluxPolicy._use_parallel``).
+LARGE_JOBS = 500
+
+
+def _two_rounds(policy, num_jobs):
+    """Run a first round and a warm one of ``num_jobs`` jobs on two 4-GPU nodes."""
+    from fastsched.policy.types import JobInfo, NodeInfo
+
+    def speedup(nodes, replicas):
+        return replicas**0.8
+
+    gpu = "nvidia.com/gpu"
+    nodes = {f"n{i}": NodeInfo({gpu: 4}, False) for i in range(2)}
+    jobs = {f"j{i}": JobInfo({gpu: 1}, speedup, i, 0, 4) for i in range(num_jobs)}
+    first, _ = policy.optimize(jobs, nodes, {}, NodeInfo({gpu: 4}, True))
+    policy.optimize(jobs, nodes, first, NodeInfo({gpu: 4}, True))
+
+
+def compile_round_kernels(large=True) -> float:
+    """Compile (or load) the kernels of Pollux rounds; return the seconds it took.
+
+    Parameters
+    ----------
+    large : bool
+        Also the large rounds' kernels: the threaded driver with its parallel kernels (a tiny
+        round forced parallel, for processes with more threads than this one) and, where numba
+        has several threads, a round of :data:`LARGE_JOBS` jobs at the default population, which
+        takes the path a large round takes (its serial and parallel steps); each with the
+        relaxation's seed. ``False``: the serial round's kernel only.
+
+    Examples
+    --------
+    >>> compile_round_kernels(large=False) >= 0.0
+    True
+    """
+    from fastsched.policy.pollux import PolluxPolicy
+
+    t0 = time.perf_counter()
+    _two_rounds(PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=False), 3)
+    if large:
+        forced = PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=True)
+        forced._relax = True
+        _two_rounds(forced, 3)
+        default = PolluxPolicy(seed=0, generations=2)
+        default._relax = True
+        _two_rounds(default, LARGE_JOBS)
+    return time.perf_counter() - t0

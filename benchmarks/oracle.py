@@ -597,7 +597,9 @@ def main(argv=None) -> int:
         help="the per-type number fitted on cifar10 (both: the floor's table, and the two compared)",
     )
     ap.add_argument("--speed", action="store_true", help="also time fastsched profile (12 types)")
-    ap.add_argument("--e2e", default=None, help="also run the philly study: comma-separated workload numbers or 'all'")
+    ap.add_argument(
+        "--e2e", default=None, help="also run the philly study: comma-separated workload numbers, or all (philly)"
+    )
     ap.add_argument("--policies", default="sia,pollux,gavel", help="policies of --e2e")
     ap.add_argument("--measured-stats", action="store_true", help="--e2e with the measured validation files")
     ap.add_argument("--sources", default="traces,oracle", help="--e2e: which runs to make (traces, oracle)")
@@ -636,7 +638,7 @@ def main(argv=None) -> int:
         print(json.dumps(res["summary"]))
         return 0
     if args.e2e and args.noise:
-        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        wl = None if args.e2e in ("all", "philly") else [int(x) for x in args.e2e.split(",")]
         res = e2e_bootstrap(args.traces, wl, tuple(args.policies.split(",")), args.draws, args.e2e_log, args.work,
                             measured_stats=args.noise == "measured")  # fmt: skip
         text = f"| policy | avg JCT, traces (h) | bootstrap, {args.noise} noise (h) | ratio | per workload |\n|---|---|---|---|---|\n"
@@ -673,7 +675,7 @@ def main(argv=None) -> int:
             f"({sp['cli_startup_s']:.2f} s, interpreter and import start-up).\n"
         )
     if args.e2e:
-        wl = None if args.e2e == "all" else [int(x) for x in args.e2e.split(",")]
+        wl = None if args.e2e in ("all", "philly") else [int(x) for x in args.e2e.split(",")]
         e2e = res["end_to_end"] = end_to_end(args.traces, wl, tuple(args.policies.split(",")), args.measured_stats,
                                              tuple(args.sources.split(",")), args.e2e_log,
                                              "floor" if args.fit == "both" else args.fit)  # fmt: skip

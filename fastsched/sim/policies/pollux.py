@@ -253,7 +253,9 @@ class PolluxSimPolicy(SimPolicy):
             # Before the first round (after the first-run notice): a workload that can reach
             # rounds of many jobs compiles their kernels now, not in the middle of the run.
             self._prepared = True
-            self.policy.prepare(len(self._rows))
+            prepare = getattr(self.policy, "prepare", None)  # a substituted search may have none
+            if prepare is not None:
+                prepare(len(self._rows))
         research = self.variant == "osdi21"
         total_gpus = sum(nodes.values())
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1

@@ -40,9 +40,10 @@ def _tiny_simulations(policies, out, stream):
         if policy == "pollux":
             # A tiny simulation runs small rounds only: the large rounds' kernels (threaded,
             # parallel, the relaxation's seed) would otherwise compile in the middle of a run.
+            from fastsched.policy import PolluxPolicy
             from fastsched.policy._precompile import compile_round_kernels
 
-            compile_round_kernels()
+            compile_round_kernels(PolluxPolicy)
         out[f"simulate:{policy}"] = time.perf_counter() - t0
         if stream is not None:
             stream.write(f"  simulate ({policy}): {out[f'simulate:{policy}']:.1f} s\n")

@@ -61,7 +61,7 @@ ev.register("numba:compile", Outer())
 c0 = time.process_time()
 if mode == "precompiled":
     from fastsched.policy._precompile import compile_round_kernels
-    compile_round_kernels()
+    compile_round_kernels(PolluxPolicy)
 orig = PolluxPolicy.optimize_problem
 
 

@@ -35,11 +35,14 @@ def _two_rounds(policy, num_jobs):
     policy.optimize(jobs, nodes, first, NodeInfo({gpu: 4}, True))
 
 
-def compile_round_kernels(large=True) -> float:
+def compile_round_kernels(policy_class, large=True) -> float:
     """Compile (or load) the kernels of Pollux rounds; return the seconds it took.
 
     Parameters
     ----------
+    policy_class : type
+        :class:`~fastsched.policy.PolluxPolicy` or a subclass (passed in, so this module below
+        the policy imports nothing above it).
     large : bool
         Also the large rounds' kernels: the threaded driver with its parallel kernels (a tiny
         round forced parallel, for processes with more threads than this one) and, where numba
@@ -49,18 +52,17 @@ def compile_round_kernels(large=True) -> float:
 
     Examples
     --------
-    >>> compile_round_kernels(large=False) >= 0.0
+    >>> from fastsched.policy import PolluxPolicy
+    >>> compile_round_kernels(PolluxPolicy, large=False) >= 0.0
     True
     """
-    from fastsched.policy.pollux import PolluxPolicy
-
     t0 = time.perf_counter()
-    _two_rounds(PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=False), 3)
+    _two_rounds(policy_class(seed=0, pop_size=8, generations=2, parallel=False), 3)
     if large:
-        forced = PolluxPolicy(seed=0, pop_size=8, generations=2, parallel=True)
+        forced = policy_class(seed=0, pop_size=8, generations=2, parallel=True)
         forced._relax = True
         _two_rounds(forced, 3)
-        default = PolluxPolicy(seed=0, generations=2)
+        default = policy_class(seed=0, generations=2)
         default._relax = True
         _two_rounds(default, LARGE_JOBS)
     return time.perf_counter() - t0

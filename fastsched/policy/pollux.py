@@ -273,7 +273,7 @@ class PolluxPolicy:
         from fastsched.policy._precompile import compile_round_kernels
 
         max_jobs = V.check_int_scalar("max_jobs", max_jobs, low=0)
-        return compile_round_kernels(large=self._use_parallel(self.pop_size, max(max_jobs, 1)))
+        return compile_round_kernels(type(self), large=self._use_parallel(self.pop_size, max(max_jobs, 1)))
 
     def optimize_problem(self, prob: Problem):
         """Run one scheduling round on an already built :class:`~fastsched.policy.Problem` (trusted).

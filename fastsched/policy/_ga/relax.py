@@ -31,8 +31,15 @@ import numpy as np
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, fair_total, improves, job_value
 from fastsched.policy._ga.linkonly import inner, leaf
-from fastsched.policy._ga.local import _EPS, _best_transfer, _occupants, _settle, apply_transfer, best_single_counts
-from fastsched.policy._ga.rowstate import State, add_job, is_changed, pack_row
+from fastsched.policy._ga.local import (
+    _EPS,
+    _best_transfer,
+    _occupants,
+    _settle,
+    apply_transfer,
+    best_single_counts,
+)
+from fastsched.policy._ga.rowstate import add_job, empty_state, is_changed, pack_row
 from fastsched.policy._ga.select import _argsort
 from fastsched.policy._ga.variation import node_capacity
 
@@ -52,35 +59,25 @@ def _term(A, j, k, reps, changed):
     return improves(fair_term(v, A.mode, A.p), A.mode, A.p)
 
 
+@leaf
+def _put_base(S, j, A):
+    """Give job ``j`` its base allocation's entries and count them."""
+    b0 = A.base_off[j]
+    k = A.base_off[j + 1] - b0
+    for q in range(k):
+        S.jn[j, q] = A.base_node[b0 + q]
+        S.jc[j, q] = A.base_cnt[b0 + q]
+    S.jk[j] = k
+    add_job(S, j, A)
+
+
 @inner
-def _empty_state(A, width):
+def _pinned_state(A, width):
     """Unpacked row holding only the pinned jobs (at their base allocation)."""
-    njobs = A.job_res.shape[0]
-    S = State(
-        np.empty((njobs, width), dtype=np.int32),
-        np.empty((njobs, width), dtype=np.int32),
-        np.empty(njobs, dtype=np.int64),
-        np.empty(njobs, dtype=np.int64),
-        np.empty(A.node_res.shape, dtype=np.int64),
-        np.empty(A.node_res.shape[0], dtype=np.bool_),
-        np.empty(njobs, dtype=np.float64),
-    )
-    S.jn[:] = 0
-    S.jc[:] = 0
-    S.jk[:] = 0
-    S.reps[:] = 0
-    S.used[:] = 0
-    S.owner[:] = False
-    S.val[:] = 0.0
-    for j in range(njobs):
+    S = empty_state(A, width)
+    for j in range(A.job_res.shape[0]):
         if A.pinned[j]:
-            b0 = A.base_off[j]
-            k = A.base_off[j + 1] - b0
-            for q in range(k):
-                S.jn[j, q] = A.base_node[b0 + q]
-                S.jc[j, q] = A.base_cnt[b0 + q]
-            S.jk[j] = k
-            add_job(S, j, A)
+            _put_base(S, j, A)
     return S
 
 
@@ -351,13 +348,7 @@ def pack_choice(A, S, num_real, kind, reps):
         if A.pinned[j] or kind[j] != KEEP:
             continue
         if _base_fits(S, j, A):
-            b0 = A.base_off[j]
-            kb = A.base_off[j + 1] - b0
-            for q in range(kb):
-                S.jn[j, q] = A.base_node[b0 + q]
-                S.jc[j, q] = A.base_cnt[b0 + q]
-            S.jk[j] = kb
-            add_job(S, j, A)
+            _put_base(S, j, A)
         else:
             kind[j] = SINGLE
     index = np.empty(njobs, dtype=np.int64)
@@ -546,7 +537,7 @@ def relax_row(A, num_real, width, passes, transfers, kind, reps, dst, row):
     speedup tables do not grow with the node count beyond two nodes.
     """
     njobs = A.job_res.shape[0]
-    S = _empty_state(A, width)
+    S = _pinned_state(A, width)
     target = np.empty(njobs, dtype=np.float64)
     lp = relax_choice(A, S, num_real, kind, reps, target)
     pinned_acc = 0.0

@@ -14,7 +14,17 @@ from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_tota
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.variation import job_hash
 
-__all__ = ["State", "unpack_row", "pack_row", "add_job", "remove_job", "find_entry", "shift_entry", "set_entries"]
+__all__ = [
+    "State",
+    "empty_state",
+    "unpack_row",
+    "pack_row",
+    "add_job",
+    "remove_job",
+    "find_entry",
+    "shift_entry",
+    "set_entries",
+]
 
 State = namedtuple("State", "jn jc jk reps used owner val")
 State.__doc__ = """Unpacked row: entries ``jn/jc[j, :jk[j]]`` sorted by node, ``reps[j]``, used
@@ -22,8 +32,8 @@ resources ``used[n, r]``, distributed owners ``owner[n]`` and job values ``val[j
 
 
 @inner
-def unpack_row(src, row, A, width):
-    """State of row ``row`` of population ``src`` (entries per job up to ``width``)."""
+def empty_state(A, width):
+    """State of a row with no entries (entries per job up to ``width``)."""
     njobs = A.job_res.shape[0]
     # np.empty and a fill: numba's np.zeros compiles two more kernels per array type.
     S = State(
@@ -42,7 +52,14 @@ def unpack_row(src, row, A, width):
     S.used[:] = 0
     S.owner[:] = False
     S.val[:] = 0.0
-    for j in range(njobs):
+    return S
+
+
+@inner
+def unpack_row(src, row, A, width):
+    """State of row ``row`` of population ``src`` (entries per job up to ``width``)."""
+    S = empty_state(A, width)
+    for j in range(A.job_res.shape[0]):
         s = src.off[row, j]
         k = src.off[row, j + 1] - s
         for q in range(k):

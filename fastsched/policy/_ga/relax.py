@@ -33,6 +33,7 @@ from fastsched.policy._ga.fitness import fair_term, fair_total, improves, job_va
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.local import (
     _EPS,
+    _base_fits,
     _best_transfer,
     _occupants,
     _settle,
@@ -79,25 +80,6 @@ def _pinned_state(A, width):
         if A.pinned[j]:
             _put_base(S, j, A)
     return S
-
-
-@leaf
-def _base_fits(S, j, A):
-    """Whether job ``j``'s base entries fit ``S`` as it stands (and its replica bounds)."""
-    b0 = A.base_off[j]
-    kb = A.base_off[j + 1] - b0
-    if kb == 0:
-        return False
-    reps = np.int64(0)
-    for q in range(b0, b0 + kb):
-        n = np.int64(A.base_node[q])
-        if kb > 1 and S.owner[n]:
-            return False
-        if node_capacity(A.job_res, A.node_res, S.used, j, n, A.max_rep[j]) < A.base_cnt[q]:
-            return False
-        reps += A.base_cnt[q]
-    lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
-    return lo <= reps <= A.max_rep[j]
 
 
 @inner

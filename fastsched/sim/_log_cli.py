@@ -3,40 +3,21 @@
 The ``simulate`` command hands a workload that is a production log (told by its first bytes, or
 ``--log-format``) to :func:`run_log`: the log is read once, each policy replays it as rigid jobs
 (:func:`~fastsched.sim.log_api.simulate_log`), and the summary (a table, or ``--json`` lines) and
-the per-job table (``--jobs``) are written as for any run.
+the per-job table (``--jobs``, :func:`~fastsched.sim.results.jobs.write_jobs`: one file per policy
+when several) are written as for any run.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import sys
+from pathlib import Path
 
-__all__ = ["add_log_arguments", "is_log_run", "run_log", "write_rigid_jobs", "RIGID_JOB_COLUMNS"]
-
-#: Columns of ``--jobs`` for a log replay (the per-job table's names; ``policy`` first when
-#: several policies share one file). ``final_gpus`` is the log's GPU count; ``epochs`` and
-#: ``final_batch_size`` do not exist for a rigid job and stay empty.
-RIGID_JOB_COLUMNS = (
-    "name",
-    "application",
-    "category",
-    "submit_s",
-    "first_start_s",
-    "finish_s",
-    "jct_s",
-    "wait_s",
-    "gpu_s",
-    "restarts",
-    "epochs",
-    "final_gpus",
-    "final_batch_size",
-)
+__all__ = ["add_log_arguments", "is_log_run", "run_log"]
 
 
 def add_log_arguments(parser, run) -> None:
-    """Add ``--log-format`` (and ``--jobs``, when the command has none yet) to ``simulate``'s parser.
+    """Add ``--log-format`` to ``simulate``'s parser.
 
     The command's function becomes :func:`run_log` for a log and ``run`` for anything else.
     """
@@ -45,8 +26,6 @@ def add_log_arguments(parser, run) -> None:
         choices=("philly", "helios", "pai", "slurm"),
         help="read WORKLOAD as a production log of this format (default: told by its first bytes)",
     )
-    if "--jobs" not in parser._option_string_actions:  # the per-job table may come from elsewhere
-        parser.add_argument("--jobs", metavar="FILE", help="write one row per job (CSV)")
 
     def run_any(args) -> int:
         return run_log(args) if is_log_run(args) else run(args)
@@ -67,26 +46,6 @@ def is_log_run(args) -> bool:
     except (ValueError, OSError):
         return False
     return True
-
-
-def _num(x):
-    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
-
-
-def write_rigid_jobs(results, path) -> None:
-    """Write the per-job table of rigid ``results`` to the CSV ``path`` (``policy`` first if several)."""
-    from fastsched._atomic import atomic_open
-
-    several = len(results) > 1
-    with atomic_open(path) as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow((["policy"] if several else []) + list(RIGID_JOB_COLUMNS))
-        for r in results:
-            for j, start, gpus in zip(r.jobs, r.first_start.tolist(), r.gpus.tolist(), strict=True):
-                wait = start - j.submission_time if math.isfinite(start) else None
-                row = [j.name, j.application, "rigid", j.submission_time, _num(start), _num(j.completion_time)]
-                row += [_num(j.jct), _num(wait), j.attained_service, j.num_restarts, "", gpus, ""]
-                w.writerow(([r.policy] if several else []) + row)
 
 
 def run_log(args) -> int:
@@ -115,9 +74,17 @@ def run_log(args) -> int:
     given = [f for f, v in flags.items() if v is not None]
     if given:
         raise ValueError(f"{', '.join(given)}: not for a production log (rigid jobs replayed event by event)")
+    from fastsched.sim._cli import jobs_path
     from fastsched.sim.inputs import preflight
 
-    for flag, path in (("--output", args.output), ("--jobs", getattr(args, "jobs", None))):
+    outputs = [("--output", args.output)]
+    if args.jobs:
+        from fastsched.sim.results.jobs import JOB_FORMATS
+
+        if Path(args.jobs).suffix.lower() not in JOB_FORMATS:
+            raise ValueError(f"--jobs {args.jobs}: the suffix picks the format: {', '.join(JOB_FORMATS)}")
+        outputs += [("--jobs", jobs_path(args.jobs, p, len(names) > 1)) for p in names]
+    for flag, path in outputs:
         if path:
             preflight.check_output_path(path, inputs=[args.workload], force=args.force, what=flag)
     from fastsched.sim._compare import comparison_table
@@ -144,6 +111,9 @@ def run_log(args) -> int:
         with atomic_open(args.output) as f:
             for r in results:
                 f.write(json.dumps({"summary": _json_ready(r.summary())}) + "\n")
-    if getattr(args, "jobs", None):
-        write_rigid_jobs(results, args.jobs)
+    if args.jobs:
+        from fastsched.sim.results.jobs import write_jobs
+
+        for p, r in zip(names, results, strict=True):
+            write_jobs(r, jobs_path(args.jobs, p, len(results) > 1))
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,25 @@ def test_the_summary_counts_waits_and_exact_fairness():
     assert s["avg_wait"] == pytest.approx((0 + 0 + 560) / 3)
     assert s["ftf_worst"] == pytest.approx((900 - 40) / 300)
     assert np.isclose(r.gpu_utilization, (4 * 600 + 2 * 60 + 8 * 300) / (900 * 8))
+
+
+def test_the_per_job_table_of_a_replay_takes_its_starts_and_gpus_and_keeps_fractional_times(tmp_path):
+    from fastsched.sim.results.jobs import job_rows, write_jobs
+
+    r = simulate_log(_jobs(), policy="fifo", nodes=2, gpus=4, speed=7.0)  # durations / 7: not whole seconds
+    rows = job_rows(r)
+    assert r.allocations.size == 0  # no rounds: the table cannot come from allocations
+    assert [row["first_start_s"] for row in rows] == r.first_start.tolist()
+    assert r.first_start[2] != int(r.first_start[2])  # c waits for a's 600/7 s, a fraction kept
+    assert [row["wait_s"] for row in rows] == (r.first_start - np.array([0.0, 30.0, 40.0])).tolist()
+    assert [row["final_gpus"] for row in rows] == [4, 2, 8]
+    assert {row["category"] for row in rows} == {"rigid"}
+    path = tmp_path / "jobs.csv"
+    write_jobs(r, path)
+    with open(path, newline="") as f:
+        back = list(csv.DictReader(f))
+    assert [float(b["finish_s"]) for b in back] == [j.completion_time for j in r.jobs]
+    pq = pytest.importorskip("pyarrow.parquet", reason="the Parquet table needs pyarrow")
+    write_jobs(r, tmp_path / "jobs.parquet")
+    table = pq.read_table(tmp_path / "jobs.parquet")
+    assert table.column("first_start_s").to_pylist() == r.first_start.tolist()

@@ -6,7 +6,9 @@ The table a researcher compares job by job with another simulator's: ``name``, `
 ``gpu_s`` (GPU-seconds held) and on a cluster of GPU types ``gpu_s_<type>`` per type,
 ``restarts``, ``epochs``, ``final_gpus`` (GPUs held in the job's last round with GPUs),
 ``final_gpu_type`` (typed clusters) and ``final_batch_size``. Seconds in the data; every
-column of a duration says ``_s``.
+column of a duration says ``_s``. A rigid-job replay (:class:`~fastsched.sim.results.rigid.RigidResult`)
+has no rounds: its first starts and GPUs are its own per-job fields, and its times are float seconds
+(written as whole numbers where they are).
 
 Files (:func:`write_jobs`): ``.csv``, its provenance on ``#`` comment lines before the header
 (``pandas.read_csv(path, comment="#")``), or ``.parquet`` (needs pyarrow), its provenance in the
@@ -56,10 +58,22 @@ def job_columns(result) -> list:
     return [*head, "gpu_s", *typed, *tail]
 
 
+def _event_driven(result) -> bool:
+    """Tell whether ``result`` is a rigid-job replay: no rounds, float times, first starts and GPUs of its own."""
+    from fastsched.sim.results.rigid import RigidResult
+
+    return isinstance(result, RigidResult)
+
+
 def _first_and_final(result):
     """Per job: the time it first held GPUs, and the GPUs it held in its last round with GPUs."""
-    alloc = result.allocations
     n = len(result.jobs)
+    if _event_driven(result):  # its allocations stay empty: each job ran once on its recorded GPUs
+        started = np.isfinite(result.first_start).tolist()
+        first = [t if s else None for t, s in zip(result.first_start.tolist(), started, strict=True)]
+        final = [g if s else 0 for g, s in zip(result.gpus.tolist(), started, strict=True)]
+        return first, final
+    alloc = result.allocations
     first = [None] * n
     final = [0] * n
     if alloc.size == 0 or alloc.shape[0] != result.times.size:
@@ -90,6 +104,7 @@ def job_rows(result) -> list:
     (2, 256, True)
     """
     first, final = _first_and_final(result)
+    sec = float if _event_driven(result) else int  # rounds fall on whole seconds; events need not
     types = _types(result)
     typed = bool(types)
     rows = []
@@ -99,11 +114,11 @@ def job_rows(result) -> list:
             "name": j.name,
             "application": j.application,
             "category": getattr(j, "category", None),
-            "submit_s": int(j.submission_time),
+            "submit_s": sec(j.submission_time),
             "first_start_s": first[i],
-            "finish_s": None if j.completion_time is None else int(j.completion_time),
+            "finish_s": None if j.completion_time is None else sec(j.completion_time),
             "jct_s": j.jct,
-            "wait_s": None if first[i] is None else first[i] - int(j.submission_time),
+            "wait_s": None if first[i] is None else first[i] - sec(j.submission_time),
             "gpu_s": float(j.attained_service),
         }
         for t in types:
@@ -139,12 +154,17 @@ def _csv_text(result, provenance) -> str:
     return buf.getvalue()
 
 
+def _int_times(result) -> tuple:
+    """Return the time columns held as integers: all for rounds (whole seconds), none for events."""
+    return () if _event_driven(result) else ("submit_s", "first_start_s", "finish_s", "wait_s")
+
+
 def _arrow_table(result, provenance):
     import pyarrow as pa
 
     columns = job_columns(result)
     rows = job_rows(result)
-    ints = {"submit_s", "first_start_s", "finish_s", "wait_s", "restarts", "epochs", "final_gpus", "final_batch_size"}
+    ints = {*_int_times(result), "restarts", "epochs", "final_gpus", "final_batch_size"}
     strings = {"name", "application", "category", "final_gpu_type"}
     arrays = {}
     for c in columns:
@@ -225,7 +245,7 @@ def jobs_frame(result):
     """Return the per-job table of ``result`` as a pandas DataFrame (one row per job, see :func:`job_rows`).
 
     Integer columns that may be empty (``first_start_s``, ``finish_s``, ``wait_s``) use pandas'
-    nullable ``Int64``. ``frame.attrs["provenance"]`` holds the result's provenance, if any.
+    nullable ``Int64`` (a rigid-job replay's times stay float). ``frame.attrs["provenance"]`` holds the result's provenance, if any.
 
     Raises
     ------
@@ -242,7 +262,7 @@ def jobs_frame(result):
     """
     pd = _pandas()
     frame = pd.DataFrame(job_rows(result), columns=job_columns(result))
-    for c in ("submit_s", "first_start_s", "finish_s", "wait_s", "restarts", "epochs", "final_gpus"):
+    for c in (*_int_times(result), "restarts", "epochs", "final_gpus"):
         frame[c] = frame[c].astype("Int64")
     frame["final_batch_size"] = frame["final_batch_size"].astype("Int64")
     if getattr(result, "provenance", None) is not None:

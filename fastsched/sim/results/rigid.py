@@ -131,6 +131,7 @@ def rigid_result(names, submit, run_s, gpus, run, policy, config, *, application
             num_restarts=int(r),
             attained_service=float(a),
             epochs=0,
+            category="rigid",
         )
         for nm, s, f, r, a in zip(
             names, np.asarray(submit, np.float64).tolist(), finish.tolist(), run.restarts.tolist(),

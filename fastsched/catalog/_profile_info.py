@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fastsched._atomic import atomic_open
 from fastsched.catalog.models import ModelSpec
-from fastsched.catalog.oracle import HOST_BOUND_RATIO, host_share
+from fastsched.catalog.oracle import HOST_BOUND_RATIO, flat_efficiency, host_share
 
 __all__ = ["PROFILE_INFO", "read_profile_info"]
 
@@ -27,7 +27,9 @@ def _type_info(app, mode: str, bs) -> dict:
     share = bs.host_share if bs is not None and math.isfinite(bs.host_share) else None
     if share is None:  # a datasheet type, or a drawn bootstrap (uncertainty bands) that did not measure it
         share = host_share(app.model, app.gpu, efficiency=app.efficiency, floor_s=app.floor, adjust=app.adjust)
-    out = {"gpu": app.gpu.name, "mode": mode, "efficiency": app.efficiency, "floor_s": app.floor or 0.0,
+    # efficiency: the flat share of the peaks the type is priced at; null: the GEMM model
+    eff = flat_efficiency(app.model, app.gpu, app.efficiency)
+    out = {"gpu": app.gpu.name, "mode": mode, "efficiency": eff, "floor_s": app.floor or 0.0,
            "host_share": share, "low_confidence": bool(share >= HOST_BOUND_RATIO)}  # fmt: skip
     if app.adjust is not None:
         out["adjust"] = app.adjust._asdict()

@@ -88,8 +88,9 @@ class Bootstrap(NamedTuple):
         Fitted host time (or floor) over GPU time at the largest batch one GPU holds.
     low_confidence : bool
         ``host_share >= HOST_BOUND_RATIO``.
-    efficiency : float
-        The datasheet efficiency the multipliers are relative to.
+    efficiency : float or None
+        The datasheet efficiency the multipliers are relative to (``None``: the oracle's
+        default pricing, :func:`~fastsched.catalog.oracle.flat_efficiency`).
 
     Examples
     --------
@@ -106,7 +107,7 @@ class Bootstrap(NamedTuple):
     fit_error: float
     host_share: float
     low_confidence: bool
-    efficiency: float = DEFAULT_EFFICIENCY
+    efficiency: float | None = DEFAULT_EFFICIENCY
 
 
 def _check_rows(one_gpu, node_row):
@@ -315,17 +316,12 @@ def bootstrap_from_traces(app_dir, gpu_types, *, model=None, node_row=True, cata
     >>> round(fits["aws"].floor_s, 3), fits["aws"].node_row is not None
     (0.2, True)
     """
-    from fastsched.catalog.profile import _calibration_model  # deferred: profile imports this module
+    from fastsched.catalog.profile import _calibration_model, _measured_files  # deferred: profile imports this module
 
     app_dir = Path(app_dir)
     m = _calibration_model(app_dir, model)
     out = {}
-    for t in gpu_types:
-        name = gcat.trace_name(t, catalog)
-        path = app_dir / f"placements-{name}.csv"
-        if not path.is_file():
-            continue
-        g = gcat.gpu_type(t, catalog)
+    for name, g, path in _measured_files(app_dir, gpu_types, catalog):
         one, full = bootstrap_rows(path, g.gpus_per_node)
         out[name] = fit_bootstrap(m, g, one, full if node_row else None)
     return out

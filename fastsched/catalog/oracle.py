@@ -54,8 +54,8 @@ and are arguments to override for other stacks (``benchmarks/results/oracle.md``
 
 Models too large for data parallelism (a decoder whose state does not fit one GPU) are priced
 by the cost model's strategy search instead: the best (tensor, pipeline, data, schedule, ZeRO)
-plan on the placement's GPUs, with the data-parallel communication as the sync time. At the
-default efficiency the search prices each matrix multiply by its shape with the GPU type's
+plan on the placement's GPUs, with the data-parallel communication as the sync time. Without an
+efficiency (the default) the search prices each matrix multiply by its shape with the GPU type's
 constants (:meth:`fastsched.costmodel.Cluster.from_gpu` without an efficiency, the model held
 against published training runs in ``benchmarks/results/costmodel.md``); an efficiency given
 (or calibrated) prices every FLOP at that share of the datasheet peak instead.
@@ -86,6 +86,7 @@ __all__ = [
     "StepAdjust",
     "host_share",
     "HOST_BOUND_RATIO",
+    "flat_efficiency",
 ]
 
 #: Fraction of the datasheet compute and memory peaks reached without calibration.
@@ -319,6 +320,31 @@ def max_local_bsz(model, gpu, catalog=None) -> int:
     return _max_dp_batch(m, g)
 
 
+def _searched(m: ModelSpec, g: GpuType) -> bool:
+    """Whether the strategy search prices ``m`` on ``g`` (a decoder whose state does not fit one GPU)."""
+    return m.transformer is not None and _max_dp_batch(m, g) < 1
+
+
+def flat_efficiency(model, gpu, efficiency=None, catalog=None):
+    """Return the share of the peaks every FLOP of ``model`` on ``gpu`` is priced at (``None``: the GEMM model).
+
+    ``efficiency=None`` (the default of :func:`step_time`) is :data:`DEFAULT_EFFICIENCY` for a
+    data-parallel model and, for a decoder the strategy search prices, the GEMM model (each
+    matrix multiply by its shape, :meth:`fastsched.costmodel.Cluster.from_gpu` without an
+    efficiency), which has no one share; an efficiency given is used as given.
+
+    Examples
+    --------
+    >>> flat_efficiency("cifar10", "h100"), flat_efficiency("gpt-6.7b", "h100")
+    (0.4, None)
+    >>> flat_efficiency("gpt-6.7b", "h100", 0.4)  # given: a flat share of the peak, every FLOP
+    0.4
+    """
+    if efficiency is not None:
+        return _check_eff("efficiency", efficiency, 4.0)
+    return None if _searched(*_resolve(model, gpu, catalog)) else DEFAULT_EFFICIENCY
+
+
 def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficiency=None,
               host_s_per_kernel=None, overlap=None, floor_s=None, adjust=None, catalog=None) -> StepTime:  # fmt: skip
     """Predicted ``(step, sync)`` seconds of ``model`` on ``placement`` GPUs of type ``gpu``.
@@ -335,7 +361,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
         least one sample) over its (tensor, pipeline, data) plan, so there a fraction below 1
         is allowed: two GPUs sharing one sequence are ``local_bsz=0.5``.
     efficiency : float, optional
-        Fraction of the compute and memory peaks reached (default :data:`DEFAULT_EFFICIENCY`).
+        Fraction of the compute and memory peaks reached (default :data:`DEFAULT_EFFICIENCY`;
+        a model priced by the strategy search: the GEMM model, see :func:`flat_efficiency`).
     link_efficiency : float
         Fraction of the link bandwidths an all-reduce reaches (default :data:`LINK_EFFICIENCY`).
     host_s_per_kernel : float, optional
@@ -376,7 +403,7 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     link_eff = _check_eff("link_efficiency", LINK_EFFICIENCY if link_efficiency is None else link_efficiency)
     b = np.asarray(local_bsz, dtype=np.float64)
-    hybrid = m.transformer is not None and _max_dp_batch(m, g) < 1
+    hybrid = _searched(m, g)
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
         rule = "> 0 (with local_bsz x GPUs >= 1)" if hybrid else ">= 1"
         raise ValueError(f"local_bsz must be {rule}, got {local_bsz!r}")
@@ -385,7 +412,8 @@ def step_time(model, gpu, placement, local_bsz, *, efficiency=None, link_efficie
     if not hybrid and np.any(b < 1):
         raise ValueError(f"local_bsz must be >= 1, got {local_bsz!r}")
     if hybrid:
-        out = np.array([_hybrid_time(m, g, p, float(x), eff) for x in b.ravel()]).reshape(b.shape + (2,))
+        search_eff = None if efficiency is None else eff  # None: the GEMM model
+        out = np.array([_hybrid_time(m, g, p, float(x), search_eff) for x in b.ravel()]).reshape(b.shape + (2,))
         step, sync = out[..., 0], out[..., 1]
         if adjust is not None:
             step = (step - sync) * adjust.gpu_scale + sync
@@ -415,7 +443,7 @@ def host_share(model, gpu, local_bsz=None, *, efficiency=None, floor_s=None, adj
     True
     """
     m, g = _resolve(model, gpu, catalog)
-    if m.transformer is not None and _max_dp_batch(m, g) < 1:
+    if _searched(m, g):
         return 0.0
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     adjust = _check_adjust(adjust)
@@ -431,7 +459,7 @@ _HYBRID_MEMO: dict = {}
 
 
 def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
-    """Best strategy-search plan for ``sum(p) x b`` sequences: ``(step, dp comm)`` seconds."""
+    """Best strategy-search plan for ``sum(p) x b`` sequences: ``(step, dp comm)`` seconds (``eff`` None: the GEMM model)."""
     n = sum(p)
     batch = int(round(n * b))
     key = (m.transformer, g, max(p), n, batch, eff)
@@ -444,9 +472,9 @@ def _hybrid_time(m: ModelSpec, g: GpuType, p, b, eff):
         layers, hidden, heads, seq, vocab, dtype_bytes = m.transformer
         t = Transformer(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, global_batch=batch,
                         dtype_bytes=dtype_bytes)  # fmt: skip
-        # The default efficiency prices the GEMMs by their shapes with the type's constants (the
-        # model held against published runs); any other value is a flat share of the peak.
-        c = Cluster.from_gpu(g, gpus=n, gpus_per_node=max(p), efficiency=None if eff == DEFAULT_EFFICIENCY else eff)
+        # No efficiency: the GEMMs priced by their shapes with the type's constants (the model
+        # held against published runs); an efficiency given: a flat share of the peak.
+        c = Cluster.from_gpu(g, gpus=n, gpus_per_node=max(p), efficiency=eff)
         try:
             best = search(t, c).best
         except ValueError as exc:

@@ -22,13 +22,13 @@ from fastsched.catalog import gpus as gcat
 from fastsched.catalog._profile_info import PROFILE_INFO, _type_info, _write_info, read_profile_info
 from fastsched.catalog.models import ModelSpec, check_model, model_spec
 from fastsched.catalog.oracle import (
-    DEFAULT_EFFICIENCY,
     Calibration,
     StepAdjust,
     _check_adjust,
     _check_eff,
     _check_floor,
     _check_overlap,
+    _searched,
     calibrate,
     calibrate_floors,
     max_local_bsz,
@@ -55,16 +55,19 @@ __all__ = [
 class OracleType(NamedTuple):
     """One model on one GPU type as the oracle prices it (see :func:`oracle_type`).
 
+    ``efficiency`` is ``None`` where none was given: the oracle's default pricing
+    (:func:`~fastsched.catalog.oracle.flat_efficiency`).
+
     Examples
     --------
     >>> t = oracle_type("cifar10", "t4")
-    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor, t.adjust
-    ('t4', True, None, None)
+    >>> t.gpu.name, t.min_local_bsz <= 128 <= t.max_local_bsz, t.floor, t.adjust, t.efficiency
+    ('t4', True, None, None, None)
     """
 
     model: ModelSpec
     gpu: gcat.GpuType
-    efficiency: float
+    efficiency: float | None
     overlap: float | None
     floor: float | None
     min_local_bsz: int
@@ -97,7 +100,7 @@ def oracle_type(model, gpu, *, efficiency=None, overlap=None, floor=None, adjust
     # The settings are checked here, by name: a decoder's failed first pricing below would
     # otherwise be reported as "no plan holds the model", and overlap is priced only on a
     # distributed placement, rounds into a simulation.
-    eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
+    eff = None if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     if overlap is not None:
         _check_overlap(overlap)
     if floor is not None:
@@ -288,6 +291,15 @@ def _calibration_model(app_dir: Path, model) -> ModelSpec:
         raise ValueError(f"calibration trace folder {app_dir}: its name is the application, {exc}") from None
 
 
+def _measured_files(app_dir: Path, gpu_types, catalog):
+    """``(trace name, GpuType, path)`` of each of ``gpu_types`` with a measured ``placements-<type>.csv`` in ``app_dir``."""
+    for t in gpu_types:
+        name = gcat.trace_name(t, catalog)
+        path = app_dir / f"placements-{name}.csv"
+        if path.is_file():
+            yield name, gcat.gpu_type(t, catalog), path
+
+
 def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> dict:
     """Fit one efficiency per GPU type from an application's measured ``placements-<type>.csv``.
 
@@ -314,15 +326,10 @@ def calibrate_from_traces(app_dir, gpu_types, *, model=None, catalog=None) -> di
     """
     app_dir = Path(app_dir)
     m = _calibration_model(app_dir, model)
-    out = {}
-    for t in gpu_types:
-        name = gcat.trace_name(t, catalog)
-        path = app_dir / f"placements-{name}.csv"
-        if not path.is_file():
-            continue
-        rows = [(p, b, st) for p, b, st, _ in _read_rows(path)]
-        out[name] = calibrate(m, gcat.gpu_type(t, catalog), rows)
-    return out
+    return {
+        name: calibrate(m, g, [(p, b, st) for p, b, st, _ in _read_rows(path)])
+        for name, g, path in _measured_files(app_dir, gpu_types, catalog)
+    }
 
 
 def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=None, catalog=None) -> Calibration:
@@ -344,12 +351,9 @@ def calibrate_floors_from_traces(app_dir, gpu_types, *, model=None, efficiency=N
     app_dir = Path(app_dir)
     m = _calibration_model(app_dir, model)
     rows, types = {}, {}
-    for t in gpu_types:
-        name = gcat.trace_name(t, catalog)
-        path = app_dir / f"placements-{name}.csv"
-        if path.is_file():
-            rows[name] = [(p, b, st) for p, b, st, _ in _read_rows(path)]
-            types[name] = gcat.gpu_type(t, catalog)
+    for name, g, path in _measured_files(app_dir, gpu_types, catalog):
+        rows[name] = [(p, b, st) for p, b, st, _ in _read_rows(path)]
+        types[name] = g
     if not rows:
         raise ValueError(f"{app_dir}: no placements-<type>.csv of {list(gpu_types)}")
     c = calibrate_floors(m, {types[n]: r for n, r in rows.items()}, efficiency=efficiency)
@@ -449,13 +453,9 @@ def write_profile(
     info = {}
     for t, name in zip(gpu_types, names, strict=True):
         g = gcat.gpu_type(t, catalog)
-        bs = bootstraps.get(name, bootstraps.get(g.name))
-        eff = efficiencies.get(name, efficiencies.get(g.name)) if bs is None else bs.efficiency
-        floor = floors.get(name, floors.get(g.name)) if bs is None else bs.floor_s
-        app = oracle_type(m, g, efficiency=eff, overlap=overlap, floor=floor,
-                          adjust=None if bs is None else bs.adjust)  # fmt: skip
-        info[name] = _type_info(app, "bootstrap" if bs is not None else ("calibrated" if eff is not None else
-                                                                         "datasheet"), bs)  # fmt: skip
+        mode, eff, floor, adjust, bs = _type_settings(name, g, efficiencies, floors, bootstraps)
+        app = oracle_type(m, g, efficiency=eff, overlap=overlap, floor=floor, adjust=adjust)
+        info[name] = _type_info(app, mode, bs)
         first = first or app
         files += _type_files(m, g, app, folder / f"placements-{name}.csv", folder / f"scalability-{name}.csv",
                              overlap, max_nodes)  # fmt: skip
@@ -480,9 +480,22 @@ def write_profile(
     return [path for path, _, _ in files]
 
 
+def _type_settings(name, g, efficiencies, floors, bootstraps) -> tuple:
+    """``(mode, efficiency, floor, adjust, bootstrap)`` of type ``g`` (trace name ``name``) as :func:`write_profile` prices it.
+
+    A bootstrap of the type gives all of it; else the efficiency and floor given for the type
+    (``None``: the oracle's defaults). Each dict is looked up by trace name, then catalogue name.
+    """
+    bs = bootstraps.get(name, bootstraps.get(g.name))
+    if bs is not None:
+        return "bootstrap", bs.efficiency, bs.floor_s, bs.adjust, bs
+    eff = efficiencies.get(name, efficiencies.get(g.name))
+    return ("calibrated" if eff is not None else "datasheet"), eff, floors.get(name, floors.get(g.name)), None, None
+
+
 def _type_files(m, g, app, placements_path, scalability_path, overlap, max_nodes):
     """Price ``m`` on GPU type ``g``: the placements and scalability files as ``(path, header, rows)``."""
-    hybrid = m.transformer is not None and max_local_bsz(m, g) < 1
+    hybrid = _searched(m, g)
     if hybrid:  # strategy search per point: powers of two, placements that fit no plan skipped
         grid = np.array([2**i for i in range(7) if 2**i <= app.max_local_bsz], dtype=np.float64)
     else:

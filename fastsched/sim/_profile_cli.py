@@ -77,7 +77,9 @@ def run(args) -> int:
     from fastsched.catalog.models import check_model, load_model_spec, model_spec
 
     # The catalogue's profile writer needs numpy only: no simulator, no numba.
+    from fastsched.catalog.oracle import flat_efficiency
     from fastsched.catalog.profile import (
+        _type_settings,
         calibrate_from_traces,
         min_gpus,
         oracle_type,
@@ -139,8 +141,8 @@ def run(args) -> int:
         gpu_hours = []
         for t, n in zip(types, names, strict=True):
             g = gcat.gpu_type(t, catalog)
-            bs = boots.get(n)
-            app = oracle_type(model, g, efficiency=effs.get(n), floor=bs and bs.floor_s, adjust=bs and bs.adjust)
+            _, eff, floor, adjust, bs = _type_settings(n, g, effs, {}, boots)  # as write_profile priced it
+            app = oracle_type(model, g, efficiency=eff, floor=floor, adjust=adjust)
             try:  # one GPU at its largest batch; a model too large for one GPU: one node, one sample each
                 step, _ = priced(app, (1,), app.max_local_bsz)
                 rate = app.max_local_bsz / step
@@ -154,8 +156,9 @@ def run(args) -> int:
             src = " (fit)" if args.calibrate and n in effs else (" (bootstrap)" if bs else "")
             src += " low confidence" if n in low else ""
             gpu_hours.append((samples / rate / 3600.0, gcat.canonical_name(t, catalog)))
+            flat = flat_efficiency(app.model, app.gpu, app.efficiency)  # None: each GEMM priced by its shape
             print(
-                f"{gcat.canonical_name(t, catalog):>16} {n:>12} {app.efficiency:>10.3f}{src} "
+                f"{gcat.canonical_name(t, catalog):>16} {n:>12} {'gemm' if flat is None else f'{flat:.3f}':>10}{src} "
                 f"{app.max_local_bsz:>13d} {rate:>18.1f} {gpu_hours[-1][0]:>14,.1f}"
             )
         _warn_long(model, gpu_hours)

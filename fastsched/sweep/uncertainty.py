@@ -144,10 +144,9 @@ def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_z: dict, s
 
 def _as_bootstrap(adjust, floor, efficiency):
     from fastsched.catalog.bootstrap import Bootstrap
-    from fastsched.catalog.oracle import DEFAULT_EFFICIENCY
 
-    eff = DEFAULT_EFFICIENCY if efficiency is None else efficiency
-    return Bootstrap(adjust, floor, 0, None, float("nan"), float("nan"), False, eff)
+    # efficiency None (profile.json's null): the oracle's default pricing, the GEMM model of a searched decoder
+    return Bootstrap(adjust, floor, 0, None, float("nan"), float("nan"), False, efficiency)
 
 
 def _profiled_apps(profiles: Path, apps) -> dict:

@@ -44,7 +44,9 @@ class OracleApplication(Application):
     gpu : str or GpuType
         GPU type (name or alias).
     efficiency : float, optional
-        The type's efficiency (default :data:`fastsched.catalog.DEFAULT_EFFICIENCY`).
+        The type's efficiency (default :data:`fastsched.catalog.DEFAULT_EFFICIENCY`; a decoder
+        the strategy search prices: the GEMM model, :func:`fastsched.catalog.oracle.flat_efficiency`).
+        The attribute ``efficiency`` keeps what was given (``None``: the default).
     noise_scale : (float, float), optional
         Gradient-noise scale at the start and end of training (default: the model's).
     max_epochs : int, optional

@@ -10,6 +10,9 @@ sweep spec's are); the command names which of its options are paths (``parser.co
 Every key and value is checked as the flag's own value would be, and a refusal names the file
 and the key.
 
+It also holds the refusal helpers of argparse options that the command line's parser
+(:mod:`fastsched.cli`) shares with it: :func:`did_you_mean`, :func:`invalid_choice`, :func:`flag_of`.
+
 A base module: it imports nothing of fastsched but the settings-file reader.
 """
 
@@ -21,7 +24,46 @@ from pathlib import Path
 
 from fastsched._datafile import read_data_file
 
-__all__ = ["config_path", "config_defaults"]
+__all__ = ["config_path", "config_defaults", "did_you_mean", "invalid_choice", "flag_of"]
+
+
+def did_you_mean(word, choices) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the choice closest to ``word`` (:mod:`difflib`), or ``""``.
+
+    The one hint of the command line's refusals of a name: a flag, a choice, a config file's key.
+
+    Examples
+    --------
+    >>> did_you_mean("siaa", ["sia", "pollux"]), did_you_mean("zzz", ["sia"])
+    (" (did you mean 'sia'?)", '')
+    """
+    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def invalid_choice(value, choices) -> str:
+    """Return the refusal of a value outside an option's ``choices``: the closest one, then all of them.
+
+    Examples
+    --------
+    >>> invalid_choice("siaa", ["default", "sia"])
+    "invalid choice 'siaa' (did you mean 'sia'?); choose from default, sia"
+    """
+    return f"invalid choice {value!r}{did_you_mean(value, choices)}; choose from {', '.join(map(str, choices))}"
+
+
+def flag_of(action) -> str | None:
+    """Return an argparse action's long flag (``--max-time``), or ``None`` (a positional, a short flag only).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> flag_of(p.add_argument("-q", "--quiet", action="store_true")), flag_of(p.add_argument("workload"))
+    ('--quiet', None)
+    """
+    long = [o for o in action.option_strings if o.startswith("--")]
+    return long[0] if long else None
 
 
 def config_path(args) -> str | None:
@@ -59,8 +101,7 @@ def _options(parser) -> dict:
 
 
 def _flag(action) -> str:
-    long = [o for o in action.option_strings if o.startswith("--")]
-    return long[0] if long else action.dest
+    return flag_of(action) or action.dest
 
 
 def _value(action, key, value, base: Path, paths):
@@ -92,9 +133,7 @@ def _value(action, key, value, base: Path, paths):
     elif not isinstance(value, str):
         value = str(value)
     if action.choices is not None and value not in action.choices:
-        near = difflib.get_close_matches(str(value), [str(c) for c in action.choices], n=1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise ValueError(f"{key}: invalid choice {value!r}{hint}; choose from {', '.join(map(str, action.choices))}")
+        raise ValueError(f"{key}: {invalid_choice(value, action.choices)}")
     if action.dest in paths and isinstance(value, str):
         p = Path(value).expanduser()
         looks_like_file = action.dest != "cluster" or p.suffix.lower() in (".toml", ".json")
@@ -154,8 +193,7 @@ def config_defaults(parser, path) -> dict:
         name = str(key).replace("-", "_")
         action = options.get(name)
         if action is None:
-            near = difflib.get_close_matches(name, list(options), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            hint = did_you_mean(name, options)
             known = ", ".join(sorted(k.replace("_", "-") for k in options))
             raise ValueError(f"{path}: unknown key {key!r}{hint}; the keys are the options' names: {known}")
         if action.dest in out:

@@ -61,14 +61,6 @@ def _names_config(args) -> bool:
     return any(a == "--config" or str(a).startswith("--config=") for a in args)
 
 
-def _close(word, choices) -> str:
-    """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (difflib), or ``""``."""
-    import difflib
-
-    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean {near[0]!r}?)" if near else ""
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with the command line's error style: one line ``PROG: error: ...``, no usage block.
 
@@ -78,6 +70,8 @@ class _Parser(argparse.ArgumentParser):
     """
 
     def error(self, message):
+        from fastsched._config_args import invalid_choice  # an error's path only: the parser stays light
+
         message = str(message)
         m = re.match(r"argument ([^:]+): (.*)", message, re.S)
         if m is not None:
@@ -90,8 +84,7 @@ class _Parser(argparse.ArgumentParser):
             if choice is not None:
                 action = next((a for a in self._actions if flag in (*a.option_strings, a.metavar, a.dest)), None)
                 if action is not None and action.choices is not None:
-                    what = f"invalid choice {choice.group(1)!r}{_close(choice.group(1), action.choices)}"
-                    what += f"; choose from {', '.join(map(str, action.choices))}"
+                    what = invalid_choice(choice.group(1), action.choices)
             is_command = any(isinstance(a, argparse._SubParsersAction) and a.metavar == flag for a in self._actions)
             message = f"unknown command: {what.removeprefix('invalid choice ')}" if is_command else f"{flag}: {what}"
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())}\n")
@@ -111,8 +104,10 @@ class _Parser(argparse.ArgumentParser):
 
     def unrecognized(self, extra) -> None:
         """Refuse arguments no option takes, naming the closest option of this command."""
+        from fastsched._config_args import did_you_mean
+
         options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-        words = [f"{w}{_close(w.split('=')[0], options) if w.startswith('-') else ''}" for w in extra]
+        words = [f"{w}{did_you_mean(w.split('=')[0], options) if w.startswith('-') else ''}" for w in extra]
         what = "unrecognized argument" if len(extra) == 1 else "unrecognized arguments"
         self.error(f"{what}: {' '.join(words)}")
 
@@ -196,11 +191,6 @@ _PHRASES = (
 )
 
 
-def _flag_of(action) -> str | None:
-    long = [o for o in action.option_strings if o.startswith("--")]
-    return long[0] if long else None
-
-
 def _cli_wording(message: str, parser, args) -> str:
     """Rewrite a Python argument's name in an error message as the flag the user typed.
 
@@ -218,6 +208,8 @@ def _cli_wording(message: str, parser, args) -> str:
     >>> _cli_wording("needs per-type traces: pass traces= (a folder)", args._commands["plan"], args)
     'needs per-type traces: pass --traces DIR (a folder)'
     """
+    from fastsched._config_args import flag_of
+
     for pattern, text in _PHRASES:
         message = pattern.sub(text, message)
     if parser is None:
@@ -226,7 +218,7 @@ def _cli_wording(message: str, parser, args) -> str:
     if m is not None:
         dest = m.group(1).rsplit(".", 1)[-1]
         for action in parser._actions:
-            flag = _flag_of(action)
+            flag = flag_of(action)
             given = getattr(args, action.dest, None) not in (None, action.default)
             if action.dest == dest and flag is not None and given:
                 return flag + message[m.end() :]

@@ -234,20 +234,16 @@ def simulate(
     >>> [(job.name, job.jct) for job in result.jobs]
     [('a', 4190.0), ('b', 114.0)]
     """
+    args = dict(locals())  # the arguments as given: progress and resolve_study's, name for name
     if is_log(workload):  # a production log: rigid jobs, event by event (fastsched.sim.log_api)
-        return _replay_log(workload, locals())
-    study = resolve_study(
-        workload, traces=traces, applications=applications, policy=policy, nodes=nodes, gpus=gpus,
-        interval=interval, interference=interference, max_nodes=max_nodes, seed=seed, preset=preset,
-        policy_options=policy_options, output=output, max_time=max_time, cluster=cluster,
-        cap_replicas=cap_replicas, scale=scale,
-    )  # fmt: skip
-    call = python_call(
-        "simulate", workload=workload, traces=traces, applications=None if applications is None else sorted(applications),
-        policy=getattr(policy, "name", policy), nodes=nodes, gpus=gpus, interval=interval, interference=interference,
-        max_nodes=max_nodes, seed=seed, preset=preset, policy_options=policy_options, max_time=max_time,
-        cluster=None if cluster is None else str(cluster), cap_replicas=cap_replicas or None, scale=scale,
-    )  # fmt: skip
+        return _replay_log(workload, args)
+    del args["progress"]
+    study = resolve_study(**args)
+    # The call for the provenance, in the signature's order: objects by name, output left out.
+    shown = {"applications": None if applications is None else sorted(applications), "output": None,
+             "policy": getattr(policy, "name", policy), "cluster": None if cluster is None else str(cluster),
+             "cap_replicas": cap_replicas or None}  # fmt: skip
+    call = python_call("simulate", **{**args, **shown})
     progress, own_bar = progress_callback(progress)
     wjobs = _inputs(study)
     apps, spec = _truth(study, wjobs)

@@ -490,6 +490,9 @@ def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
                           None if spec is None else set(spec.types))  # fmt: skip
     if low:  # only then: the summaries of runs on measured traces stay as they were
         config["low_confidence"] = low
+    extra = study.policy.run_summary() if hasattr(study.policy, "run_summary") else {}
+    if not isinstance(extra, dict) or not all(isinstance(k, str) for k in extra):
+        raise TypeError(f"policy {study.policy.name}: run_summary() must return a dict with str keys, got {extra!r}")
     if spec is not None:
         config["cluster"] = str(spec)
         config["gpus_by_type"] = dict(spec.gpus_by_type)
@@ -525,4 +528,9 @@ def _result(study, wjobs, jobs, spec, cluster, run) -> SimulationResult:
         used_gpus_by_type=run.used_gpus_by_type,
     )
     result.isolated_jct = result_isolated_jcts(jobs, result, spec)  # finish-time fairness's denominator
+    if extra:  # only then: the summaries of default runs stay as they were
+        clash = sorted(set(extra) & set(result.summary()))
+        if clash:
+            raise ValueError(f"policy {study.policy.name}: run_summary() keys {clash} are the summary's own")
+        result.config.update(extra)
     return result

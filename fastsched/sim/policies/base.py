@@ -367,3 +367,17 @@ class SimPolicy:
     def desired_nodes(self):
         """Cluster size the policy asks for (autoscaling), or ``None``."""
         return None
+
+    def run_summary(self) -> dict:
+        """Figures of the policy's own about the run, added to the result's summary (default: none).
+
+        The simulator calls it once, after the last round. A policy returns figures only where
+        an option it was given makes them meaningful, so that the summaries of default runs
+        stay as they were; the keys must not be the summary's own.
+
+        Examples
+        --------
+        >>> SimPolicy().run_summary()
+        {}
+        """
+        return {}

@@ -110,7 +110,8 @@ class SiaPolicy(SimPolicy):
         (thousands of GPUs) pass one, such as 1.5, to bound the slowest rounds.
         A round stopped by it keeps the best choice found, or the last round's choice where that
         is still feasible and better; :attr:`solver_stats` counts such rounds and their worst
-        gap. Rounds solved by the dynamic program (small clusters) never reach it.
+        gap, and the run's summary reports them (:meth:`run_summary`). Rounds solved by the
+        dynamic program (small clusters) never reach it.
 
     Examples
     --------
@@ -482,6 +483,16 @@ class SiaPolicy(SimPolicy):
         self._last_solve = None if report.limited else (problem, chosen)
         self._last_want = {jobs[problem.job[k]].name: columns[column[k]] for k in np.flatnonzero(chosen)}
         return chosen
+
+    def run_summary(self) -> dict:
+        """With a ``time_limit``: :attr:`solver_stats` as ``solver_rounds``, ``solver_limited``, ``solver_worst_gap``.
+
+        Examples
+        --------
+        >>> SiaPolicy(time_limit=1.0).run_summary()
+        {'solver_rounds': 0, 'solver_limited': 0, 'solver_worst_gap': 0.0}
+        """
+        return {} if self.time_limit is None else {f"solver_{k}": v for k, v in self.solver_stats.items()}
 
     def round_program(self, now, jobs, allocations):
         """Build the round's configurations and its integer program (see the module docstring).

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastsched.sim import simulate
-from fastsched.sim.policies import SiaPolicy
-from fastsched.sim.policies import FifoPolicy
+from fastsched.sim.policies import FifoPolicy, SiaPolicy
 from tests.sim.two_types import toy_workload
 
 from .test_policies_hetero import CLUSTER

@@ -31,6 +31,8 @@ def register(subparsers) -> None:
             "decoder-only transformer jobs of the catalogue (gpt-125m ... gpt-13b), which simulate runs on catalogue "
             "GPU types through the cost model's oracle. Same seed, same workload."
         ),
+        epilog="To sample a workload from a production log (Philly, Helios, PAI, Slurm), the way the Pollux and "
+        "Sia workloads were built: fastsched workload from-log LOG --sample N --map RULE (see its --help).",
     )
     p.add_argument("out", help="the workload CSV to write (with --seeds: OUT-s<seed>.csv for each seed)")
     p.add_argument("--mix", metavar="SOURCE", help="builtin (default), a workload CSV, or a folder of workload CSVs")

@@ -54,3 +54,12 @@ def test_from_log_rate_absolute_window_and_bad_flags(tmp_path):
     args = _parse(["workload", "from-log", str(log), "--sample", "5", "--window", "2-10", "-o", str(out)])
     with pytest.raises(ValueError, match="--window must be START,END in hours"):
         args.func(args)
+
+
+def test_the_workload_generators_help_names_from_log(capsys):
+    # `from-log` is its own command under the hood (route_argv); a user reading `workload --help` must still find it
+    from fastsched.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["workload", "--help"])
+    assert "fastsched workload from-log" in " ".join(capsys.readouterr().out.split())

@@ -480,13 +480,13 @@ def bootstrap_check(traces: Path, node_row=True) -> dict:
     from fastsched.catalog import gpu_type, step_time
     from fastsched.catalog.bootstrap import bootstrap_rows, fit_bootstrap
 
-    cells, flat, unanswered = [], [], 0
+    cells, flat, unanswered, by_shape = [], [], 0, []
     for app in APPS:
         for t in TYPES:
             g = gpu_type(t)
             one, node = bootstrap_rows(traces / app / f"placements-{t}.csv", g.gpus_per_node)
             bs = fit_bootstrap(app, g, one, node if node_row else None)
-            errs = []
+            errs, shapes = [], {}
             for p, b, st, sy in measured_rows(traces / app, t):
                 if sum(p) == 1 or (node is not None and p == (g.gpus_per_node,) and (b, st, sy) == node):
                     continue  # the rows the profile was fitted on
@@ -498,7 +498,13 @@ def bootstrap_check(traces: Path, node_row=True) -> dict:
                     unanswered += 1
                     continue
                 errs.append(abs(pred - st) / st)
+                shapes.setdefault(_shape(p), []).append((errs[-1], float(np.log(pred / st))))
             e = np.array(errs)
+            for shape, v in shapes.items():
+                se, sl = np.array(v).T
+                by_shape.append({"app": app, "type": t, "shape": shape, "rows": int(se.size),
+                                 "median": float(np.median(se)), "p90": float(np.percentile(se, 90)),
+                                 "above_30": int((se > 0.3).sum()), "log_bias": float(np.median(sl))})  # fmt: skip
             flat.append(e)
             a = bs.adjust
             cells.append({"app": app, "type": t, "rows": int(e.size), "median": float(np.median(e)),
@@ -509,7 +515,17 @@ def bootstrap_check(traces: Path, node_row=True) -> dict:
     e = np.concatenate(flat)
     summary = {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rows": int(e.size),
                "unanswered": unanswered, "above_30": int((e > 0.3).sum())}  # fmt: skip
-    return {"cells": cells, "summary": summary, "datasheet": datasheet_check(traces)}
+    per_app = {app: float(np.median(np.concatenate([f for c, f in zip(cells, flat, strict=True) if c["app"] == app])))
+               for app in APPS}  # fmt: skip
+    return {"cells": cells, "summary": summary, "per_app": per_app, "by_shape": by_shape,
+            "datasheet": datasheet_check(traces)}  # fmt: skip
+
+
+def _shape(p) -> str:
+    """The placement's shape: one node, one GPU on each of several nodes, or several nodes."""
+    if len(p) == 1:
+        return "one node"
+    return "one GPU per node" if max(p) == 1 else "several nodes"
 
 
 def datasheet_check(traces: Path) -> dict:
@@ -574,6 +590,19 @@ def bootstrap_markdown(res: dict) -> str:
     s = res["summary"]
     out += ["", f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
             f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.", "",
+            "Median per application: " + ", ".join(f"{a} {v:.1%}" for a, v in res["per_app"].items()) + ".", "",
+            "Rows above 30 % by (application, type, placement shape), the 12 largest (log bias: median "
+            "log(predicted / measured)):", "",
+            "| application | type | shape | rows | median | p90 | rows > 30 % | log bias |", "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(res["by_shape"], key=lambda c: -c["above_30"])[:12]:
+        out.append(f"| {c['app']} | {c['type']} | {c['shape']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | "
+                   f"{c['above_30']} | {c['log_bias']:+.2f} |")  # fmt: skip
+    tot: dict = {}
+    for c in res["by_shape"]:
+        tot.setdefault(c["shape"], [0, 0])
+        tot[c["shape"]][0] += c["rows"]
+        tot[c["shape"]][1] += c["above_30"]
+    out += ["", "By shape: " + "; ".join(f"{k} {v[1]} of {v[0]} rows above 30 %" for k, v in tot.items()) + ".", "",
             "Datasheet only (default efficiency, no calibration):", "",
             "| application | rows | median | one-GPU order: pairs agreeing | disagreeing (of which a flagged cell) |",
             "|---|---|---|---|---|"]  # fmt: skip

@@ -530,7 +530,7 @@ def bootstrap_check(traces: Path, node_row=True, two_nodes=False) -> dict:
 
 
 def _shape(p) -> str:
-    """The placement's shape: one node, one GPU on each of several nodes, or several nodes."""
+    """Name the placement's shape: one node, one GPU on each of several nodes, or several nodes."""
     if len(p) == 1:
         return "one node"
     return "one GPU per node" if max(p) == 1 else "several nodes"
@@ -596,12 +596,19 @@ def bootstrap_markdown(res: dict) -> str:
                    f"{c['gpu_scale']:.2f} | {c['host_scale']:.2f} | {c['floor_ms']:.0f} | {c['contention']:.2f} | "
                    f"{c['node_sync_ms']:.0f} | {c['hop_latency_ms']:.1f} | {'yes' if c['low_confidence'] else ''} |")  # fmt: skip
     s = res["summary"]
-    out += ["", f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
-            f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.", "",
-            "Median per application: " + ", ".join(f"{a} {v:.1%}" for a, v in res["per_app"].items()) + ".", "",
-            "Rows above 30 % by (application, type, placement shape), the 12 largest (log bias: median "
-            "log(predicted / measured)):", "",
-            "| application | type | shape | rows | median | p90 | rows > 30 % | log bias |", "|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
+        f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.",
+        "",
+        "Median per application: " + ", ".join(f"{a} {v:.1%}" for a, v in res["per_app"].items()) + ".",
+        "",
+        "Rows above 30 % by (application, type, placement shape), the 12 largest (log bias: median "
+        "log(predicted / measured)):",
+        "",
+        "| application | type | shape | rows | median | p90 | rows > 30 % | log bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in sorted(res["by_shape"], key=lambda c: -c["above_30"])[:12]:
         out.append(f"| {c['app']} | {c['type']} | {c['shape']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | "
                    f"{c['above_30']} | {c['log_bias']:+.2f} |")  # fmt: skip
@@ -643,8 +650,11 @@ def main(argv=None) -> int:
     ap.add_argument("--e2e-log", type=Path, default=None, help="--e2e: JSON-lines file of finished runs (resumes)")
     ap.add_argument("--bootstrap", action="store_true", help="bootstrap profiles on held-out rows (issue 37)")
     ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
-    ap.add_argument("--two-node-row", action="store_true",
-                    help="--bootstrap also fitted on the row of two full nodes (sets the ring's step latency)")
+    ap.add_argument(
+        "--two-node-row",
+        action="store_true",
+        help="--bootstrap also fitted on the row of two full nodes (sets the ring's step latency)",
+    )
     ap.add_argument(
         "--noise",
         choices=("prior", "measured"),

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["StepAdjust", "MAX_SCALE", "MAX_FLOOR_S", "PCIE_GBPS"]
+__all__ = ["StepAdjust", "MAX_SCALE", "MAX_FLOOR_S"]
 
 #: Largest per-step floor, seconds (an hour: any measured floor is far below).
 MAX_FLOOR_S = 3600.0
 #: Largest multiplier of a :class:`StepAdjust` (a factor of a thousand either way of the datasheet).
 MAX_SCALE = 1000.0
-#: GB/s a node's GPUs reach each other at least: PCIe 3.0 x16 (15.75 GB/s a direction, PCI-SIG;
-#: the catalogue's figure for its PCIe types). NCCL falls back to host memory over PCIe where
-#: peer access is off, so no node's GPUs share a slower path.
-PCIE_GBPS = 16.0
 
 
 class StepAdjust(NamedTuple):

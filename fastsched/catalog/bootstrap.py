@@ -54,6 +54,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.catalog import gpus as gcat
+from fastsched.catalog._step_adjust import MAX_SCALE
 from fastsched.catalog.models import ModelSpec, model_spec
 from fastsched.catalog.oracle import (
     BUCKET_BYTES,
@@ -61,7 +62,6 @@ from fastsched.catalog.oracle import (
     HOST_BOUND_RATIO,
     HOST_S_PER_KERNEL,
     MAX_FLOOR_S,
-    MAX_SCALE,
     OVERLAP,
     StepAdjust,
     _check_eff,
@@ -276,18 +276,21 @@ def _fit_node(m, g, adjust, floor, node, eff, two=None):
     # The two full nodes' all-reduce over the datasheet's two-node ring is latency: it grows
     # with the ring's 2 (2G - 1) steps, a shared path's bandwidth would not. At most what the
     # full node leaves over its own ring, so that the full-node row is still reproduced.
+    # Both rows are read with the fitted contention (the fullest node uses all G GPUs in each).
+    k = 1.0 + adjust.contention
+    node_ar = max(_inverted(n_sync, bwd * k, host * k, gpu_s * k, last), node_ar)
     b2, _, sync2 = two
     h2, g2, w2 = _dp_parts(m, g, b2, eff, HOST_S_PER_KERNEL, 2 * G)
-    k = 1.0 + adjust.contention  # the fullest node uses all G GPUs
     h2, g2, w2 = h2 * adjust.host_scale * k, g2 * adjust.gpu_scale * k, w2 * adjust.gpu_scale * k
     a2 = _inverted(sync2, w2, h2, g2, last)
     alpha = (a2 - allreduce_seconds(grad, g, (G, G))) / (2.0 * (2 * G - 1))
     alpha = float(min(max(alpha, 0.0), (node_ar - ring) / (2.0 * (G - 1))))
-    return adjust._replace(node_sync_s=float(node_ar - 2.0 * (G - 1) * alpha), hop_latency_s=alpha)
+    adjust = adjust._replace(node_sync_s=float(node_ar - 2.0 * (G - 1) * alpha), hop_latency_s=alpha)
+    return _fit_contention(m, g, adjust, floor, node, eff)  # the full-node row reproduced again
 
 
 def _inverted(sync, bwd, host, gpu_s, last) -> float:
-    """The all-reduce whose exposed part, ``max(ar x last bucket, ar - window)``, is the measured ``sync``."""
+    """Return the all-reduce whose exposed part, ``max(ar x last bucket, ar - window)``, is the measured ``sync``."""
     window = float(np.minimum(OVERLAP * bwd, np.hypot(host, gpu_s) - host))
     return float(min(sync + window, sync / last, MAX_FLOOR_S))
 

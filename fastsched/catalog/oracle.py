@@ -73,7 +73,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.catalog._padding import padded_ratio
-from fastsched.catalog._step_adjust import MAX_FLOOR_S, MAX_SCALE, PCIE_GBPS, StepAdjust, _check_adjust, _node_factor
+from fastsched.catalog._step_adjust import MAX_FLOOR_S, StepAdjust, _check_adjust, _node_factor
 from fastsched.catalog.gpus import GpuType, gpu_type
 from fastsched.catalog.models import ModelSpec, model_spec
 
@@ -164,11 +164,8 @@ def _check_overlap(v):
     return float(v)
 
 
-def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None, fixed_s=None, max_gbps=None) -> float:
+def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None, fixed_s=None) -> float:
     """Seconds of a ring all-reduce of ``grad_bytes`` over ``placement`` (GPUs per node).
-
-    ``max_gbps`` caps the links' datasheet bandwidth (the bootstrap's bound on a node's
-    shared path, :data:`PCIE_GBPS`).
 
     Examples
     --------
@@ -181,7 +178,6 @@ def allreduce_seconds(grad_bytes, gpu: GpuType, placement, link_efficiency=None,
     if n == 1:
         return 0.0
     bw = gpu.intra_gbps if k == 1 else min(gpu.intra_gbps, gpu.network_gbps)
-    bw = bw if max_gbps is None else min(bw, max_gbps)
     lat = LATENCY_S[0] if k == 1 else LATENCY_S[1]
     fixed = ALLREDUCE_FIXED_S if fixed_s is None else fixed_s
     link_efficiency = LINK_EFFICIENCY if link_efficiency is None else link_efficiency

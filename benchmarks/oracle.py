@@ -475,21 +475,28 @@ def e2e_bootstrap(traces: Path, workloads=None, policies=("sia", "pollux", "gave
     return out
 
 
-def bootstrap_check(traces: Path, node_row=True) -> dict:
-    """Item 1's floors: bootstrap profiles on held-out rows, and the datasheet-only mode."""
-    from fastsched.catalog import gpu_type, step_time
-    from fastsched.catalog.bootstrap import bootstrap_rows, fit_bootstrap
+def bootstrap_check(traces: Path, node_row=True, two_nodes=False) -> dict:
+    """Item 1's floors: bootstrap profiles on held-out rows, and the datasheet-only mode.
 
-    cells, flat, unanswered = [], [], 0
+    ``two_nodes``: also fit on the row of two full nodes (hypothesis L2, not the floor's protocol).
+    """
+    from fastsched.catalog import gpu_type, step_time
+    from fastsched.catalog.bootstrap import bootstrap_rows, fit_bootstrap, two_node_row
+
+    cells, flat, unanswered, by_shape = [], [], 0, []
     for app in APPS:
         for t in TYPES:
             g = gpu_type(t)
             one, node = bootstrap_rows(traces / app / f"placements-{t}.csv", g.gpus_per_node)
-            bs = fit_bootstrap(app, g, one, node if node_row else None)
-            errs = []
+            G = g.gpus_per_node
+            two = two_node_row(traces / app / f"placements-{t}.csv", G) if two_nodes and node_row else None
+            bs = fit_bootstrap(app, g, one, node if node_row else None, two_node_row=two)
+            errs, shapes = [], {}
             for p, b, st, sy in measured_rows(traces / app, t):
-                if sum(p) == 1 or (node is not None and p == (g.gpus_per_node,) and (b, st, sy) == node):
+                if sum(p) == 1 or (node is not None and p == (G,) and (b, st, sy) == node):
                     continue  # the rows the profile was fitted on
+                if two is not None and p == (G, G) and (b, st, sy) == two:
+                    continue
                 try:
                     pred = step_time(app, g, p, b, floor_s=bs.floor_s, adjust=bs.adjust).step
                 except ValueError:
@@ -498,18 +505,35 @@ def bootstrap_check(traces: Path, node_row=True) -> dict:
                     unanswered += 1
                     continue
                 errs.append(abs(pred - st) / st)
+                shapes.setdefault(_shape(p), []).append((errs[-1], float(np.log(pred / st))))
             e = np.array(errs)
+            for shape, v in shapes.items():
+                se, sl = np.array(v).T
+                by_shape.append({"app": app, "type": t, "shape": shape, "rows": int(se.size),
+                                 "median": float(np.median(se)), "p90": float(np.percentile(se, 90)),
+                                 "above_30": int((se > 0.3).sum()), "log_bias": float(np.median(sl))})  # fmt: skip
             flat.append(e)
             a = bs.adjust
             cells.append({"app": app, "type": t, "rows": int(e.size), "median": float(np.median(e)),
                           "p90": float(np.percentile(e, 90)), "above_30": int((e > 0.3).sum()),
                           "gpu_scale": a.gpu_scale, "host_scale": a.host_scale, "floor_ms": bs.floor_s * 1e3,
                           "contention": a.contention, "node_sync_ms": a.node_sync_s * 1e3,
+                          "hop_latency_ms": a.hop_latency_s * 1e3,
                           "low_confidence": bs.low_confidence})  # fmt: skip
     e = np.concatenate(flat)
     summary = {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rows": int(e.size),
                "unanswered": unanswered, "above_30": int((e > 0.3).sum())}  # fmt: skip
-    return {"cells": cells, "summary": summary, "datasheet": datasheet_check(traces)}
+    per_app = {app: float(np.median(np.concatenate([f for c, f in zip(cells, flat, strict=True) if c["app"] == app])))
+               for app in APPS}  # fmt: skip
+    return {"cells": cells, "summary": summary, "per_app": per_app, "by_shape": by_shape,
+            "datasheet": datasheet_check(traces)}  # fmt: skip
+
+
+def _shape(p) -> str:
+    """Name the placement's shape: one node, one GPU on each of several nodes, or several nodes."""
+    if len(p) == 1:
+        return "one node"
+    return "one GPU per node" if max(p) == 1 else "several nodes"
 
 
 def datasheet_check(traces: Path) -> dict:
@@ -564,16 +588,36 @@ def bands_speed(traces: Path, workload=1, policy="sia", draws=20) -> dict:
 def bootstrap_markdown(res: dict) -> str:
     out = [
         "| application | type | held-out rows | median | p90 | rows > 30 % | gpu x | host x | floor ms | "
-        "contention | node sync ms | low confidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "contention | node sync ms | hop latency ms | low confidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in res["cells"]:
         out.append(f"| {c['app']} | {c['type']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | {c['above_30']} | "
                    f"{c['gpu_scale']:.2f} | {c['host_scale']:.2f} | {c['floor_ms']:.0f} | {c['contention']:.2f} | "
-                   f"{c['node_sync_ms']:.0f} | {'yes' if c['low_confidence'] else ''} |")  # fmt: skip
+                   f"{c['node_sync_ms']:.0f} | {c['hop_latency_ms']:.1f} | {'yes' if c['low_confidence'] else ''} |")  # fmt: skip
     s = res["summary"]
-    out += ["", f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
-            f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.", "",
+    out += [
+        "",
+        f"Held out: {s['rows']} rows, median {s['median']:.1%}, p90 {s['p90']:.1%}, "
+        f"{s['above_30']} rows above 30 %, unanswered {s['unanswered']}.",
+        "",
+        "Median per application: " + ", ".join(f"{a} {v:.1%}" for a, v in res["per_app"].items()) + ".",
+        "",
+        "Rows above 30 % by (application, type, placement shape), the 12 largest (log bias: median "
+        "log(predicted / measured)):",
+        "",
+        "| application | type | shape | rows | median | p90 | rows > 30 % | log bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(res["by_shape"], key=lambda c: -c["above_30"])[:12]:
+        out.append(f"| {c['app']} | {c['type']} | {c['shape']} | {c['rows']} | {c['median']:.1%} | {c['p90']:.1%} | "
+                   f"{c['above_30']} | {c['log_bias']:+.2f} |")  # fmt: skip
+    tot: dict = {}
+    for c in res["by_shape"]:
+        tot.setdefault(c["shape"], [0, 0])
+        tot[c["shape"]][0] += c["rows"]
+        tot[c["shape"]][1] += c["above_30"]
+    out += ["", "By shape: " + "; ".join(f"{k} {v[1]} of {v[0]} rows above 30 %" for k, v in tot.items()) + ".", "",
             "Datasheet only (default efficiency, no calibration):", "",
             "| application | rows | median | one-GPU order: pairs agreeing | disagreeing (of which a flagged cell) |",
             "|---|---|---|---|---|"]  # fmt: skip
@@ -607,6 +651,11 @@ def main(argv=None) -> int:
     ap.add_argument("--bootstrap", action="store_true", help="bootstrap profiles on held-out rows (issue 37)")
     ap.add_argument("--one-gpu-only", action="store_true", help="--bootstrap without the full-node row")
     ap.add_argument(
+        "--two-node-row",
+        action="store_true",
+        help="--bootstrap also fitted on the row of two full nodes (sets the ring's step latency)",
+    )
+    ap.add_argument(
         "--noise",
         choices=("prior", "measured"),
         default=None,
@@ -628,7 +677,7 @@ def main(argv=None) -> int:
         print(json.dumps(res))
         return 0
     if args.bootstrap:
-        res = bootstrap_check(args.traces, node_row=not args.one_gpu_only)
+        res = bootstrap_check(args.traces, node_row=not args.one_gpu_only, two_nodes=args.two_node_row)
         text = bootstrap_markdown(res)
         print(text)
         if args.markdown:

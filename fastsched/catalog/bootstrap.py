@@ -18,9 +18,21 @@ datasheet constants (the default efficiency included):
    a floor, not behind a slow host. The floor is kept only where Akaike's criterion says it
    earns its parameter (a floor and a slow host fit a few one-GPU rows almost alike, and hide
    the sync differently);
-2. ``node_sync_s``: the all-reduce over a node's shared path that makes the predicted exposed
-   sync of the full-node row its measured sync (0 where the datasheet ring already exposes as
-   much); a one-node placement of ``g`` GPUs pays at least ``node_sync_s (g - 1) / (G - 1)``;
+2. ``node_sync_s``: the full node's all-reduce ``A`` that makes the predicted exposed sync of
+   the full-node row its measured sync (0 where the datasheet ring already exposes as much); a
+   one-node placement of ``g`` GPUs pays at least ``node_sync_s (g - 1) / (G - 1)``. One row
+   cannot split ``A`` between a slower shared path (bandwidth) and a latency per ring step
+   (``hop_latency_s``, the alpha of the alpha-beta model: Thakur, Rabenseifner and Gropp 2005;
+   Patarasuk and Yuan 2009). A hardware bound (a node's GPUs reach each other at least over
+   PCIe) was tried as the split and made the held-out rows worse (``benchmarks/results/oracle.md``,
+   hypothesis L), so without more rows all of ``A`` is the shared path.
+   ``two_node_row``, the row of two full nodes, identifies the latency: a latency grows with
+   the ring's steps, a bandwidth does not. Its all-reduce over the datasheet's two-node ring,
+   over the ring's ``2 (2G - 1)`` steps, is ``hop_latency_s`` (at least 0, at most what ``A``
+   leaves over the full node's datasheet ring); the shared path keeps the rest of ``A``. Every
+   placement of ``n`` GPUs pays ``2 (n - 1)`` steps of it, at ``(g - 1) / (G - 1)`` of it for a
+   fullest node of ``g`` GPUs (NCF's 6.4 MB take 136 ms on a full V100 node, 10 ms a ring step,
+   and about as long a step on 2-4 such nodes: no link's bandwidth explains it);
 3. ``contention``: the compute of the full-node row over the one-GPU compute, ``1 +
    contention``, with ``(g - 1) / (G - 1)`` of it for a placement whose fullest node uses ``g``
    GPUs (spread placements pay their fullest node's: yolov3's 1+1, 2+2 and 4+4 GPUs of two A100
@@ -42,6 +54,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.catalog import gpus as gcat
+from fastsched.catalog._step_adjust import MAX_SCALE
 from fastsched.catalog.models import ModelSpec, model_spec
 from fastsched.catalog.oracle import (
     BUCKET_BYTES,
@@ -49,7 +62,6 @@ from fastsched.catalog.oracle import (
     HOST_BOUND_RATIO,
     HOST_S_PER_KERNEL,
     MAX_FLOOR_S,
-    MAX_SCALE,
     OVERLAP,
     StepAdjust,
     _check_eff,
@@ -61,7 +73,7 @@ from fastsched.catalog.oracle import (
     step_time,
 )
 
-__all__ = ["Bootstrap", "fit_bootstrap", "bootstrap_rows", "bootstrap_from_traces", "NODE_ROW"]
+__all__ = ["Bootstrap", "fit_bootstrap", "bootstrap_rows", "two_node_row", "bootstrap_from_traces", "NODE_ROW"]
 
 #: Which of the full-node rows a trace folder's bootstrap takes: the one at the median batch.
 NODE_ROW = "median batch"
@@ -91,6 +103,8 @@ class Bootstrap(NamedTuple):
     efficiency : float or None
         The datasheet efficiency the multipliers are relative to (``None``: the oracle's
         default pricing, :func:`~fastsched.catalog.oracle.flat_efficiency`).
+    two_node_row : tuple or None
+        The row of two full nodes ``(local_bsz, step, sync)`` used, if any.
 
     Examples
     --------
@@ -108,6 +122,17 @@ class Bootstrap(NamedTuple):
     host_share: float
     low_confidence: bool
     efficiency: float | None = DEFAULT_EFFICIENCY
+    two_node_row: tuple | None = None
+
+
+def _check_multi(name, row):
+    row = tuple(float(x) for x in row)
+    if len(row) != 3:
+        raise ValueError(f"{name}: expected (local_bsz, step, sync) seconds, got {row!r}")
+    b, st, sy = row
+    if not (b >= 1 and math.isfinite(b)) or not (0 < st < math.inf) or not (0 <= sy < st):
+        raise ValueError(f"{name}: local_bsz >= 1 and 0 <= sync < step seconds, got {row!r}")
+    return row
 
 
 def _check_rows(one_gpu, node_row):
@@ -121,12 +146,7 @@ def _check_rows(one_gpu, node_row):
         if not (b >= 1 and math.isfinite(b)) or not (0 < st < math.inf):
             raise ValueError(f"one_gpu: local_bsz must be >= 1 and step > 0 seconds, got {r!r}")
     if node_row is not None:
-        node_row = tuple(float(x) for x in node_row)
-        if len(node_row) != 3:
-            raise ValueError(f"node_row: expected (local_bsz, step, sync) seconds, got {node_row!r}")
-        b, st, sy = node_row
-        if not (b >= 1 and math.isfinite(b)) or not (0 < st < math.inf) or not (0 <= sy < st):
-            raise ValueError(f"node_row: local_bsz >= 1 and 0 <= sync < step seconds, got {node_row!r}")
+        node_row = _check_multi("node_row", node_row)
     return np.array([float(r[0]) for r in rows]), np.array([float(r[1]) for r in rows]), node_row
 
 
@@ -149,7 +169,7 @@ def _argmin3(loss, grids):
     return best
 
 
-def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalog=None) -> Bootstrap:
+def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, two_node_row=None, efficiency=None, catalog=None) -> Bootstrap:
     """Fit a :class:`Bootstrap` of ``model`` on ``gpu`` from its one-GPU rows and an optional full-node row.
 
     Parameters
@@ -163,6 +183,8 @@ def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalo
     node_row : (local_bsz, step, sync), optional
         One batch on all GPUs of one node: step and exposed sync seconds (AdaptDL's
         ``step_time`` and ``sync_time``).
+    two_node_row : (local_bsz, step, sync), optional
+        One batch on all GPUs of two nodes, which sets ``hop_latency_s`` (needs ``node_row``).
     efficiency : float, optional
         The datasheet efficiency the multipliers are relative to (default the oracle's).
 
@@ -189,6 +211,9 @@ def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalo
     if _max_dp_batch(m, g) < 1:
         raise ValueError(f"{m.name} does not fit one {g.name}: a bootstrap profile needs one-GPU rows")
     b, t, node = _check_rows(one_gpu, node_row)
+    two = None if two_node_row is None else _check_multi("two_node_row", two_node_row)
+    if two is not None and node is None:
+        raise ValueError("two_node_row: needs node_row too (the full node sets the shared path it is read against)")
     eff = DEFAULT_EFFICIENCY if efficiency is None else _check_eff("efficiency", efficiency, 4.0)
     host, gpu_s, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL, 1)
     host = np.broadcast_to(host, b.shape)
@@ -224,15 +249,16 @@ def fit_bootstrap(model, gpu, one_gpu, node_row=None, *, efficiency=None, catalo
     f = min(f, MAX_FLOOR_S)
     adjust = StepAdjust(gpu_scale=a, host_scale=h)
     if node is not None and G > 1:
-        adjust = _fit_node(m, g, adjust, f, node, eff)
+        adjust = _fit_node(m, g, adjust, f, node, eff, two)
     pred = step_time(m, g, (1,), b, efficiency=eff, floor_s=f, adjust=adjust).step
     err = float(np.median(np.abs(pred - t) / t))
     share = host_share(m, g, efficiency=eff, floor_s=f, adjust=adjust)
-    return Bootstrap(adjust, f, int(b.size), node, err, share, share >= HOST_BOUND_RATIO, eff)
+    return Bootstrap(adjust, f, int(b.size), node, err, share, share >= HOST_BOUND_RATIO, eff,
+                     two if node is not None and G > 1 else None)  # fmt: skip
 
 
-def _fit_node(m, g, adjust, floor, node, eff):
-    """``node_sync_s`` from the full-node row's sync, then ``contention`` from its step (see the module docstring)."""
+def _fit_node(m, g, adjust, floor, node, eff, two=None):
+    """``node_sync_s`` from the full-node row's sync, ``contention`` from its step, ``hop_latency_s`` from ``two``."""
     G = int(g.gpus_per_node)
     b, n_step, n_sync = node
     grad = m.grad_bytes_per_param * m.parameters
@@ -241,12 +267,38 @@ def _fit_node(m, g, adjust, floor, node, eff):
     host, gpu_s, bwd = host * adjust.host_scale, gpu_s * adjust.gpu_scale, bwd * adjust.gpu_scale
     ring = allreduce_seconds(grad, g, (G,))
     _, exposed = _combine(host, gpu_s, bwd, ring, last, None, floor)
-    node_sync = 0.0
+    node_ar = 0.0
     if n_sync > float(exposed):
-        # the all-reduce whose exposed part, max(ar x last bucket, ar - window), is the measured sync
-        window = float(np.minimum(OVERLAP * bwd, np.hypot(host, gpu_s) - host))
-        node_sync = min(n_sync + window, n_sync / last, MAX_FLOOR_S)
-    adjust = adjust._replace(node_sync_s=float(node_sync))
+        node_ar = _inverted(n_sync, bwd, host, gpu_s, last)
+    adjust = _fit_contention(m, g, adjust._replace(node_sync_s=float(node_ar)), floor, node, eff)
+    if two is None or node_ar <= ring:
+        return adjust
+    # The two full nodes' all-reduce over the datasheet's two-node ring is latency: it grows
+    # with the ring's 2 (2G - 1) steps, a shared path's bandwidth would not. At most what the
+    # full node leaves over its own ring, so that the full-node row is still reproduced.
+    # Both rows are read with the fitted contention (the fullest node uses all G GPUs in each).
+    k = 1.0 + adjust.contention
+    node_ar = max(_inverted(n_sync, bwd * k, host * k, gpu_s * k, last), node_ar)
+    b2, _, sync2 = two
+    h2, g2, w2 = _dp_parts(m, g, b2, eff, HOST_S_PER_KERNEL, 2 * G)
+    h2, g2, w2 = h2 * adjust.host_scale * k, g2 * adjust.gpu_scale * k, w2 * adjust.gpu_scale * k
+    a2 = _inverted(sync2, w2, h2, g2, last)
+    alpha = (a2 - allreduce_seconds(grad, g, (G, G))) / (2.0 * (2 * G - 1))
+    alpha = float(min(max(alpha, 0.0), (node_ar - ring) / (2.0 * (G - 1))))
+    adjust = adjust._replace(node_sync_s=float(node_ar - 2.0 * (G - 1) * alpha), hop_latency_s=alpha)
+    return _fit_contention(m, g, adjust, floor, node, eff)  # the full-node row reproduced again
+
+
+def _inverted(sync, bwd, host, gpu_s, last) -> float:
+    """Return the all-reduce whose exposed part, ``max(ar x last bucket, ar - window)``, is the measured ``sync``."""
+    window = float(np.minimum(OVERLAP * bwd, np.hypot(host, gpu_s) - host))
+    return float(min(sync + window, sync / last, MAX_FLOOR_S))
+
+
+def _fit_contention(m, g, adjust, floor, node, eff):
+    """``contention`` that makes the full-node row's predicted step its measured step (bisection)."""
+    G = int(g.gpus_per_node)
+    b, n_step, _ = node
 
     def step_at(c):
         return step_time(m, g, (G,), b, efficiency=eff, floor_s=floor, adjust=adjust._replace(contention=c)).step
@@ -287,6 +339,27 @@ def bootstrap_rows(path, gpu_per_node) -> tuple:
         raise ValueError(f"{path}: no one-GPU rows (placement 1): a bootstrap profile needs them")
     full = sorted((b, st, sy) for p, b, st, sy in rows if p == (int(gpu_per_node),) and gpu_per_node > 1)
     return one, (full[(len(full) - 1) // 2] if full else None)
+
+
+def two_node_row(path, gpu_per_node) -> tuple | None:
+    r"""Return the row of two full nodes of a measured ``placements-<type>.csv`` at the median batch, or ``None``.
+
+    ``(local_bsz, step, sync)`` of the rows on ``gpu_per_node`` GPUs of each of two nodes, the
+    one at the median batch (``None`` for one-GPU nodes or a file without such rows).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "placements-aws.csv"
+    >>> _ = p.write_text("placement,local_bsz,step_time,sync_time\n1,32,0.1,0\n44,32,0.4,0.2\n44,64,0.5,0.2\n")
+    >>> two_node_row(p, 4)
+    (32.0, 0.4, 0.2)
+    """
+    from fastsched.catalog.profile import _read_rows  # deferred: profile imports this module
+
+    G = int(gpu_per_node)
+    rows = sorted((b, st, sy) for p, b, st, sy in _read_rows(Path(path)) if p == (G, G) and G > 1)
+    return rows[(len(rows) - 1) // 2] if rows else None
 
 
 def bootstrap_from_traces(app_dir, gpu_types, *, model=None, node_row=True, catalog=None) -> dict:

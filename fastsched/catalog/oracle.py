@@ -38,7 +38,11 @@ scales the host and GPU parts, multiplies the compute by ``1 + contention x (g -
 on a placement whose fullest node uses ``g`` of its ``G`` GPUs (the GPUs of one node contend
 for its CPUs, memory and PCIe; spread placements pay their fullest node's), and prices a
 one-node all-reduce at least ``node_sync_s x (g - 1) / (G - 1)`` (the node's GPUs sharing one
-path, as the full-node row measured it). The defaults change nothing.
+path, as the full-node row measured it), and adds to the ring of ``n > 1`` GPUs, one node or
+several, a measured latency per ring step: ``2 (n - 1) x hop_latency_s x (g - 1) / (G - 1)``,
+the latency term of the alpha-beta model of a ring all-reduce (Thakur, Rabenseifner and Gropp
+2005; Patarasuk and Yuan 2009), growing with the GPUs that share the fullest node's host (0 for
+one GPU per node). The defaults change nothing.
 
 PyTorch's DistributedDataParallel all-reduces the gradients in buckets while the backward
 pass still runs, so :data:`OVERLAP` is 1. The stack of the Sia traces (2021 PyTorch with
@@ -69,6 +73,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fastsched.catalog._padding import padded_ratio
+from fastsched.catalog._step_adjust import MAX_FLOOR_S, StepAdjust, _check_adjust, _node_factor
 from fastsched.catalog.gpus import GpuType, gpu_type
 from fastsched.catalog.models import ModelSpec, model_spec
 
@@ -111,38 +116,8 @@ WINOGRAD_GAIN = 2.25
 ACTIVATION_PASSES = 6.0
 #: Memory a framework keeps for itself (CUDA context, allocator slack), GiB.
 RESERVED_GIB = 1.5
-#: Largest per-step floor, seconds (an hour: any measured floor is far below).
-MAX_FLOOR_S = 3600.0
 #: Host time at least this share of the GPU time: the step is host-bound, its price low-confidence.
 HOST_BOUND_RATIO = 0.5
-#: Largest multiplier of a :class:`StepAdjust` (a factor of a thousand either way of the datasheet).
-MAX_SCALE = 1000.0
-
-
-class StepAdjust(NamedTuple):
-    """Per (model, GPU type) corrections of the datasheet step, as a bootstrap profile measures them.
-
-    Attributes
-    ----------
-    gpu_scale, host_scale : float
-        Multipliers of the GPU and host parts of the step (1: the datasheet's).
-    contention : float
-        The compute of a placement whose fullest node uses all ``G`` GPUs takes ``1 +
-        contention`` times the one-GPU compute; ``g`` GPUs, ``1 + contention (g - 1) / (G - 1)``.
-    node_sync_s : float
-        Seconds of the all-reduce over a full node's shared path (0: the datasheet ring only);
-        a one-node placement of ``g`` GPUs pays at least ``node_sync_s (g - 1) / (G - 1)``.
-
-    Examples
-    --------
-    >>> StepAdjust().contention, StepAdjust(gpu_scale=2.0).host_scale
-    (0.0, 1.0)
-    """
-
-    gpu_scale: float = 1.0
-    host_scale: float = 1.0
-    contention: float = 0.0
-    node_sync_s: float = 0.0
 
 
 class StepTime(NamedTuple):
@@ -181,24 +156,6 @@ def _check_floor(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_FLOOR_S):
         raise ValueError(f"floor_s must be in [0, {MAX_FLOOR_S:g}] seconds, got {v!r}")
     return float(v)
-
-
-def _check_adjust(a):
-    if a is None:
-        return None
-    if not isinstance(a, StepAdjust):
-        raise TypeError(f"adjust must be a StepAdjust, got {type(a).__name__}")
-    for name in ("gpu_scale", "host_scale"):
-        v = getattr(a, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (1.0 / MAX_SCALE <= v <= MAX_SCALE):
-            raise ValueError(f"adjust.{name} must be in [{1.0 / MAX_SCALE:g}, {MAX_SCALE:g}], got {v!r}")
-    v = a.contention
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_SCALE):
-        raise ValueError(f"adjust.contention must be in [0, {MAX_SCALE:g}], got {v!r}")
-    v = a.node_sync_s
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= MAX_FLOOR_S):
-        raise ValueError(f"adjust.node_sync_s must be in [0, {MAX_FLOOR_S:g}] seconds, got {v!r}")
-    return a
 
 
 def _check_overlap(v):
@@ -266,18 +223,21 @@ def _combine(host, gpu, bwd, ar, last_frac, overlap=None, floor=0.0, contention=
     return np.maximum(floor, compute + sync), sync
 
 
-def _node_factor(g: GpuType, used) -> float:
-    """Return ``(used - 1) / (G - 1)``: 0 for one GPU of a node, 1 for all ``G`` of it (1 for a one-GPU node)."""
-    per_node = max(int(g.gpus_per_node), 1)
-    return 1.0 if per_node == 1 else (min(used, per_node) - 1.0) / (per_node - 1.0)
-
-
 def _adjusted_allreduce(grad, g: GpuType, p, link_eff, adjust):
-    """Return the datasheet ring, at least the node's shared path on a one-node placement (see :class:`StepAdjust`)."""
+    """Return the datasheet ring, corrected by a bootstrap's node terms (see :class:`StepAdjust`).
+
+    A one-node placement's ring takes at least the node's shared path, ``node_sync_s (g - 1)
+    / (G - 1)``; every placement of ``n > 1`` GPUs adds the measured latency of its ``2 (n -
+    1)`` ring steps, ``hop_latency_s (g - 1) / (G - 1)`` each, ``g`` the fullest node's GPUs.
+    """
     ar = allreduce_seconds(grad, g, p, link_eff)
-    if adjust is not None and adjust.node_sync_s and len(p) == 1 and p[0] > 1:
-        ar = max(ar, adjust.node_sync_s * _node_factor(g, p[0]))
-    return ar
+    n = sum(p)
+    if adjust is None or n == 1:
+        return ar
+    share = _node_factor(g.gpus_per_node, max(p))
+    if adjust.node_sync_s and len(p) == 1:
+        ar = max(ar, adjust.node_sync_s * share)
+    return ar + 2.0 * (n - 1) * adjust.hop_latency_s * share
 
 
 def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overlap=None, floor=0.0, adjust=None):
@@ -285,7 +245,7 @@ def _dp_times(m: ModelSpec, g: GpuType, p, b, eff, link_eff, host_s=None, overla
     k = 1.0
     if adjust is not None:
         host, gpu, bwd = host * adjust.host_scale, gpu * adjust.gpu_scale, bwd * adjust.gpu_scale
-        k = 1.0 + adjust.contention * _node_factor(g, max(p))
+        k = 1.0 + adjust.contention * _node_factor(g.gpus_per_node, max(p))
     grad = m.grad_bytes_per_param * m.parameters
     ar = _adjusted_allreduce(grad, g, p, link_eff, adjust)
     return _combine(host, gpu, bwd, ar, min(1.0, BUCKET_BYTES / grad), overlap, floor, k)

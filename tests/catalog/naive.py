@@ -37,7 +37,7 @@ def ring_allreduce(grad_bytes, gpu, placement, link_eff, lat_intra=10e-6, lat_in
 
 
 def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e6, overlap=0.0, fixed=0.0, passes=3.0,
-            floor=0.0, gpu_scale=1.0, host_scale=1.0, contention=0.0, node_sync=0.0):  # fmt: skip
+            floor=0.0, gpu_scale=1.0, host_scale=1.0, contention=0.0, node_sync=0.0, hop_latency=0.0):  # fmt: skip
     winograd = model.winograd_share
     # padded samples: the padded share of the per-sample work and the chain of dependent kernels
     # run at the longest of all the step's samples (the replicas wait for the slowest GPU)
@@ -65,6 +65,9 @@ def dp_step(model, gpu, placement, b, eff, link_eff, host_per_kernel, bucket=25e
     share = 1.0 if per_node == 1 else (min(max(used), per_node) - 1) / (per_node - 1)
     if len(used) == 1 and used[0] > 1:  # one node: its GPUs' shared path, at least
         ar = max(ar, node_sync * share)
+    n = sum(used)
+    if n > 1:  # each of the ring's 2 (n - 1) steps waits the measured latency, by the fullest node's share
+        ar += 2 * (n - 1) * hop_latency * share
     # host launches and the GPU overlap partly: their 2-norm; the node's GPUs contend for it
     k = 1.0 + contention * share
     compute = math.sqrt(host_s**2 + gpu_s**2) * k

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastsched.catalog import gpu_type, step_time
 from fastsched.catalog.bootstrap import bootstrap_from_traces, bootstrap_rows, fit_bootstrap
@@ -131,3 +133,67 @@ def test_bootstrap_profiles_reach_the_profile_files_and_record(tmp_path):
     types = read_profile_info(src / "yolov3")["types"]
     assert types["dgx-ext"]["mode"] == "bootstrap" and types["aws"]["mode"] == "datasheet"
     assert np.isfinite(types["aws"]["host_share"])
+
+
+# --- the ring's per-step latency (StepAdjust.hop_latency_s) ---------------------------------------
+
+_LAT_CASES = [("ncf", "v100"), ("cifar10", "t4"), ("bert", "rtx2080ti"), ("imagenet", "a100-40gb")]
+_spread = st.lists(st.integers(1, 8), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_LAT_CASES), st.floats(1e-4, 0.05), st.integers(1, 4096), _spread)
+def test_the_latency_term_vanishes_at_one_gpu_and_one_gpu_per_node(case, alpha, b, nodes):
+    model, gpu = case
+    a = StepAdjust(hop_latency_s=alpha)
+    assert step_time(model, gpu, (1,), b, adjust=a) == step_time(model, gpu, (1,), b)
+    spread = (1,) * len(nodes)  # nothing shares a node's host
+    assert step_time(model, gpu, spread, b, adjust=a) == step_time(model, gpu, spread, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_LAT_CASES), st.floats(1e-4, 0.05), st.integers(2, 8), st.integers(1, 4))
+def test_the_latency_adds_two_steps_per_extra_gpu_at_its_node_share(case, alpha, g, k):
+    """Without the backward window (overlap 0), the sync grows by exactly 2 (n - 1) alpha (g - 1)/(G - 1)."""
+    model, gpu = case
+    G = gpu_type(gpu).gpus_per_node
+    g = min(g, G)
+    if g * k == 1:
+        return
+    p = (g,) * k
+    base = step_time(model, gpu, p, 32, overlap=0.0).sync
+    with_lat = step_time(model, gpu, p, 32, overlap=0.0, adjust=StepAdjust(hop_latency_s=alpha)).sync
+    assert with_lat - base == pytest.approx(2 * (g * k - 1) * alpha * (g - 1) / (G - 1), rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([("ncf", "v100"), ("cifar10", "v100"), ("bert", "t4"), ("yolov3", "rtx2080ti")]),
+       st.floats(2e-4, 0.02), st.floats(0.0, 1.0), st.floats(0.0, 0.5))  # fmt: skip
+def test_a_two_node_row_recovers_a_planted_latency(case, alpha, contention, path_share):
+    model, gpu = case
+    G = gpu_type(gpu).gpus_per_node
+    ring = step_time(model, gpu, (G,), 64, overlap=0.0).sync
+    truth = StepAdjust(contention=contention, hop_latency_s=alpha, node_sync_s=ring * (1 + path_share))
+    one, node = _measure(model, gpu, truth, 0.0, (8, 16, 32, 64, 128), 64)
+    two = step_time(model, gpu, (G, G), 64, adjust=truth)
+    bs = fit_bootstrap(model, gpu, one, node, two_node_row=(64, two.step, two.sync))
+    assert bs.adjust.hop_latency_s == pytest.approx(alpha, rel=0.05)
+    assert bs.two_node_row == (64.0, two.step, two.sync)
+    for p in ((G, G, G), (G // 2 or 1, G // 2 or 1), (G,)):  # other placements priced by the planted term
+        want = step_time(model, gpu, p, 64, adjust=truth).step
+        assert step_time(model, gpu, p, 64, floor_s=bs.floor_s, adjust=bs.adjust).step == pytest.approx(want, rel=0.05)
+
+
+def test_one_full_node_row_sets_no_latency_and_a_two_node_row_needs_it():
+    truth = StepAdjust(hop_latency_s=0.01)
+    one, node = _measure("ncf", "v100", truth, 0.0, (32, 1024, 32768), 1024)
+    assert fit_bootstrap("ncf", "v100", one, node).adjust.hop_latency_s == 0.0  # one row cannot split it
+    with pytest.raises(ValueError, match="two_node_row"):
+        fit_bootstrap("ncf", "v100", one, two_node_row=(1024, 0.3, 0.2))
+    with pytest.raises(ValueError, match="two_node_row"):
+        fit_bootstrap("ncf", "v100", one, node, two_node_row=(1024, 0.3, 0.4))  # sync above the step
+
+
+def test_hop_latency_is_range_checked():
+    with pytest.raises(ValueError, match="hop_latency_s"):
+        step_time("ncf", "v100", (8,), 32, adjust=StepAdjust(hop_latency_s=-1.0))

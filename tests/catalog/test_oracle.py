@@ -28,7 +28,14 @@ placements = st.lists(st.integers(0, 8), min_size=1, max_size=5).filter(lambda p
     st.floats(0.02, 1.0),
     st.one_of(st.just(0.0), st.floats(1e-4, 0.5)),
     st.one_of(
-        st.none(), st.tuples(st.floats(0.1, 10.0), st.floats(0.1, 10.0), st.floats(0.0, 3.0), st.floats(0.0, 2.0))
+        st.none(),
+        st.tuples(
+            st.floats(0.1, 10.0),
+            st.floats(0.1, 10.0),
+            st.floats(0.0, 3.0),
+            st.floats(0.0, 2.0),
+            st.one_of(st.just(0.0), st.floats(0.0, 0.05)),
+        ),
     ),  # fmt: skip
 )
 def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link, floor, adj):
@@ -37,7 +44,7 @@ def test_step_time_matches_the_reference(model, gpu, placement, b, eff, link, fl
     want = naive.dp_step(model_spec(model), gpu_type(gpu), placement, b, eff, link, O.HOST_S_PER_KERNEL,
                          overlap=O.OVERLAP, fixed=O.ALLREDUCE_FIXED_S, passes=O.ACTIVATION_PASSES,
                          floor=floor, **({} if adj is None else dict(zip(
-                             ("gpu_scale", "host_scale", "contention", "node_sync"), adj, strict=True))))  # fmt: skip
+                             ("gpu_scale", "host_scale", "contention", "node_sync", "hop_latency"), adj, strict=True))))  # fmt: skip
     assert got.step == pytest.approx(want[0], rel=1e-12) and got.sync == pytest.approx(want[1], rel=1e-12, abs=1e-15)
 
 

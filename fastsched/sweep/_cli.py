@@ -27,6 +27,7 @@ def register(subparsers) -> None:
             "Run every configuration x seed of a sweep spec (JSON, TOML or YAML) as one dask task "
             "each, on a local cluster or an existing scheduler, and write runs.csv, runs.json and "
             "summary.csv. Re-running into the same output folder skips the runs already done. "
+            "(Uncertainty bands of a study on profiled jobs: fastsched sweep bands WORKLOAD --profiles DIR.) "
             "Exit status: 0 done, 1 some runs failed, 2 bad input, 3 some runs left jobs "
             "unfinished, 130 interrupted."
         ),

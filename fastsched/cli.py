@@ -42,8 +42,7 @@ _COMMAND_MODULES = (
     "fastsched.sim._profile_cli",
     "fastsched.sim._workload_cli",
     "fastsched.sim._from_log_cli",  # typed `fastsched workload from-log` (route_argv)
-    "fastsched.sweep._cli",
-    "fastsched.sweep._bands_cli",  # typed `fastsched sweep bands` (route_argv)
+    "fastsched.sweep._cli",  # and `fastsched sweep bands` (its route_argv)
     "fastsched._info_cli",
 )
 
@@ -243,7 +242,7 @@ def main(argv=None) -> int:
     debug = "--debug" in argv or os.environ.get("FASTSCHED_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted after the subcommand too
     from fastsched.sim._from_log_cli import route_argv
-    from fastsched.sweep._bands_cli import route_argv as route_bands
+    from fastsched.sweep._cli import route_argv as route_bands
 
     argv = route_argv(argv)  # `workload from-log` is its own command beside the workload generator
     argv = route_bands(argv)  # `sweep bands` likewise, beside `sweep SPEC`

@@ -2,8 +2,10 @@
 
 The face of :func:`fastsched.sweep.uncertainty_bands`. It is a ``sweep`` command because the
 draws are an ordinary sweep (one run per draw and policy, resumable, serial or on dask); it is
-typed ``fastsched sweep bands WORKLOAD ...`` and parsed as its own command (:func:`route_argv`),
-since ``fastsched sweep SPEC`` takes a spec file where ``bands`` stands.
+typed ``fastsched sweep bands WORKLOAD ...`` and parsed as its own command
+(:func:`fastsched.sweep._cli.route_argv`, which adds its parser beside ``sweep``'s, so that the
+parser loads no module more), since ``fastsched sweep SPEC`` takes a spec file where ``bands``
+stands. This module is imported only to run it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,8 @@ from pathlib import Path
 
 from fastsched._interrupt import Interrupted
 
-__all__ = ["COMMAND", "route_argv", "register", "run", "bands_record", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
+__all__ = ["run", "bands_record", "default_out", "table", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
 
-#: The parser's name of ``fastsched sweep bands``.
-COMMAND = "sweep-bands"
 #: Exit status when a draw's run failed; when runs stopped with jobs unfinished (as ``fastsched sweep``).
 EXIT_FAILED_RUNS = 1
 EXIT_INCOMPLETE = 3
@@ -28,80 +28,6 @@ EXIT_INCOMPLETE = 3
 VARY = ("noise", "step")
 #: The files a bands folder holds (a folder with any of them is one, for ``--resume``).
 OWN = ("bands.json", "bands.csv", "profiles", "runs")
-
-
-def route_argv(argv) -> list:
-    """Return ``argv`` with ``sweep bands`` as the one command :func:`register` adds.
-
-    Examples
-    --------
-    >>> route_argv(["sweep", "bands", "w.csv", "--profiles", "p"])[:2]
-    ['sweep-bands', 'w.csv']
-    >>> route_argv(["sweep", "spec.json"])
-    ['sweep', 'spec.json']
-    """
-    argv = list(argv)
-    if argv[:2] == ["sweep", "bands"]:
-        return [COMMAND, *argv[2:]]
-    return argv
-
-
-def register(subparsers) -> None:
-    """Add ``sweep-bands`` (typed ``fastsched sweep bands``, see :func:`route_argv`) to ``subparsers``."""
-    from fastsched.sim._cli import parse_duration
-    from fastsched.sim.presets import PRESETS
-
-    p = subparsers.add_parser(
-        COMMAND,
-        prog="fastsched sweep bands",
-        help="uncertainty bands of a study on profiled jobs: N seeded draws of the profiles' stated ranges "
-        "(fastsched sweep bands)",
-        description=(
-            "Run WORKLOAD on the profiles of --profiles (written by fastsched profile) and on --draws seeded "
-            "draws of their stated uncertainty (the gradient-noise prior, the step-time error as validated), "
-            "one ordinary sweep run per draw and policy, and print per policy the average JCT of the central "
-            "run, the draws' median and 10-90 %% band, and how often the central run's order of the policies "
-            "holds. Writes bands.json, bands.csv, the drawn profiles (profiles/) and the sweep's tables (runs/) "
-            "to --out. Exit status: 0 done, 1 a run failed, 2 bad input, 3 runs left jobs unfinished, "
-            "130 interrupted (resume with --resume)."
-        ),
-        epilog="Example: fastsched sweep bands workload-1.csv --profiles profiles/ --preset sia "
-        "--policy sia,pollux,gavel --draws 20 --workers 4",
-    )
-    p.add_argument("workload", help="workload CSV (name,time,application,num_replicas,batch_size), or 'builtin'")
-    p.add_argument("--profiles", required=True, metavar="DIR",
-                   help="folder of application profiles (fastsched profile ... -o DIR); applications measured "
-                   "by traces in it are used as they are")  # fmt: skip
-    p.add_argument("--policy", metavar="NAME[,NAME...]",
-                   help="policies to compare, comma-separated (default: the preset's)")  # fmt: skip
-    p.add_argument("--draws", type=int, default=20, metavar="N", help="seeded draws (default 20; the central run "
-                   "comes on top: about N + 1 runs per policy)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    p.add_argument("--run-seed", type=int, default=0, metavar="S",
-                   help="seed of every run's policy search, the same in every draw (default 0)")  # fmt: skip
-    p.add_argument("--vary", default="noise,step", metavar="WHAT",
-                   help="what the draws move: noise, step, or noise,step (default)")  # fmt: skip
-    p.add_argument("--step-dist", choices=("laplace", "normal"), default="laplace",
-                   help="law of a step time's log error (default laplace: the held-out errors' tail)")  # fmt: skip
-    p.add_argument("--noise-by", choices=("group", "application"), default="group",
-                   help="one noise draw per prior group (default: a family's members move together) or per "
-                   "application")  # fmt: skip
-    p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
-    p.add_argument("--cluster", metavar="SPEC", help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext")
-    p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type")
-    p.add_argument("--gpus", type=int, help="GPUs per node")
-    p.add_argument("--max-time", type=parse_duration, default=None, metavar="T",
-                   help="stop each run at this simulated time: seconds, or 90m, 12h, 60d (default 60d)")  # fmt: skip
-    p.add_argument("--workers", type=int, metavar="N",
-                   help="run the draws on a local dask cluster of N processes (default: in this process)")  # fmt: skip
-    p.add_argument("--scheduler", metavar="ADDR", help="run the draws on this dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--out", metavar="DIR", help="output folder (default: WORKLOAD's name + -bands/, here)")
-    p.add_argument("--resume", action="store_true", help="keep the runs an interrupted call finished in --out")
-    p.add_argument("--force", action="store_true", help="replace the results in --out, or write into another folder")
-    p.add_argument("--allow-incomplete", action="store_true", help="exit 0 even if runs left jobs unfinished")
-    p.add_argument("--json", action="store_true", help="print the bands as one JSON object on stdout")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
 def default_out(workload) -> Path:

@@ -10,7 +10,7 @@ import pytest
 from fastsched.catalog.profile import write_profile
 from fastsched.cli import main
 from fastsched.sweep import uncertainty_bands
-from fastsched.sweep._bands_cli import route_argv
+from fastsched.sweep._cli import route_argv
 
 from ._helpers import HEADER, write
 

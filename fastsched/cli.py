@@ -42,7 +42,7 @@ _COMMAND_MODULES = (
     "fastsched.sim._profile_cli",
     "fastsched.sim._workload_cli",
     "fastsched.sim._from_log_cli",  # typed `fastsched workload from-log` (route_argv)
-    "fastsched.sweep._cli",
+    "fastsched.sweep._cli",  # and `fastsched sweep bands` (its route_argv)
     "fastsched._info_cli",
 )
 
@@ -242,8 +242,10 @@ def main(argv=None) -> int:
     debug = "--debug" in argv or os.environ.get("FASTSCHED_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted after the subcommand too
     from fastsched.sim._from_log_cli import route_argv
+    from fastsched.sweep._cli import route_argv as route_bands
 
     argv = route_argv(argv)  # `workload from-log` is its own command beside the workload generator
+    argv = route_bands(argv)  # `sweep bands` likewise, beside `sweep SPEC`
     try:
         parser = build_parser()  # imports every command's module: seconds on a cold start
     except KeyboardInterrupt:
@@ -257,7 +259,8 @@ def main(argv=None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
-    prefix = f"fastsched {args.command}"
+    # the command as typed: a routed one (`sweep bands`) names itself by its parser's prog
+    prefix = getattr(command_parser, "prog", None) or f"fastsched {args.command}"
     # what the results' provenance records as the command (and a --config file as an input)
     config = None
     if _names_config(argv):

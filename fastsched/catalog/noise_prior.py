@@ -67,7 +67,7 @@ import numpy as np
 
 from fastsched.catalog.models import FAMILIES, ModelSpec, model_spec
 
-__all__ = ["NoisePrior", "PRIORS", "noise_prior", "draw_noise_scale", "Z90"]
+__all__ = ["NoisePrior", "PRIORS", "DRAW_GROUPS", "draw_group", "noise_prior", "draw_noise_scale", "Z90"]
 
 #: The standard normal's 90th percentile: low and high are the 10th and 90th percentiles.
 Z90 = 1.2815515655446004
@@ -128,6 +128,30 @@ PRIORS = {
         "He et al. 2017 and MLPerf NCF training batches; a decade each way",
     ),  # fmt: skip
 }
+
+
+#: Families whose ranges share one source draw together (:func:`draw_group`): speech's prior is
+#: vision's centre widened, so the uncertainty of that centre is one for both.
+DRAW_GROUPS = {"vision": "vision", "speech": "vision", "language": "language", "recommendation": "recommendation",
+               "decoder": "decoder"}  # fmt: skip
+
+
+def draw_group(model) -> str:
+    """Return the group whose one draw moves ``model``'s noise scale (:data:`DRAW_GROUPS`).
+
+    A family's range states the uncertainty of one number that prices every member of the
+    family (and speech borrows vision's), so an uncertainty draw moves them together rather
+    than independently per application.
+
+    Examples
+    --------
+    >>> draw_group("cifar10"), draw_group("deepspeech2"), draw_group("bert")
+    ('vision', 'vision', 'language')
+    """
+    m = model if isinstance(model, ModelSpec) else model_spec(model)
+    if m.family not in DRAW_GROUPS:
+        raise ValueError(f"model.family must be one of {list(FAMILIES)}, got {m.family!r}")
+    return DRAW_GROUPS[m.family]
 
 
 def _kaplan(seq, b_star) -> tuple:

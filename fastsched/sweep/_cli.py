@@ -10,12 +10,15 @@ from pathlib import Path
 
 from fastsched._interrupt import Interrupted
 
-__all__ = ["register", "run", "default_output", "EXIT_FAILED_RUNS", "EXIT_INCOMPLETE"]
+__all__ = ["register", "register_bands", "route_argv", "run", "default_output", "BANDS", "EXIT_FAILED_RUNS",
+           "EXIT_INCOMPLETE"]  # fmt: skip
 
 #: Exit status when some runs failed.
 EXIT_FAILED_RUNS = 1
 #: Exit status when some runs stopped with jobs unfinished (without ``--allow-incomplete``).
 EXIT_INCOMPLETE = 3
+#: The parser's name of ``fastsched sweep bands`` (:func:`route_argv`).
+BANDS = "sweep-bands"
 
 
 def register(subparsers) -> None:
@@ -27,6 +30,7 @@ def register(subparsers) -> None:
             "Run every configuration x seed of a sweep spec (JSON, TOML or YAML) as one dask task "
             "each, on a local cluster or an existing scheduler, and write runs.csv, runs.json and "
             "summary.csv. Re-running into the same output folder skips the runs already done. "
+            "(Uncertainty bands of a study on profiled jobs: fastsched sweep bands WORKLOAD --profiles DIR.) "
             "Exit status: 0 done, 1 some runs failed, 2 bad input, 3 some runs left jobs "
             "unfinished, 130 interrupted."
         ),
@@ -59,6 +63,87 @@ def register(subparsers) -> None:
     p.add_argument("--allow-incomplete", action="store_true", help="exit 0 even if runs left jobs unfinished")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+    register_bands(subparsers)
+
+
+def route_argv(argv) -> list:
+    """Return ``argv`` with ``sweep bands`` as the one command :func:`register` adds.
+
+    Examples
+    --------
+    >>> route_argv(["sweep", "bands", "w.csv", "--profiles", "p"])[:2]
+    ['sweep-bands', 'w.csv']
+    >>> route_argv(["sweep", "spec.json"])
+    ['sweep', 'spec.json']
+    """
+    argv = list(argv)
+    if argv[:2] == ["sweep", "bands"]:
+        return [BANDS, *argv[2:]]
+    return argv
+
+
+def register_bands(subparsers) -> None:
+    """Add ``sweep-bands`` (typed ``fastsched sweep bands``, see :func:`route_argv`) to ``subparsers``."""
+    from fastsched.sim._cli import parse_duration  # loaded by the parser already (simulate's)
+    from fastsched.sim.presets import PRESETS
+
+    p = subparsers.add_parser(
+        BANDS,
+        prog="fastsched sweep bands",
+        help="uncertainty bands of a study on profiled jobs: N seeded draws of the profiles' stated ranges "
+        "(fastsched sweep bands)",
+        description=(
+            "Run WORKLOAD on the profiles of --profiles (written by fastsched profile) and on --draws seeded "
+            "draws of their stated uncertainty (the gradient-noise prior, the step-time error as validated), "
+            "one ordinary sweep run per draw and policy, and print per policy the average JCT of the central "
+            "run, the draws' median and 10-90 %% band, and how often the central run's order of the policies "
+            "holds. Writes bands.json, bands.csv, the drawn profiles (profiles/) and the sweep's tables (runs/) "
+            "to --out. Exit status: 0 done, 1 a run failed, 2 bad input, 3 runs left jobs unfinished, "
+            "130 interrupted (resume with --resume)."
+        ),
+        epilog="Example: fastsched sweep bands workload-1.csv --profiles profiles/ --preset sia "
+        "--policy sia,pollux,gavel --draws 20 --workers 4",
+    )
+    p.add_argument("workload", help="workload CSV (name,time,application,num_replicas,batch_size), or 'builtin'")
+    p.add_argument("--profiles", required=True, metavar="DIR",
+                   help="folder of application profiles (fastsched profile ... -o DIR); applications measured "
+                   "by traces in it are used as they are")  # fmt: skip
+    p.add_argument("--policy", metavar="NAME[,NAME...]",
+                   help="policies to compare, comma-separated (default: the preset's)")  # fmt: skip
+    p.add_argument("--draws", type=int, default=20, metavar="N", help="seeded draws (default 20; the central run "
+                   "comes on top: about N + 1 runs per policy)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    p.add_argument("--run-seed", type=int, default=0, metavar="S",
+                   help="seed of every run's policy search, the same in every draw (default 0)")  # fmt: skip
+    p.add_argument("--vary", default="noise,step", metavar="WHAT",
+                   help="what the draws move: noise, step, or noise,step (default)")  # fmt: skip
+    p.add_argument("--step-dist", choices=("laplace", "normal"), default="laplace",
+                   help="law of a step time's log error (default laplace: the held-out errors' tail)")  # fmt: skip
+    p.add_argument("--noise-by", choices=("group", "application"), default="group",
+                   help="one noise draw per prior group (default: a family's members move together) or per "
+                   "application")  # fmt: skip
+    p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
+    p.add_argument("--cluster", metavar="SPEC", help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext")
+    p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type")
+    p.add_argument("--gpus", type=int, help="GPUs per node")
+    p.add_argument("--max-time", type=parse_duration, default=None, metavar="T",
+                   help="stop each run at this simulated time: seconds, or 90m, 12h, 60d (default 60d)")  # fmt: skip
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="run the draws on a local dask cluster of N processes (default: in this process)")  # fmt: skip
+    p.add_argument("--scheduler", metavar="ADDR", help="run the draws on this dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: WORKLOAD's name + -bands/, here)")
+    p.add_argument("--resume", action="store_true", help="keep the runs an interrupted call finished in --out")
+    p.add_argument("--force", action="store_true", help="replace the results in --out, or write into another folder")
+    p.add_argument("--allow-incomplete", action="store_true", help="exit 0 even if runs left jobs unfinished")
+    p.add_argument("--json", action="store_true", help="print the bands as one JSON object on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_bands)
+
+
+def _run_bands(args) -> int:
+    from fastsched.sweep._bands_cli import run as run_bands  # only now: the parser stays light
+
+    return run_bands(args)
 
 
 def default_output(spec_path) -> Path:

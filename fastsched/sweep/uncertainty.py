@@ -4,40 +4,53 @@ A profile folder written by ``fastsched profile`` (:func:`fastsched.catalog.prof
 records in each application's ``profile.json`` how every GPU type was priced: ``datasheet``,
 ``calibrated`` or ``bootstrap``. Its answers carry two stated uncertainties:
 
-* the **step time**: per (application, type), a multiplicative error ``exp(sigma z)``, ``z``
-  standard normal, ``sigma`` from the held-out validation of its mode (:data:`STEP_SIGMA`:
-  ``benchmarks/results/oracle.md``, sixth session);
-* the **gradient-noise scale**: per application, its family's prior
-  (:mod:`fastsched.catalog.noise_prior`, low and high the 10th and 90th percentiles), moved by
-  one standard-normal ``z`` for start and end together, around the profile's own values.
+* the **step time**: per (application, type), a multiplicative error ``exp(x)``, ``x`` drawn from
+  a Laplace law of scale ``b = m / ln 2`` (default; or a normal of ``sigma = m / 0.6745``), ``m``
+  the held-out median absolute log error of the profile's mode (:data:`STEP_LOG_ERROR`,
+  ``benchmarks/results/uncertainty.md``): the held-out errors' p90 is 3.5 times their median, as a
+  Laplace law's (3.3), not a normal's (2.4);
+* the **gradient-noise scale**: its family's prior (:mod:`fastsched.catalog.noise_prior`, low and
+  high the 10th and 90th percentiles), moved by one standard-normal ``z`` for start and end
+  together, around the profile's own values. One ``z`` per prior group
+  (:data:`fastsched.catalog.noise_prior.DRAW_GROUPS`, default), shared by the group's
+  applications, or one per application (``noise_by="application"``).
 
 :func:`uncertainty_bands` writes one profile folder per draw (draw ``k`` takes its normals from
-``numpy.random.default_rng([seed, k])``: any machine, any order, the same draws), plus the
-central one (every ``z`` = 0), and runs the workload on each, for each policy, as one ordinary
-sweep (:func:`fastsched.sweep.run_serial`, or :func:`fastsched.sweep.run_sweep` on dask): ``N``
-draws cost about ``N + 1`` runs per policy. It reports per policy the average JCT of the central
-run, and the median and the 10-90 % interval over the draws, and how often the policies' order
-by average JCT is the central run's. An application folder without ``profile.json`` (measured
-traces) is used as it is in every draw.
+``numpy.random.default_rng([seed, k])``, the groups' from ``[seed, k, 1]``: any machine, any
+order, the same draws), plus the central one (every ``z`` = 0), and runs the workload on each,
+for each policy, as one ordinary sweep (:func:`fastsched.sweep.run_serial`, or
+:func:`fastsched.sweep.run_sweep` on dask): ``N`` draws cost about ``N + 1`` runs per policy. It
+reports per policy the average JCT of the central run, and the median and the 10-90 % interval
+over the draws, and how often the policies' order by average JCT is the central run's. An
+application folder without ``profile.json`` (measured traces) is used as it is in every draw.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["STEP_SIGMA", "PolicyBand", "UncertaintyResult", "draw_profiles", "uncertainty_bands"]
+__all__ = ["STEP_LOG_ERROR", "STEP_SCALE", "STEP_SIGMA", "PolicyBand", "UncertaintyResult", "draw_profiles",
+           "uncertainty_bands"]  # fmt: skip
 
-#: Log-standard deviation of a (model, type) step time's error, per profile mode: the held-out
-#: median absolute log error ``m`` of the mode read as a normal's, ``m / 0.6745``
-#: (benchmarks/oracle.py --bootstrap, sixth session: bootstrap 0.104 over 20,027 held-out rows;
-#: datasheet, uncalibrated, 0.199 over all 20,512 measured rows; a calibrated efficiency is
-#: counted as the datasheet's, having no validation of its own here).
-STEP_SIGMA = {"bootstrap": 0.155, "calibrated": 0.294, "datasheet": 0.294}
+#: Held-out median absolute log error of a (model, type) step time, per profile mode
+#: (``benchmarks/uncertainty_coverage.py --step-error``: bootstrap 0.104 over the 20,027 held-out
+#: rows of ``benchmarks/oracle.py --bootstrap``, p90 0.368; datasheet, uncalibrated, 0.199 over
+#: all 20,512 measured rows, p90 0.858; a calibrated efficiency is counted as the datasheet's,
+#: having no validation of its own here).
+STEP_LOG_ERROR = {"bootstrap": 0.104, "calibrated": 0.199, "datasheet": 0.199}
+#: The Laplace scale ``b`` whose median absolute value is :data:`STEP_LOG_ERROR` (``m / ln 2``).
+STEP_SCALE = {mode: round(m / math.log(2.0), 4) for mode, m in STEP_LOG_ERROR.items()}
+#: The normal's sigma with the same median absolute value (``m / 0.6745``; ``step_dist="normal"``).
+STEP_SIGMA = {mode: round(m / 0.6744897501960817, 4) for mode, m in STEP_LOG_ERROR.items()}
+#: The laws a step-time error is drawn from; how an application's noise draws are grouped.
+STEP_DISTS = ("laplace", "normal")
+NOISE_BY = ("group", "application")
 #: The most draws one call makes (each is a profile folder and a run per policy).
 MAX_DRAWS = 10_000
 
@@ -99,18 +112,39 @@ def _model_of(info: dict):
     return model_spec(info["model"])
 
 
-def _normals(seed: int, k: int, apps: dict) -> tuple:
-    """``(noise z per app, step z per (app, type))`` of draw ``k`` (sorted names: order-free)."""
+def _normals(seed: int, k: int, apps: dict, groups) -> tuple:
+    """``(noise z per app, step z per (app, type))`` of draw ``k`` (sorted names: order-free).
+
+    ``groups`` (``{app: group}``, or ``None`` for one ``z`` per application): the applications of
+    a group share its ``z``, drawn from its own stream so that the step normals stay the same.
+    """
     rng = np.random.default_rng([int(seed), int(k)])
     noise, step = {}, {}
     for app in sorted(apps):
         noise[app] = float(rng.standard_normal())
         for t in sorted(apps[app]["types"]):
             step[app, t] = float(rng.standard_normal())
+    if groups is not None:
+        grng = np.random.default_rng([int(seed), int(k), 1])
+        shared = {g: float(grng.standard_normal()) for g in sorted(set(groups.values()))}
+        noise = {app: shared[groups[app]] for app in noise}
     return noise, step
 
 
-def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_z: dict, sigma: dict, noise: bool):
+def _step_log(z: float, scale: float, dist: str) -> float:
+    """Return the log step-time factor at the standard-normal quantile ``z``: ``scale z``, or Laplace's.
+
+    Laplace's quantile at ``Phi(z)`` is ``sign(z) b (-ln(1 - 2 |Phi(z) - 1/2|))``, and
+    ``1 - 2 |Phi(z) - 1/2| = erfc(|z| / sqrt 2)``: the same normal maps to either law, so the two
+    give paired draws (``z`` at the median absolute value 0.6745 gives ``b ln 2`` in both).
+    """
+    if dist == "normal":
+        return scale * z
+    tail = max(math.erfc(abs(z) / math.sqrt(2.0)), 1e-300)
+    return math.copysign(scale * -math.log(tail), z) if z else 0.0
+
+
+def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_x: dict, noise: bool):
     from fastsched.catalog import gpus as gcat
     from fastsched.catalog.noise_prior import draw_noise_scale, noise_prior
     from fastsched.catalog.oracle import StepAdjust
@@ -129,7 +163,7 @@ def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_z: dict, s
                                                                            strict=True)))  # fmt: skip
         effs, floors, boots, types = {}, {}, {}, []
         for name, t in sorted(info["types"].items()):
-            f = float(np.exp(sigma.get(t.get("mode"), STEP_SIGMA["datasheet"]) * step_z[app, name]))
+            f = float(np.exp(step_x[app, name]))
             a = StepAdjust(**t["adjust"]) if isinstance(t.get("adjust"), dict) else StepAdjust()
             adjust = a._replace(gpu_scale=a.gpu_scale * f, host_scale=a.host_scale * f,
                                 node_sync_s=a.node_sync_s * f)  # fmt: skip
@@ -162,7 +196,8 @@ def _profiled_apps(profiles: Path, apps) -> dict:
     return out
 
 
-def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=None, apps=None) -> list:
+def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=None, apps=None, step_dist="laplace",
+                  noise_by="group") -> list:  # fmt: skip
     """Write the central profile folder and ``draws`` drawn ones under ``out_dir``; return them, central first.
 
     Parameters
@@ -176,9 +211,14 @@ def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=No
     noise : bool
         Draw the gradient-noise scale (default), or keep the profiles' statistics.
     step_sigma : dict, optional
-        ``{mode: sigma}`` overriding :data:`STEP_SIGMA` (0: no step-time draws).
+        ``{mode: scale}`` overriding the scale of the step-time law (default :data:`STEP_SCALE` for
+        Laplace, :data:`STEP_SIGMA` for the normal; 0: no step-time draws).
     apps : iterable of str, optional
         The applications to write (default: every one in ``profiles``).
+    step_dist : {"laplace", "normal"}
+        The law of a step time's log error (see the module's docstring).
+    noise_by : {"group", "application"}
+        One noise draw per prior group (default) or per application.
 
     Examples
     --------
@@ -190,6 +230,8 @@ def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=No
     >>> [f.name for f in folders], (folders[1] / "bert" / "placements-aws.csv").is_file()
     (['central', 'draw-0', 'draw-1'], True)
     """
+    from fastsched.catalog.noise_prior import draw_group
+
     profiles, out_dir = Path(profiles), Path(out_dir)
     if not profiles.is_dir():
         raise FileNotFoundError(f"profiles folder not found: {profiles}")
@@ -197,13 +239,19 @@ def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=No
         raise ValueError(f"draws must be an integer in [0, {MAX_DRAWS}], got {draws!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    sigma = dict(STEP_SIGMA if step_sigma is None else step_sigma)
+    if step_dist not in STEP_DISTS:
+        raise ValueError(f"step_dist must be one of {list(STEP_DISTS)}, got {step_dist!r}")
+    if noise_by not in NOISE_BY:
+        raise ValueError(f"noise_by must be one of {list(NOISE_BY)}, got {noise_by!r}")
+    default = STEP_SCALE if step_dist == "laplace" else STEP_SIGMA
+    sigma = dict(default if step_sigma is None else step_sigma)
     for mode, v in sigma.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 5.0:
             raise ValueError(f"step_sigma[{mode!r}] must be in [0, 5], got {v!r}")
     found = _profiled_apps(profiles, None if apps is None else set(apps))
     if not found:
         raise ValueError(f"{profiles}: no application folder with a profile.json (write one with fastsched profile)")
+    groups = {a: draw_group(_model_of(i)) for a, i in found.items()} if noise_by == "group" else None
     folders = []
     for k in range(-1, draws):
         dst = out_dir / ("central" if k < 0 else f"draw-{k}")
@@ -211,14 +259,17 @@ def draw_profiles(profiles, out_dir, draws, *, seed=0, noise=True, step_sigma=No
             nz = dict.fromkeys(found, 0.0)
             sz = {(a, t): 0.0 for a, i in found.items() for t in i["types"]}
         else:
-            nz, sz = _normals(seed, k, found)
-        _write_draw(profiles, dst, found, nz, sz, sigma, noise)
+            nz, sz = _normals(seed, k, found, groups)
+        sx = {(a, t): _step_log(z, sigma.get(found[a]["types"][t].get("mode"), default["datasheet"]), step_dist)
+              for (a, t), z in sz.items()}  # fmt: skip
+        _write_draw(profiles, dst, found, nz, sx, noise)
         folders.append(dst)
     return folders
 
 
 def uncertainty_bands(workload, profiles, *, policies=("sia",), draws=20, seed=0, out_dir=None, noise=True,
-                      step_sigma=None, client=None, run_seed=0, resume=False,
+                      step_sigma=None, step_dist="laplace", noise_by="group", client=None, workers=None, run_seed=0,
+                      resume=False, progress=False, simulate_fn=None,
                       **simulate_options) -> UncertaintyResult:  # fmt: skip
     r"""Run ``workload`` on the central profiles and ``draws`` draws of their stated ranges; return the bands.
 
@@ -240,11 +291,18 @@ def uncertainty_bands(workload, profiles, *, policies=("sia",), draws=20, seed=0
     resume : bool
         With ``out_dir``: keep the runs an interrupted call finished there (the draws are
         seeded, so their folders and run ids come out the same).
-    noise, step_sigma :
+    noise, step_sigma, step_dist, noise_by :
         As :func:`draw_profiles`.
     client : optional
         A dask client or scheduler address: the runs go to :func:`fastsched.sweep.run_sweep`;
         default :func:`fastsched.sweep.run_serial` in this process.
+    workers : int, optional
+        Without ``client``: the runs go to :func:`fastsched.sweep.run_sweep` on a local dask
+        cluster of this many worker processes.
+    progress : bool
+        A progress bar on stderr (a terminal only).
+    simulate_fn : callable, optional
+        Replaces :func:`fastsched.sim.simulate` in the runs (see :func:`fastsched.sweep.run_sweep`).
     **simulate_options
         More options of every run (``preset``, ``cluster``, ``max_time`` ...), as a sweep spec
         takes them.
@@ -275,14 +333,17 @@ def uncertainty_bands(workload, profiles, *, policies=("sia",), draws=20, seed=0
         out_dir = tmp
     try:
         folders = draw_profiles(profiles, Path(out_dir) / "profiles", draws, seed=seed, noise=noise,
-                                step_sigma=step_sigma, apps=_workload_apps(workload))  # fmt: skip
+                                step_sigma=step_sigma, apps=_workload_apps(workload), step_dist=step_dist,
+                                noise_by=noise_by)  # fmt: skip
         spec = {"workloads": str(workload), "traces": [str(f) for f in folders], "policy": policies,
                 "seeds": [int(run_seed)], **simulate_options}  # fmt: skip
         runs = None if tmp is not None else Path(out_dir) / "runs"
-        if client is None:
-            result = run_serial(spec, output_dir=runs, resume=resume, force=not resume)
+        common = {"output_dir": runs, "resume": resume, "force": not resume, "progress": progress,
+                  "simulate_fn": simulate_fn}  # fmt: skip
+        if client is None and workers is None:
+            result = run_serial(spec, **common)
         else:
-            result = run_sweep(spec, client, output_dir=runs, resume=resume, force=not resume, progress=False)
+            result = run_sweep(spec, client, workers=workers, **common)
         rows = []
         index = {str(f): k - 1 for k, f in enumerate(folders)}
         for r in result.rows:

@@ -1,6 +1,9 @@
 """Uncertainty bands: seeded draws of a profile folder, run as an ordinary sweep."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastsched.catalog.profile import read_profile_info, write_profile
 from fastsched.sweep import uncertainty_bands
@@ -92,3 +95,57 @@ def test_a_folder_without_profiles_is_refused(tmp_path):
         draw_profiles(tmp_path / "empty", tmp_path / "out", 1)
     with pytest.raises(FileNotFoundError):
         draw_profiles(tmp_path / "missing", tmp_path / "out", 1)
+
+
+def _noise(folder, app):
+    return read_profile_info(folder / app)["spec"]["noise_scale"]
+
+
+@pytest.fixture
+def vision(tmp_path):
+    src = tmp_path / "vision"
+    for app in ("cifar10", "imagenet", "bert"):
+        write_profile(app, ["t4"], src)
+    return src
+
+
+def test_a_prior_groups_members_move_together_and_apart_per_application(vision, tmp_path):
+    central = {a: _noise(vision, a) for a in ("cifar10", "imagenet", "bert")}
+    grouped = draw_profiles(vision, tmp_path / "g", 4, seed=3, step_sigma={"datasheet": 0.0})
+    apart = draw_profiles(vision, tmp_path / "a", 4, seed=3, step_sigma={"datasheet": 0.0}, noise_by="application")
+
+    def factor(folder, app):
+        return _noise(folder, app)[1] / central[app][1]
+
+    for f in grouped[1:]:  # cifar10 and imagenet share the vision prior: one draw moves both alike
+        assert factor(f, "cifar10") == pytest.approx(factor(f, "imagenet"), rel=1e-9)
+    assert any(factor(f, "bert") != pytest.approx(factor(f, "cifar10")) for f in grouped[1:])
+    assert any(factor(f, "cifar10") != pytest.approx(factor(f, "imagenet")) for f in apart[1:])
+
+
+@given(z=st.floats(-8.0, 8.0), b=st.floats(0.01, 2.0))
+@settings(max_examples=200, deadline=None)
+def test_the_laplace_step_error_is_laplaces_quantile_of_the_same_normal(z, b):
+    from scipy.stats import laplace, norm
+
+    from fastsched.sweep.uncertainty import _step_log
+
+    # the upper tail through the survival functions, where 1 - cdf would lose the digits
+    ref = laplace.ppf(norm.cdf(z), scale=b) if z <= 0 else laplace.isf(norm.sf(z), scale=b)
+    assert _step_log(z, b, "laplace") == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    assert _step_log(z, b, "normal") == pytest.approx(b * z)
+
+
+def test_the_step_draws_hold_the_validated_median_and_a_laplace_tail():
+    from fastsched.sweep.uncertainty import STEP_LOG_ERROR, STEP_SCALE, _step_log
+
+    z = np.random.default_rng(0).standard_normal(200_000)
+    x = np.abs([_step_log(v, STEP_SCALE["bootstrap"], "laplace") for v in z])
+    assert np.median(x) == pytest.approx(STEP_LOG_ERROR["bootstrap"], rel=0.02)
+    assert np.percentile(x, 90) / np.median(x) == pytest.approx(np.log(10) / np.log(2), rel=0.03)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"step_dist": "cauchy"}, "step_dist"), ({"noise_by": "app"}, "noise_by")])
+def test_bad_draw_laws_name_the_argument(profiles, tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        draw_profiles(profiles, tmp_path / "x", 1, **kwargs)

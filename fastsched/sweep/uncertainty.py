@@ -165,8 +165,9 @@ def _write_draw(src: Path, dst: Path, apps: dict, noise_z: dict, step_x: dict, n
         for name, t in sorted(info["types"].items()):
             f = float(np.exp(step_x[app, name]))
             a = StepAdjust(**t["adjust"]) if isinstance(t.get("adjust"), dict) else StepAdjust()
+            # every time of the step's model moves with the draw: GPU, host, shared path, ring latency
             adjust = a._replace(gpu_scale=a.gpu_scale * f, host_scale=a.host_scale * f,
-                                node_sync_s=a.node_sync_s * f)  # fmt: skip
+                                node_sync_s=a.node_sync_s * f, hop_latency_s=a.hop_latency_s * f)  # fmt: skip
             g = gcat.gpu_type(t.get("gpu", name))
             types.append(g.name)
             if t.get("efficiency"):

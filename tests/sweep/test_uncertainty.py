@@ -149,3 +149,23 @@ def test_the_step_draws_hold_the_validated_median_and_a_laplace_tail():
 def test_bad_draw_laws_name_the_argument(profiles, tmp_path, kwargs, match):
     with pytest.raises(ValueError, match=match):
         draw_profiles(profiles, tmp_path / "x", 1, **kwargs)
+
+
+def test_a_step_draw_scales_every_time_of_a_bootstrap_by_one_factor(tmp_path):
+    # The step-time error is one factor per (application, type) cell: each time term of the
+    # profile's step model moves by it, the ring latency and the shared node path included.
+    from fastsched.catalog.bootstrap import Bootstrap
+    from fastsched.catalog.oracle import StepAdjust
+
+    adjust = StepAdjust(gpu_scale=1.2, host_scale=0.8, node_sync_s=0.004, hop_latency_s=0.002)
+    boot = Bootstrap(adjust, 0.05, 4, None, 0.0, 0.1, False, 0.4)
+    src = tmp_path / "p"
+    write_profile("cifar10", ["t4"], src, bootstraps={"t4": boot})
+    drawn = draw_profiles(src, tmp_path / "d", 1, seed=3, noise=False)[1]
+    got = read_profile_info(drawn / "cifar10")["types"]["aws"]
+    ratios = [
+        got["adjust"][k] / getattr(adjust, k) for k in ("gpu_scale", "host_scale", "node_sync_s", "hop_latency_s")
+    ]
+    ratios.append(got["floor_s"] / 0.05)
+    assert ratios[0] != pytest.approx(1.0)  # the draw moved the cell
+    assert ratios == pytest.approx([ratios[0]] * len(ratios), rel=1e-12)

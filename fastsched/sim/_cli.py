@@ -203,37 +203,15 @@ def _check_paths(args) -> None:
                 raise ValueError(f"--{a} and --{b} name the same file")
 
 
-def jobs_path(path, policy, several: bool) -> str:
-    """Return where ``--jobs`` writes a policy's table: the path itself, or ``STEM-<policy>SUFFIX`` for several.
-
-    Examples
-    --------
-    >>> jobs_path("out/jobs.csv", "sia", False), jobs_path("out/jobs.csv", "my_mod:Fifo", True)
-    ('out/jobs.csv', 'out/jobs-my_mod-Fifo.csv')
-    """
-    if not several:
-        return str(path)
-    p = Path(path)
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(policy)).strip("-") or "policy"
-    return str(p.with_name(f"{p.stem}-{safe}{p.suffix}"))
-
-
 def _check_jobs_paths(args, inputs, preflight) -> None:
-    from fastsched.sim.results.jobs import JOB_FORMATS
+    from fastsched.sim.results.jobs import jobs_paths
 
-    suffix = Path(args.jobs).suffix.lower()
-    if suffix not in JOB_FORMATS:
-        raise ValueError(f"--jobs {args.jobs}: the suffix picks the format: {', '.join(JOB_FORMATS)}")
-    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
-        raise ValueError("--jobs FILE.parquet needs pyarrow: pip install 'fastsched[frames]' (or write .csv)")
-    policies = _policies(args.policy)
-    for policy in policies:
-        path = jobs_path(args.jobs, policy, len(policies) > 1)
+    for path in jobs_paths(args.jobs, _policies(args.policy)):
         preflight.check_output_path(path, inputs=inputs, force=args.force, what="--jobs")
 
 
 def _write_jobs(result, args, policy, several) -> None:
-    from fastsched.sim.results.jobs import write_jobs
+    from fastsched.sim.results.jobs import jobs_path, write_jobs
 
     write_jobs(result, jobs_path(args.jobs, policy, several))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 __all__ = ["add_log_arguments", "is_log_run", "run_log"]
 
@@ -74,16 +73,13 @@ def run_log(args) -> int:
     given = [f for f, v in flags.items() if v is not None]
     if given:
         raise ValueError(f"{', '.join(given)}: not for a production log (rigid jobs replayed event by event)")
-    from fastsched.sim._cli import jobs_path
     from fastsched.sim.inputs import preflight
 
     outputs = [("--output", args.output)]
     if args.jobs:
-        from fastsched.sim.results.jobs import JOB_FORMATS
+        from fastsched.sim.results.jobs import jobs_paths
 
-        if Path(args.jobs).suffix.lower() not in JOB_FORMATS:
-            raise ValueError(f"--jobs {args.jobs}: the suffix picks the format: {', '.join(JOB_FORMATS)}")
-        outputs += [("--jobs", jobs_path(args.jobs, p, len(names) > 1)) for p in names]
+        outputs += [("--jobs", path) for path in jobs_paths(args.jobs, names)]
     for flag, path in outputs:
         if path:
             preflight.check_output_path(path, inputs=[args.workload], force=args.force, what=flag)
@@ -112,7 +108,7 @@ def run_log(args) -> int:
             for r in results:
                 f.write(json.dumps({"summary": _json_ready(r.summary())}) + "\n")
     if args.jobs:
-        from fastsched.sim.results.jobs import write_jobs
+        from fastsched.sim.results.jobs import jobs_path, write_jobs
 
         for p, r in zip(names, results, strict=True):
             write_jobs(r, jobs_path(args.jobs, p, len(results) > 1))

@@ -21,10 +21,12 @@ import csv
 import io
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["job_columns", "job_rows", "write_jobs", "jobs_frame", "summary_frame", "JOB_FORMATS"]
+__all__ = ["job_columns", "job_rows", "write_jobs", "jobs_frame", "summary_frame", "jobs_path", "jobs_paths", "JOB_FORMATS"]
 
 #: Suffixes :func:`write_jobs` writes.
 JOB_FORMATS = (".csv", ".parquet")
@@ -60,9 +62,7 @@ def job_columns(result) -> list:
 
 def _event_driven(result) -> bool:
     """Tell whether ``result`` is a rigid-job replay: no rounds, float times, first starts and GPUs of its own."""
-    from fastsched.sim.results.rigid import RigidResult
-
-    return isinstance(result, RigidResult)
+    return getattr(result, "event_driven", False) is True
 
 
 def _first_and_final(result):
@@ -300,3 +300,45 @@ def summary_frame(results):
     frame = pd.DataFrame(rows)
     frame.attrs["provenance"] = prov
     return frame
+
+
+def jobs_path(path, policy, several: bool) -> str:
+    """Return where a per-job table of a policy goes (``--jobs``): a policy's table: the path itself, or ``STEM-<policy>SUFFIX`` for several.
+
+    Examples
+    --------
+    >>> jobs_path("out/jobs.csv", "sia", False), jobs_path("out/jobs.csv", "my_mod:Fifo", True)
+    ('out/jobs.csv', 'out/jobs-my_mod-Fifo.csv')
+    """
+    if not several:
+        return str(path)
+    p = Path(path)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(policy)).strip("-") or "policy"
+    return str(p.with_name(f"{p.stem}-{safe}{p.suffix}"))
+
+
+def jobs_paths(path, policies) -> list:
+    """Return where each of ``policies`` writes its per-job table, after checking ``path``'s format.
+
+    Raises
+    ------
+    ValueError
+        The suffix is not one of :data:`JOB_FORMATS`, or ``.parquet`` without pyarrow.
+
+    Examples
+    --------
+    >>> jobs_paths("jobs.csv", ["fifo", "sjf"])
+    ['jobs-fifo.csv', 'jobs-sjf.csv']
+    >>> jobs_paths("jobs.txt", ["fifo"])
+    Traceback (most recent call last):
+    ...
+    ValueError: --jobs jobs.txt: the suffix picks the format: .csv, .parquet
+    """
+    import importlib.util
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in JOB_FORMATS:
+        raise ValueError(f"--jobs {path}: the suffix picks the format: {', '.join(JOB_FORMATS)}")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ValueError("--jobs FILE.parquet needs pyarrow: pip install 'fastsched[frames]' (or write .csv)")
+    return [jobs_path(path, p, len(policies) > 1) for p in policies]

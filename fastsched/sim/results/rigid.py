@@ -54,6 +54,8 @@ class RigidResult(SimulationResult):
     (50.0, 3.0, 3)
     """
 
+    #: No rounds: :mod:`~fastsched.sim.results.jobs` takes first starts and GPUs from the fields below.
+    event_driven = True
     first_start: np.ndarray = field(default_factory=_empty)
     run_s: np.ndarray = field(default_factory=_empty)
     gpus: np.ndarray = field(default_factory=_empty)

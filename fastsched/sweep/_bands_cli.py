@@ -167,8 +167,7 @@ def run(args) -> int:
     kwargs = _check(args)
     out = _check_out(args)
     from fastsched import _firstrun
-    from fastsched.sweep._cli import _simulate_serial
-    from fastsched.sweep.runner import SweepInterrupted
+    from fastsched.sweep.runner import SweepInterrupted, _simulate_serial
     from fastsched.sweep.uncertainty import uncertainty_bands
 
     if not args.quiet:

@@ -180,26 +180,6 @@ def _resume_command(args, output) -> str:
     return shlex.join(words)
 
 
-def _simulate_serial(**kwargs):
-    """:func:`fastsched.sim.simulate`, with Ctrl-C inside a kernel raised as the interrupt it is.
-
-    The sweep records any ``Exception`` of a run as a failed run; an interrupt that landed in a
-    compiled kernel arrives as a ``SystemError`` caused by ``KeyboardInterrupt``, and must stop
-    the sweep (resumable) instead.
-    """
-    from fastsched._interrupt import check as check_interrupt
-    from fastsched._interrupt import reraise_interrupt
-    from fastsched.sim import simulate
-
-    try:
-        result = simulate(**kwargs)
-    except Exception as exc:
-        reraise_interrupt(exc)
-        raise
-    check_interrupt()  # a Ctrl-C whose raise a finalizer swallowed: stop before the next run
-    return result
-
-
 def _check_dask() -> None:
     if importlib.util.find_spec("distributed") is None:
         raise ImportError(
@@ -241,7 +221,7 @@ def run(args) -> int:
     if not args.serial:
         _check_dask()
     from fastsched import _firstrun
-    from fastsched.sweep.runner import SweepInterrupted, run_serial, run_sweep
+    from fastsched.sweep.runner import SweepInterrupted, _simulate_serial, run_serial, run_sweep
 
     if not args.quiet:
         _firstrun.compile_notice("sweep")  # the workers compile on joining; loaded from the cache after

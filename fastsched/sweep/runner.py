@@ -280,3 +280,23 @@ def run_sweep(
         if sink is not None:
             sink.close()
     return _finish(runs, sink, columns, out, t0, len(done))
+
+
+def _simulate_serial(**kwargs):
+    """:func:`fastsched.sim.simulate`, with Ctrl-C inside a kernel raised as the interrupt it is.
+
+    The sweep records any ``Exception`` of a run as a failed run; an interrupt that landed in a
+    compiled kernel arrives as a ``SystemError`` caused by ``KeyboardInterrupt``, and must stop
+    the sweep (resumable) instead.
+    """
+    from fastsched._interrupt import check as check_interrupt
+    from fastsched._interrupt import reraise_interrupt
+    from fastsched.sim import simulate
+
+    try:
+        result = simulate(**kwargs)
+    except Exception as exc:
+        reraise_interrupt(exc)
+        raise
+    check_interrupt()  # a Ctrl-C whose raise a finalizer swallowed: stop before the next run
+    return result

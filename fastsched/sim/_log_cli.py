@@ -5,6 +5,12 @@ The ``simulate`` command hands a workload that is a production log (told by its 
 (:func:`~fastsched.sim.log_api.simulate_log`), and the summary (a table, or ``--json`` lines) and
 the per-job table (``--jobs``, :func:`~fastsched.sim.results.jobs.write_jobs`: one file per policy
 when several) are written as for any run.
+
+``--policy`` names rigid policies (:data:`~fastsched.sim.engine.rigid.RIGID_POLICIES`): on a log,
+``themis`` and ``gandiva`` are the rigid ones of :mod:`fastsched.sim.engine.rigid`, not the
+round-based policies of the same names (they need a workload of applications). Before the first
+replay on a machine whose numba cache lacks the event loop, the simulator's first-run notice
+(:func:`fastsched._firstrun.compile_notice`) says it is compiling, as for a round-based run.
 """
 
 from __future__ import annotations
@@ -96,6 +102,11 @@ def run_log(args) -> int:
     if not args.quiet and read.dropped:
         why = ", ".join(f"{n} {reason}" for reason, n in read.dropped.items())
         print(f"fastsched simulate: {args.workload}: {len(read.jobs)} jobs kept, left out: {why}", file=sys.stderr)
+    if not args.quiet:  # the event loop compiles on a cold cache (~35 s): say so, as a round-based run does
+        from fastsched import _firstrun
+        from fastsched.sim.engine import _rigid_kernels  # noqa: F401 - loaded, so the notice counts its kernels
+
+        _firstrun.compile_notice("simulate-log")
     results = [simulate_log(read, policy=p, nodes=args.nodes, gpus=args.gpus, preset=args.preset) for p in names]
     for r in results:
         r.config["workload"] = str(args.workload)

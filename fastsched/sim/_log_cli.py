@@ -54,6 +54,13 @@ def is_log_run(args) -> bool:
     return True
 
 
+def _compile_notice() -> None:
+    from fastsched import _firstrun
+    from fastsched.sim.engine import _rigid_kernels  # noqa: F401 - loaded, so the notice counts its kernels
+
+    _firstrun.compile_notice("simulate-log")
+
+
 def run_log(args) -> int:
     """Run ``simulate`` on a production log for parsed ``args``; return the exit status."""
     from fastsched.sim.engine.rigid import RIGID_POLICIES
@@ -102,12 +109,15 @@ def run_log(args) -> int:
     if not args.quiet and read.dropped:
         why = ", ".join(f"{n} {reason}" for reason, n in read.dropped.items())
         print(f"fastsched simulate: {args.workload}: {len(read.jobs)} jobs kept, left out: {why}", file=sys.stderr)
-    if not args.quiet:  # the event loop compiles on a cold cache (~35 s): say so, as a round-based run does
-        from fastsched import _firstrun
-        from fastsched.sim.engine import _rigid_kernels  # noqa: F401 - loaded, so the notice counts its kernels
-
-        _firstrun.compile_notice("simulate-log")
-    results = [simulate_log(read, policy=p, nodes=args.nodes, gpus=args.gpus, preset=args.preset) for p in names]
+    # the event loop compiles on a cold cache (~35 s): the first replay says so once its inputs are
+    # checked, with the simulator's first-run notice (as a round-based run does)
+    notice = None if args.quiet else _compile_notice
+    results = [
+        simulate_log(
+            read, policy=p, nodes=args.nodes, gpus=args.gpus, preset=args.preset, notice=notice if i == 0 else None
+        )
+        for i, p in enumerate(names)
+    ]
     for r in results:
         r.config["workload"] = str(args.workload)
     if args.json:

@@ -73,6 +73,7 @@ def simulate_log(
     starve_limit=None,
     preset="default",
     read_options=None,
+    notice=None,
 ):
     """Replay a production log's jobs as rigid jobs under ``policy`` on ``nodes`` x ``gpus`` GPUs.
 
@@ -97,7 +98,7 @@ def simulate_log(
         (``recorded_type`` for jobs whose log names none) to ``gpu_type``.
     speed : float, optional
         A given speed ratio instead (exclusive with ``gpu_type``).
-    restart_s, thresholds, depth, lease, starve_limit
+    restart_s, thresholds, depth, lease, starve_limit, notice
         See :func:`~fastsched.sim.engine.rigid.run_rigid` (``starve_limit``: Tiresias' starvation
         promotion, off by default; ``lease``: Themis').
 
@@ -158,6 +159,7 @@ def simulate_log(
         jobs.submit, jobs.duration, jobs.gpus, nodes=nodes, gpus_per_node=gpus, policy=policy, speed=speed,
         restart_s=restart_s, thresholds=TIRESIAS_THRESHOLDS if thresholds is None else thresholds,
         depth=BACKFILL_DEPTH if depth is None else depth, lease=lease, starve_limit=starve_limit, names=jobs.name,
+        notice=notice,
     )  # fmt: skip
     wall = time.perf_counter() - t0
     run_s = jobs.duration / np.broadcast_to(np.asarray(speed, np.float64), jobs.duration.shape)

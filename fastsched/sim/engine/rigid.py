@@ -200,6 +200,7 @@ def run_rigid(
     lease=None,
     starve_limit=None,
     names=None,
+    notice=None,
 ) -> RigidRun:
     """Replay rigid jobs under ``policy`` on ``nodes`` x ``gpus_per_node`` GPUs (semantics: the module).
 
@@ -231,6 +232,9 @@ def run_rigid(
         times its execution time (> 0; see the module). Default ``None``: no promotion.
     names : sequence of str, optional
         The jobs' names, for error messages (default: their positions).
+    notice : callable, optional
+        Called with no arguments once every input is checked, just before the event loop runs
+        (the command line passes the first-run compile notice, :mod:`fastsched._firstrun`).
 
     Returns
     -------
@@ -327,6 +331,8 @@ def run_rigid(
     code = {**codes, "gandiva": GANDIVA, "themis": THEMIS}[policy]
     order = np.argsort(submit, kind="stable")
     work = duration / sp
+    if notice is not None:
+        notice()
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
         submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth),
         float(lease if policy == "themis" else quantum), float(starve_limit or 0.0),

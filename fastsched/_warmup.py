@@ -21,6 +21,8 @@ __all__ = ["load_record", "record_path", "write_record", "probe_rate", "COMMAND_
 #: Packages whose kernels each command compiles.
 COMMAND_PACKAGES = {
     "simulate": SIM_PACKAGES,
+    # a production log replayed as rigid jobs compiles the event loop only
+    "simulate-log": ("fastsched.sim.engine._rigid_kernels",),
     "sweep": SIM_PACKAGES,
     "cost": ("fastsched.costmodel",),
     "plan": ("fastsched.costmodel",),

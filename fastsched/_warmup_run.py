@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from fastsched._cache import ALL_PACKAGES, SIM_PACKAGES, cache_state, written_since
-from fastsched._warmup import MIN_TIMED, load_record, probe_rate, write_record
+from fastsched._warmup import COMMAND_PACKAGES, MIN_TIMED, load_record, probe_rate, write_record
 
 __all__ = ["warmup", "POLICIES"]
 
@@ -120,6 +120,7 @@ def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
     import numba
 
     sim_state = cache_state(SIM_PACKAGES)
+    log_state = cache_state(COMMAND_PACKAGES["simulate-log"])
     cost_state = cache_state(("fastsched.costmodel",))
     compiled = written_since(ALL_PACKAGES, wall0)
     old = load_record()
@@ -138,6 +139,7 @@ def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
             "seconds": seconds,
             "kernels": {
                 "simulate": sorted(sim_state.present),
+                "simulate-log": sorted(log_state.present),
                 "sweep": sorted(sim_state.present),
                 "cost": sorted(cost_state.present),
                 "plan": sorted(cost_state.present),

@@ -1,5 +1,8 @@
 """Rigid jobs at full size: FIFO, SJF, EASY backfilling and Tiresias on the synthetic Helios log.
 
+Any rigid policy can be named (``--policies gandiva,themis``; the study table runs those on the
+log's first 100,000 jobs, ``--first 100000 --nodes 550``).
+
 Usage::
 
     python benchmarks/logs/rigid_scale.py [--jobs 1000000] [--nodes 800] [--gpus 8] \

@@ -5,6 +5,12 @@ The ``simulate`` command hands a workload that is a production log (told by its 
 (:func:`~fastsched.sim.log_api.simulate_log`), and the summary (a table, or ``--json`` lines) and
 the per-job table (``--jobs``, :func:`~fastsched.sim.results.jobs.write_jobs`: one file per policy
 when several) are written as for any run.
+
+``--policy`` names rigid policies (:data:`~fastsched.sim.engine.rigid.RIGID_POLICIES`): on a log,
+``themis`` and ``gandiva`` are the rigid ones of :mod:`fastsched.sim.engine.rigid`, not the
+round-based policies of the same names (they need a workload of applications). Before the first
+replay on a machine whose numba cache lacks the event loop, the simulator's first-run notice
+(:func:`fastsched._firstrun.compile_notice`) says it is compiling, as for a round-based run.
 """
 
 from __future__ import annotations
@@ -45,6 +51,13 @@ def is_log_run(args) -> bool:
     except (ValueError, OSError):
         return False
     return True
+
+
+def _compile_notice() -> None:
+    from fastsched import _firstrun
+    from fastsched.sim.engine import _rigid_kernels  # noqa: F401 - loaded, so the notice counts its kernels
+
+    _firstrun.compile_notice("simulate-log")
 
 
 def run_log(args) -> int:
@@ -92,7 +105,15 @@ def run_log(args) -> int:
     if not args.quiet and read.dropped:
         why = ", ".join(f"{n} {reason}" for reason, n in read.dropped.items())
         print(f"fastsched simulate: {args.workload}: {len(read.jobs)} jobs kept, left out: {why}", file=sys.stderr)
-    results = [simulate_log(read, policy=p, nodes=args.nodes, gpus=args.gpus, preset=args.preset) for p in names]
+    # the event loop compiles on a cold cache (~35 s): the first replay says so once its inputs are
+    # checked, with the simulator's first-run notice (as a round-based run does)
+    notice = None if args.quiet else _compile_notice
+    results = [
+        simulate_log(
+            read, policy=p, nodes=args.nodes, gpus=args.gpus, preset=args.preset, notice=notice if i == 0 else None
+        )
+        for i, p in enumerate(names)
+    ]
     for r in results:
         r.config["workload"] = str(args.workload)
     if args.json:

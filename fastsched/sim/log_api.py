@@ -69,8 +69,11 @@ def simulate_log(
     restart_s=None,
     thresholds=None,
     depth=None,
+    lease=None,
+    starve_limit=None,
     preset="default",
     read_options=None,
+    notice=None,
 ):
     """Replay a production log's jobs as rigid jobs under ``policy`` on ``nodes`` x ``gpus`` GPUs.
 
@@ -80,7 +83,11 @@ def simulate_log(
         A Philly/Helios/PAI/Slurm log (read with :func:`~fastsched.sim.inputs.logs.read_log`,
         ``read_options`` passed on) or jobs already read.
     policy : str
-        One of :data:`~fastsched.sim.engine.rigid.RIGID_POLICIES` (default ``fifo``).
+        One of :data:`~fastsched.sim.engine.rigid.RIGID_POLICIES` (default ``fifo``). The names
+        are the rigid policies' even where a round-based policy has the same one: ``themis``
+        here is Themis on rigid jobs, not the round-based
+        :class:`~fastsched.sim.policies.themis.ThemisPolicy` (which needs applications), and a
+        preset's options for the round-based policy of that name do not apply.
     nodes, gpus : int, optional
         Cluster size (default the preset's: 16 x 4).
     log_format : str, optional
@@ -91,8 +98,9 @@ def simulate_log(
         (``recorded_type`` for jobs whose log names none) to ``gpu_type``.
     speed : float, optional
         A given speed ratio instead (exclusive with ``gpu_type``).
-    restart_s, thresholds, depth
-        See :func:`~fastsched.sim.engine.rigid.run_rigid`.
+    restart_s, thresholds, depth, lease, starve_limit, notice
+        See :func:`~fastsched.sim.engine.rigid.run_rigid` (``starve_limit``: Tiresias' starvation
+        promotion, off by default; ``lease``: Themis').
 
     Returns
     -------
@@ -140,13 +148,18 @@ def simulate_log(
         "preset": preset,
         "restart_s": restart_s,
     }
+    if lease is not None:
+        config["lease"] = lease
+    if starve_limit is not None:
+        config["starve_limit"] = starve_limit
     if gpu_type is not None:
         config["gpu_type"] = gpu_type
     t0 = time.perf_counter()
     run = run_rigid(
         jobs.submit, jobs.duration, jobs.gpus, nodes=nodes, gpus_per_node=gpus, policy=policy, speed=speed,
         restart_s=restart_s, thresholds=TIRESIAS_THRESHOLDS if thresholds is None else thresholds,
-        depth=BACKFILL_DEPTH if depth is None else depth, names=jobs.name,
+        depth=BACKFILL_DEPTH if depth is None else depth, lease=lease, starve_limit=starve_limit, names=jobs.name,
+        notice=notice,
     )  # fmt: skip
     wall = time.perf_counter() - t0
     run_s = jobs.duration / np.broadcast_to(np.asarray(speed, np.float64), jobs.duration.shape)

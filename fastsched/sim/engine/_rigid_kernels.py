@@ -2,9 +2,10 @@
 
 A rigid job needs ``need`` GPUs and ``work`` seconds of running on them. The loop jumps from
 event to event: an arrival, a completion, and for the least-attained-service policy the time a
-running job's attained GPU-seconds reach its queue's threshold. All events at one time are
-applied (completions, then threshold crossings in job order, then arrivals), then the policy
-decides once. The plain-Python reference the tests compare against is
+running job's attained GPU-seconds reach its queue's threshold (and, with starvation promotion,
+the time a waiting job has starved long enough); under Gandiva and Themis the end of a running
+job's slice or lease. All events at one time are applied (completions, then threshold crossings
+in job order, then promotions in job order, then arrivals), then the policy decides once. The plain-Python reference the tests compare against is
 ``tests/sim/engine/naive_rigid.py``; the semantics are stated in :mod:`.rigid`.
 
 Placement: a job of ``need <= G`` GPUs goes on one node, the one with the fewest free GPUs that
@@ -20,9 +21,9 @@ import numpy as np
 
 from fastsched._jit import jit
 
-__all__ = ["FIFO", "SJF", "BACKFILL", "SRTF", "LAS", "GANDIVA", "run_rigid_kernel"]
+__all__ = ["FIFO", "SJF", "BACKFILL", "SRTF", "LAS", "GANDIVA", "THEMIS", "run_rigid_kernel"]
 
-FIFO, SJF, BACKFILL, SRTF, LAS, GANDIVA = 0, 1, 2, 3, 4, 5
+FIFO, SJF, BACKFILL, SRTF, LAS, GANDIVA, THEMIS = 0, 1, 2, 3, 4, 5, 6
 _INF = np.inf
 
 
@@ -89,6 +90,52 @@ def _held(need, G):
     return need if need <= G else ((need + G - 1) // G) * G
 
 
+@jit
+def _unlink(j, lv, nxt, prv, qhead, qtail):
+    """Take job ``j`` out of the linked list of queue ``lv``."""
+    if prv[j] >= 0:
+        nxt[prv[j]] = nxt[j]
+    else:
+        qhead[lv] = nxt[j]
+    if nxt[j] >= 0:
+        prv[nxt[j]] = prv[j]
+    else:
+        qtail[lv] = prv[j]
+
+
+@jit
+def _append(j, lv, nxt, prv, qhead, qtail):
+    """Put job ``j`` at the tail of queue ``lv``."""
+    nxt[j] = -1
+    prv[j] = qtail[lv]
+    if qtail[lv] >= 0:
+        nxt[qtail[lv]] = j
+    else:
+        qhead[lv] = j
+    qtail[lv] = j
+
+
+@jit
+def _key(policy, j, t, running, submit, work, remaining, run_from, held_from, held_s, started, quantum, restart_s):
+    """Return the priority of job ``j`` at time ``t`` under SRTF, Gandiva or Themis: the lowest first.
+
+    SRTF: the work left. Gandiva and Themis: a running job within its slice (lease) first;
+    then Gandiva's time share, or minus Themis' finish-time ratio (the largest ratio first).
+    """
+    left = remaining[j]
+    if running and t > run_from[j]:
+        left -= t - run_from[j]
+    if policy == SRTF:
+        return left
+    if running and t < run_from[j] + quantum:
+        return -np.inf
+    if policy == GANDIVA:
+        ran = held_s[j] + (t - held_from[j] if running else 0.0)
+        return ran / max(t - submit[j], 1.0)
+    pause = restart_s if started and not running else 0.0
+    return -(((t - submit[j]) + left + pause) / max(work[j], 1.0))
+
+
 def _grow(a, m):
     b = np.empty(2 * m, a.dtype)
     b[:m] = a[:m]
@@ -99,8 +146,11 @@ _grow = jit(_grow)
 
 
 @jit
-def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth, quantum):
+def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, depth, quantum, starve):
     """Run rigid jobs (sorted by ``submit``) on ``N`` nodes of ``G`` GPUs under ``policy``.
+
+    ``quantum`` is Gandiva's slice or Themis' lease; ``starve`` Tiresias' starvation limit
+    (0: no promotion).
 
     Returns ``(first_start, finish, restarts, attained, times, queued, used, running)``: per job
     its first start, completion, restarts and GPU-seconds held (recorded GPUs times seconds
@@ -142,13 +192,18 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
     run_from = np.zeros(n)
     held_from = np.zeros(n)
     held_s = np.zeros(n)  # seconds held before the current slice (Gandiva's time share)
+    base = np.zeros(n)  # attained service at the last promotion (the queues count from it)
+    ns = n if starve > 0.0 else 0
+    wsum = np.zeros(ns)  # starvation: seconds waited below the first queue since the last promotion
+    wfrom = np.zeros(ns)  # when the current wait began
+    counting = np.zeros(ns, np.bool_)  # whether the current wait counts
     stamp = np.zeros(n, np.int64)
     runpos = np.full(n, -1, np.int64)
     runlist = np.empty(n, np.int64)
     nrun = 0
     admit = np.full(n, -1, np.int64)
     order = np.empty(n, np.int64)
-    # events: (time, kind 0 completion / 1 threshold, job, stamp)
+    # events: (time, kind 0 completion / 1 threshold, slice or lease end / 2 promotion, job, stamp)
     heap = [(0.0, 0, 0, 0)]
     heap.pop()
     sjf = [(0.0, 0)]
@@ -162,7 +217,8 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
     aux.pop()
     a = 0
     epoch = 0
-    preemptive = policy == SRTF or policy == LAS or policy == GANDIVA
+    preemptive = policy == SRTF or policy == LAS or policy == GANDIVA or policy == THEMIS
+    leased = policy == GANDIVA or policy == THEMIS
     while a < n or len(heap) > 0:
         while len(heap) > 0 and heap[0][3] != stamp[heap[0][2]]:
             heapq.heappop(heap)
@@ -175,7 +231,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
             break
         while len(heap) > 0 and heap[0][0] <= t:
             e, kind, j, s = heapq.heappop(heap)
-            if s != stamp[j] or state[j] != 2:
+            if s != stamp[j] or (kind < 2 and state[j] != 2):
                 continue
             if kind == 0:
                 finish[j] = e
@@ -189,40 +245,25 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 runpos[last] = runpos[j]
                 nrun -= 1
                 if preemptive:  # out of its queue
-                    lv = level[j]
-                    if prv[j] >= 0:
-                        nxt[prv[j]] = nxt[j]
-                    else:
-                        qhead[lv] = nxt[j]
-                    if nxt[j] >= 0:
-                        prv[nxt[j]] = prv[j]
-                    else:
-                        qtail[lv] = prv[j]
-            elif policy == GANDIVA:  # a slice ended: the next decision may swap the job out
+                    _unlink(j, level[j], nxt, prv, qhead, qtail)
+            elif kind == 2:  # starved long enough: to the tail of the first queue
+                _unlink(j, level[j], nxt, prv, qhead, qtail)
+                level[j] = 0
+                _append(j, 0, nxt, prv, qhead, qtail)
+                base[j] = att[j]
+                wsum[j] = 0.0
+                counting[j] = False
+            elif leased:  # a slice or lease ended: the next decision may swap the job out
                 pass
             else:  # a threshold crossed: to the tail of the next queue
                 att[j] += need[j] * (e - held_from[j])
                 held_from[j] = e
-                lv = level[j]
-                if prv[j] >= 0:
-                    nxt[prv[j]] = nxt[j]
-                else:
-                    qhead[lv] = nxt[j]
-                if nxt[j] >= 0:
-                    prv[nxt[j]] = prv[j]
-                else:
-                    qtail[lv] = prv[j]
-                lv += 1
+                _unlink(j, level[j], nxt, prv, qhead, qtail)
+                lv = level[j] + 1
                 level[j] = lv
-                nxt[j] = -1
-                prv[j] = qtail[lv]
-                if qtail[lv] >= 0:
-                    nxt[qtail[lv]] = j
-                else:
-                    qhead[lv] = j
-                qtail[lv] = j
+                _append(j, lv, nxt, prv, qhead, qtail)
                 if lv < L - 1:
-                    td = e + (thresholds[lv] - att[j]) / need[j]
+                    td = e + (thresholds[lv] - (att[j] - base[j])) / need[j]
                     if td < run_from[j] + remaining[j]:
                         heapq.heappush(heap, (td, 1, j, stamp[j]))
         while a < n and submit[a] <= t:
@@ -231,12 +272,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
             if policy == SJF:
                 heapq.heappush(sjf, (work[a], a))
             else:
-                prv[a] = qtail[0]
-                if qtail[0] >= 0:
-                    nxt[qtail[0]] = a
-                else:
-                    qhead[0] = a
-                qtail[0] = a
+                _append(a, 0, nxt, prv, qhead, qtail)
             a += 1
         # -- decide ---------------------------------------------------------------------
         if policy == FIFO or policy == BACKFILL or policy == SJF:
@@ -344,7 +380,7 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                             order[na] = j
                             na += 1
                         j = nxt[j]
-            else:  # SRTF: by remaining work now; Gandiva: slices first, then by time share; ties by arrival
+            else:  # SRTF, Gandiva, Themis: by _key, ties by arrival
                 cnt = 0
                 j = qhead[0]
                 while j >= 0:
@@ -354,16 +390,10 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 keys = np.empty(cnt)
                 for i in range(cnt):
                     j = order[i]
-                    if policy == SRTF:
-                        r = remaining[j]
-                        if state[j] == 2 and t > run_from[j]:
-                            r -= t - run_from[j]
-                    elif state[j] == 2 and t < run_from[j] + quantum:
-                        r = -1.0
-                    else:
-                        ran = held_s[j] + (t - held_from[j] if state[j] == 2 else 0.0)
-                        r = ran / max(t - submit[j], 1.0)
-                    keys[i] = r
+                    keys[i] = _key(
+                        policy, j, t, state[j] == 2, submit, work, remaining, run_from, held_from, held_s,
+                        not np.isnan(first[j]), quantum, restart_s,
+                    )  # fmt: skip
                 srt = np.argsort(keys, kind="mergesort")
                 act = order[:cnt].copy()
                 cap = N * G
@@ -397,6 +427,11 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 runpos[last] = i
                 runpos[j] = -1
                 nrun -= 1
+                if starve > 0.0 and level[j] > 0:  # a wait below the first queue: promoted at p + (K E - W)
+                    wfrom[j] = t
+                    counting[j] = True
+                    tp = t + (starve * ((att[j] - base[j]) / need[j]) - wsum[j])
+                    heapq.heappush(heap, (tp, 2, j, stamp[j]))
             for i in range(na):  # start the admitted waiting jobs that fit, in order
                 j = order[i]
                 if state[j] != 1:
@@ -411,8 +446,12 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 else:
                     restarts[j] += 1
                     run_from[j] = t + restart_s
+                if starve > 0.0 and counting[j]:
+                    wsum[j] += t - wfrom[j]
+                    counting[j] = False
                 held_from[j] = t
                 state[j] = 2
+                stamp[j] += 1  # a promotion pending while it waited no longer applies
                 used += _held(need[j], G)
                 waiting -= 1
                 runlist[nrun] = j
@@ -421,10 +460,10 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 end = run_from[j] + remaining[j]
                 heapq.heappush(heap, (end, 0, j, stamp[j]))
                 if policy == LAS and level[j] < L - 1:
-                    td = t + (thresholds[level[j]] - att[j]) / need[j]
+                    td = t + (thresholds[level[j]] - (att[j] - base[j])) / need[j]
                     if td < end:
                         heapq.heappush(heap, (td, 1, j, stamp[j]))
-                if policy == GANDIVA and run_from[j] + quantum < end:  # a slice is quantum seconds of progress
+                if leased and run_from[j] + quantum < end:  # a slice (lease) is quantum seconds of progress
                     heapq.heappush(heap, (run_from[j] + quantum, 1, j, stamp[j]))
         if ne == m:
             ev_t = _grow(ev_t, m)

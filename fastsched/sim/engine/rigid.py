@@ -13,7 +13,8 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
   ties: best fit); a bigger job takes ``ceil(gpus / G)`` whole free nodes (the lowest-indexed)
   and holds all their GPUs. A job needing more nodes than the cluster has raises.
 * **Events**: all events at one time are applied -- completions, then queue demotions (in
-  submission order), then arrivals (in submission order) -- and then the policy decides once.
+  submission order), then starvation promotions (in submission order), then arrivals (in
+  submission order) -- and then the policy decides once.
 * ``fifo``: the waiting jobs in submission order; start the first while it fits; the first
   that does not fit blocks the rest (strict FIFO, head-of-line blocking).
 * ``sjf``: the same in order of recorded duration (ties: submission order); non-preemptive,
@@ -29,13 +30,61 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
 * ``tiresias`` (``las``): 2D-LAS of Tiresias (Gu et al., NSDI'19): attained service is GPUs
   times seconds held; a job enters queue 0 and moves to the tail of queue ``q + 1`` when its
   attained service reaches ``thresholds[q]``; queues in order, first come first served within
-  one (by the time the job entered it). No starvation promotion.
+  one (by the time the job entered it). No starvation promotion unless ``starve_limit`` (K) is
+  given: Tiresias promotes a job back to the highest-priority queue when it has waited longer
+  than STARVELIMIT, K times its execution time (Gu et al., NSDI'19; the rule as the authors'
+  simulator applies it, ``SymbioticLab/Tiresias`` ``simulator/run_sim.py``, ``solve_starvation``).
+  Since the job arrived or was last promoted, let E be the seconds it has held GPUs (restart
+  pauses included, as in its attained service) and W the seconds it has waited in a queue below
+  the first. A job waiting there is promoted when W reaches K E: at ``p + (K E - W)`` for a wait
+  that began (with its preemption) at ``p``, E and W as of ``p``, unless it restarts first
+  (W < K E holds at ``p``, so the promotion is always ahead). It goes to the tail of queue 0,
+  and E, W and its attained service for the queues start again from 0 (the GPU-seconds reported
+  keep counting). Promotions at one time are applied after the demotions, in submission order.
+  The authors' simulator also counts in W the waits in queue 0 after a job has run; checking
+  only at its events, it then promotes such a job at the first event after its demotion and
+  preemption. Counting the waits below the first queue only keeps every promotion a point in
+  time ahead of the decision that preempted the job. A promoted job that restarts is demoted
+  again after ``thresholds[0] / gpus`` seconds held; if its restart pause lasted that long, two
+  such jobs could swap the GPUs forever without progress, so ``starve_limit`` requires
+  ``restart_s < thresholds[0] / gpus`` for every job. Then a job running in the first queue is
+  never preempted there (only jobs ahead of it in that queue come first, and none joins ahead),
+  so each promotion buys at least ``thresholds[0] / gpus - restart_s`` seconds of progress and
+  the replay ends.
 * ``gandiva``: Gandiva's time slicing (Xiao et al., OSDI'18, §3.1), as the round-based
   :class:`~fastsched.sim.policies.gandiva.GandivaPolicy` ranks jobs: a job keeps its GPUs for
   ``quantum`` seconds of progress after it (re)starts (after its restart pause, so that a slice
   always advances it); then it competes with the waiting jobs by time share
   (seconds held over seconds since submission, at least 1; the lowest first, ties: submission
   order). Decisions come at arrivals, completions and slice ends. No GPU sharing or migration.
+* ``themis``: finish-time fairness of Themis (Mahajan et al., NSDI'20, §3): a job's ratio rho is
+  its finish time when sharing the cluster over its finish time alone. For a rigid job at its
+  recorded GPU count, T_ideal is its run time alone, ``max(work, 1)`` seconds (``work`` the
+  recorded duration over ``speed``; at least a second, so that a job of no work has a finite
+  ratio), and at a decision at time t, T_shared is estimated as ``(t - submit) + left + pause``:
+  ``left`` its work still to do (as SRTF counts it) and ``pause`` the restart pause
+  ``restart_s`` if it is waiting and has run before (it would restart), else 0 -- the finish it
+  would reach if it ran from now on. ``rho = ((t - submit) + left + pause) / max(work, 1)``.
+  *Leases* (Themis' arbiter hands GPUs out for a lease, after which they are offered again): a
+  job keeps its GPUs for ``lease`` seconds of progress after it (re)starts, after its restart
+  pause, as Gandiva's slice; then it competes with the waiting jobs, the largest rho first
+  (ties: submission order). Decisions come at arrivals, completions and lease ends. The default
+  lease, :data:`THEMIS_LEASE`, is Gandiva's 600 s slice, so that the two lease-based baselines
+  preempt at the same pace (the length Themis' own evaluation used was not checked here).
+  *Why an order, not an auction*: at a lease end Themis offers the GPUs to the fraction
+  ``1 - f`` of jobs with the largest rho (``f`` the fairness knob), the offered jobs bid, a
+  partial-allocation auction picks winners, and GPUs no winner takes go to the other jobs
+  (work-conserving leftover allocation). A rigid job's bid has a single point, its recorded GPU
+  count (fewer GPUs cannot run it, more do not speed it up), so there is no size or placement
+  to trade and the offer's order is what decides: here the bids are granted in rho order
+  (largest first; one that does not fit is skipped, as the leftover allocation would), over the
+  offered jobs and then, in the same order (a choice), the rest. The auction's own choice among
+  the offered jobs (maximising a product of gains, a knapsack when each bid is one point) and
+  its hidden payments are not modelled. ``f`` only splits the rho order into the offered prefix
+  and the rest; with the leftovers allocated in the same order the outcome does not depend on
+  it, so it is not a parameter. On a production log, ``themis`` is this rigid policy; the
+  round-based ``ThemisPolicy`` (:mod:`fastsched.sim.policies.themis`, Gavel's formulation,
+  with a preset's ``themis`` options) runs on workloads of applications.
 * Preemptive policies each decision walk the jobs in priority order and admit one while the
   GPUs it would hold fit in what is left of the cluster's; running jobs not admitted are
   preempted (they keep their progress and attained service), then admitted waiting jobs are
@@ -59,18 +108,21 @@ __all__ = [
     "TIRESIAS_THRESHOLDS",
     "BACKFILL_DEPTH",
     "GANDIVA_QUANTUM",
+    "THEMIS_LEASE",
     "RigidRun",
     "run_rigid",
     "speed_ratio",
 ]
 
 #: Policies of :func:`run_rigid` (``las`` is another name for ``tiresias``).
-RIGID_POLICIES = ("fifo", "sjf", "backfill", "srtf", "tiresias", "las", "gandiva")
+RIGID_POLICIES = ("fifo", "sjf", "backfill", "srtf", "tiresias", "las", "gandiva", "themis")
 #: Tiresias' queue thresholds in GPU-seconds: two queues, split at 16 GPU-hours, as the
 #: simulator's round-based :class:`~fastsched.sim.policies.baselines.TiresiasPolicy` does.
 TIRESIAS_THRESHOLDS = (3600.0 * 16,)
 #: Gandiva's time slice in seconds: the round-based :class:`~fastsched.sim.policies.gandiva.GandivaPolicy`'s.
 GANDIVA_QUANTUM = 600
+#: Themis' lease in seconds of progress: Gandiva's slice, so both lease-based baselines preempt at one pace.
+THEMIS_LEASE = GANDIVA_QUANTUM
 #: Waiting jobs backfilling tries per decision: Slurm's ``bf_max_job_test`` default (slurm.conf).
 BACKFILL_DEPTH = 500
 
@@ -145,7 +197,10 @@ def run_rigid(
     thresholds=TIRESIAS_THRESHOLDS,
     depth=BACKFILL_DEPTH,
     quantum=GANDIVA_QUANTUM,
+    lease=None,
+    starve_limit=None,
     names=None,
+    notice=None,
 ) -> RigidRun:
     """Replay rigid jobs under ``policy`` on ``nodes`` x ``gpus_per_node`` GPUs (semantics: the module).
 
@@ -170,8 +225,16 @@ def run_rigid(
         Backfilling: waiting jobs tried per decision.
     quantum : float
         Gandiva: seconds of a time slice (> 0).
+    lease : float, optional
+        Themis: seconds of progress a job keeps its GPUs for (> 0; default :data:`THEMIS_LEASE`).
+    starve_limit : float, optional
+        Tiresias: promote a waiting job to the first queue once it has waited ``starve_limit``
+        times its execution time (> 0; see the module). Default ``None``: no promotion.
     names : sequence of str, optional
         The jobs' names, for error messages (default: their positions).
+    notice : callable, optional
+        Called with no arguments once every input is checked, just before the event loop runs
+        (the command line passes the first-run compile notice, :mod:`fastsched._firstrun`).
 
     Returns
     -------
@@ -191,9 +254,16 @@ def run_rigid(
     [100.0, 50.0, 120.0]
     >>> run_rigid([0, 5], [100, 10], [4, 4], nodes=1, gpus_per_node=4, policy="srtf", restart_s=0).finish.tolist()
     [110.0, 15.0]
+
+    Themis: at the lease end (t = 50) the waiting job's ratio, (50 + 50) / 50 = 2, beats the
+    running one's, (50 + 50) / 100 = 1; it runs to its end (100), then the first resumes:
+
+    >>> run_rigid([0, 0], [100, 50], [4, 4], nodes=1, gpus_per_node=4, policy="themis", lease=50,
+    ...           restart_s=0).finish.tolist()
+    [150.0, 100.0]
     """
     from fastsched._validate import check_int_scalar
-    from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, GANDIVA, LAS, SJF, SRTF, run_rigid_kernel
+    from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, GANDIVA, LAS, SJF, SRTF, THEMIS, run_rigid_kernel
 
     if policy not in RIGID_POLICIES:
         raise ValueError(f"policy must be one of {list(RIGID_POLICIES)} for rigid jobs, got {policy!r}")
@@ -233,16 +303,39 @@ def run_rigid(
         raise ValueError(f"restart_s must be a finite number >= 0, got {restart_s!r}")
     if not (isinstance(quantum, (int, float)) and math.isfinite(quantum) and quantum > 0):
         raise ValueError(f"quantum must be a finite number > 0, got {quantum!r}")
+    if lease is not None and policy != "themis":
+        raise ValueError(f"lease is Themis' (policy='themis'), not for policy {policy!r}")
+    lease = THEMIS_LEASE if lease is None else lease
+    if not (isinstance(lease, (int, float)) and math.isfinite(lease) and lease > 0):
+        raise ValueError(f"lease must be a finite number > 0 (seconds), got {lease!r}")
+    if starve_limit is not None:
+        if policy not in ("tiresias", "las"):
+            raise ValueError(f"starve_limit is Tiresias' starvation promotion, not for policy {policy!r}")
+        if isinstance(starve_limit, bool) or not (
+            isinstance(starve_limit, (int, float)) and math.isfinite(starve_limit) and starve_limit > 0
+        ):
+            raise ValueError(f"starve_limit must be a finite number > 0 (or None: no promotion), got {starve_limit!r}")
     thr = _column(list(thresholds), "thresholds", np.float64)
     if not (np.all(np.isfinite(thr)) and np.all(thr > 0) and np.all(np.diff(thr) > 0)):
         raise ValueError("thresholds must be positive, finite and increasing")
+    if starve_limit is not None and n:
+        slack = thr[0] / need - float(restart_s) if thr.size else np.full(n, np.inf)
+        if not np.all(slack > 0):
+            j = int(np.argmin(slack))
+            raise ValueError(
+                f"starve_limit: job {j if names is None else names[j]} ({int(need[j])} GPUs) would be demoted from the "
+                f"first queue ({thr[0]:g} GPU-s) within its {restart_s:g} s restart pause, and promoted jobs could "
+                "swap the GPUs forever: needs restart_s < thresholds[0] / gpus for every job"
+            )
     codes = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}
-    code = {**codes, "gandiva": GANDIVA}[policy]
+    code = {**codes, "gandiva": GANDIVA, "themis": THEMIS}[policy]
     order = np.argsort(submit, kind="stable")
     work = duration / sp
+    if notice is not None:
+        notice()
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
         submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth),
-        float(quantum),
+        float(lease if policy == "themis" else quantum), float(starve_limit or 0.0),
     )  # fmt: skip
     back = np.empty_like(order)
     back[order] = np.arange(n)

@@ -56,8 +56,13 @@ def g_server_fcfs(submit, work, servers):
     return finish
 
 
-def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds=(57600.0,), depth=500, quantum=600.0):
-    """Return ``(first_start, finish, restarts)`` lists, jobs in the order given."""
+def naive_rigid(
+    submit, work, need, nodes, G, policy, restart_s=30.0, thresholds=(57600.0,), depth=500, quantum=600.0, starve=None
+):
+    """Return ``(first_start, finish, restarts)`` lists, jobs in the order given.
+
+    ``quantum`` is Gandiva's slice or Themis' lease; ``starve`` Tiresias' starvation limit K.
+    """
     n = len(submit)
     cl = _Cluster(nodes, G)
     order = sorted(range(n), key=lambda i: (submit[i], i))
@@ -70,6 +75,9 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     held_from = [0.0] * n
     att = [0.0] * n
     held_s = [0.0] * n  # seconds held before the current slice
+    base = [0.0] * n  # attained service at the last promotion
+    waited = [0.0] * n  # W: seconds waited below the first queue since the last promotion
+    wait_began = [None] * n  # the start of the current wait, while it counts
     place = {}
     running = set()
     waiting = []  # arrival order (fifo, sjf, backfill)
@@ -77,8 +85,11 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     level = [0] * n
     active = []  # srtf: arrived, unfinished, arrival order
     arrived = 0
-    preemptive = policy in ("srtf", "tiresias", "gandiva")
+    preemptive = policy in ("srtf", "tiresias", "gandiva", "themis")
     lv_max = len(thresholds) if policy == "tiresias" else 0
+
+    def active_las():
+        return [j for q in queues for j in q] if policy == "tiresias" else []
 
     def end(j):
         return run_from[j] + remaining[j]
@@ -86,13 +97,20 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
     def demote_at(j):
         if policy != "tiresias" or level[j] >= lv_max:
             return INF
-        td = held_from[j] + (thresholds[level[j]] - att[j]) / need[j]
+        td = held_from[j] + (thresholds[level[j]] - (att[j] - base[j])) / need[j]
         return td if td < end(j) else INF
 
     def slice_end(j, now):
-        """Gandiva: the end of j's slice, if still ahead (and before it completes)."""
+        """Gandiva, Themis: the end of j's slice (lease), if still ahead (and before it completes)."""
         te = run_from[j] + quantum  # a slice: quantum seconds of progress, after any restart pause
-        return te if policy == "gandiva" and now < te < end(j) else INF
+        return te if policy in ("gandiva", "themis") and now < te < end(j) else INF
+
+    def promote_at(j):
+        """Tiresias with a starvation limit: when waiting job j reaches W = K E (below the first queue)."""
+        if starve is None or j in running or level[j] == 0 or wait_began[j] is None:
+            return INF
+        e = (att[j] - base[j]) / need[j]  # E: seconds held since the last promotion
+        return wait_began[j] + (starve * e - waited[j])
 
     def start(j, t):
         nodes_ = cl.choose(need[j])
@@ -104,6 +122,9 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
         else:
             restarts[j] += 1
             run_from[j] = t + restart_s
+        if wait_began[j] is not None:
+            waited[j] += t - wait_began[j]
+            wait_began[j] = None
         held_from[j] = t
         running.add(j)
 
@@ -118,6 +139,9 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
         t = submit[order[arrived]] if arrived < n else INF
         for j in running:
             t = min(t, end(j), demote_at(j), slice_end(j, now))
+        for j in active_las():
+            t = min(t, promote_at(j))
+        assert t >= now, "time went back"
         now = t
         for j in sorted(running):
             if end(j) <= t:
@@ -125,7 +149,7 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
                 finish[j] = end(j)
                 if policy == "tiresias":
                     queues[level[j]].remove(j)
-                if policy in ("srtf", "gandiva"):
+                if policy in ("srtf", "gandiva", "themis"):
                     active.remove(j)
         for j in sorted(running, key=rank.get):  # demotions at one time: in submission order
             if demote_at(j) <= t:
@@ -134,6 +158,14 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
                 queues[level[j]].remove(j)
                 level[j] += 1
                 queues[level[j]].append(j)
+        for j in sorted(active_las(), key=rank.get):  # promotions at one time: after, in submission order
+            if promote_at(j) <= t:
+                queues[level[j]].remove(j)
+                level[j] = 0
+                queues[0].append(j)
+                base[j] = att[j]
+                waited[j] = 0.0
+                wait_began[j] = None
         while arrived < n and submit[order[arrived]] <= t:
             j = order[arrived]
             arrived += 1
@@ -180,6 +212,16 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
                     return ran / max(t - submit[j], 1.0)
 
                 prio = sorted(active, key=lambda j: (share(j), rank[j]))
+            elif policy == "themis":
+
+                def minus_rho(j, t=t):
+                    if j in running and t < run_from[j] + quantum:
+                        return -INF  # within its lease
+                    left = remaining[j] - max(0.0, t - run_from[j]) if j in running else remaining[j]
+                    pause = restart_s if j not in running and first[j] is not None else 0.0
+                    return -(((t - submit[j]) + left + pause) / max(work[j], 1.0))
+
+                prio = sorted(active, key=lambda j: (minus_rho(j), rank[j]))
             else:
                 left = {j: remaining[j] - max(0.0, t - run_from[j]) if j in running else remaining[j] for j in active}
                 prio = sorted(active, key=lambda j: (left[j], rank[j]))
@@ -194,6 +236,8 @@ def naive_rigid(submit, work, need, nodes, G, policy, restart_s=30.0, thresholds
                     if t > run_from[j]:
                         remaining[j] -= t - run_from[j]
                     stop(j, t)
+                    if starve is not None and level[j] > 0:
+                        wait_began[j] = t
             for j in admitted:
                 if j not in running and cl.choose(need[j]) is not None:
                     start(j, t)

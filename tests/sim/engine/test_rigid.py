@@ -25,7 +25,7 @@ def small_logs(draw, one_gpu=False):
     return nodes, G, [float(s) for s in submit], [float(w) for w in work], need
 
 
-@pytest.mark.parametrize("policy", ["fifo", "sjf", "backfill", "srtf", "tiresias", "gandiva"])
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "backfill", "srtf", "tiresias", "gandiva", "themis"])
 @settings(max_examples=150, deadline=None)
 @given(
     log=small_logs(),
@@ -36,14 +36,50 @@ def small_logs(draw, one_gpu=False):
 )
 def test_every_jct_equals_the_reference(policy, log, restart, thr, depth, quantum):
     nodes, G, submit, work, need = log
+    # quantum: Gandiva's slice, or Themis' lease
+    slices = {"lease": quantum} if policy == "themis" else {"quantum": quantum}
     r = run_rigid(
         submit, work, need, nodes=nodes, gpus_per_node=G, policy=policy, restart_s=restart, thresholds=thr,
-        depth=depth, quantum=quantum,
+        depth=depth, **slices,
     )  # fmt: skip
     first, finish, restarts = naive_rigid(submit, work, need, nodes, G, policy, restart, thr, depth, quantum)
     assert r.finish.tolist() == finish
     assert r.first_start.tolist() == first
     assert r.restarts.tolist() == restarts
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    log=small_logs(),
+    restart=st.sampled_from([0.0, 0.5, 2.0]),  # under thresholds[0] / gpus (12 GPUs at most), as required
+    thr=st.sampled_from([(30.0,), (40.0,), (30.0, 90.0)]),
+    starve=st.sampled_from([0.25, 1.0, 2.0, 3.5]),
+)
+def test_tiresias_with_starvation_promotion_equals_the_reference(log, restart, thr, starve):
+    nodes, G, submit, work, need = log
+    r = run_rigid(
+        submit, work, need, nodes=nodes, gpus_per_node=G, policy="tiresias", restart_s=restart, thresholds=thr,
+        starve_limit=starve,
+    )  # fmt: skip
+    first, finish, restarts = naive_rigid(submit, work, need, nodes, G, "tiresias", restart, thr, starve=starve)
+    assert r.finish.tolist() == finish
+    assert r.first_start.tolist() == first
+    assert r.restarts.tolist() == restarts
+
+
+def test_a_starved_job_is_promoted_ahead_of_later_arrivals():
+    # One GPU, one threshold of 10 GPU-s. A (work 30) runs 0-10, is demoted, and short jobs of
+    # 9 s arriving every 9 s from t = 10 keep queue 0 busy. Without promotion A waits for the
+    # stream to end (55). With K = 2 it is promoted at 10 + 2 x 10 = 30 to queue 0's tail,
+    # behind the running B3 but ahead of B4 (arriving at 37): it runs 37-47 (10 GPU-s after
+    # its promotion, demoted again), then waits behind B4 and B5 and ends at 75.
+    submit, work = [0, 10, 19, 28, 37, 46], [30, 9, 9, 9, 9, 9]
+    kw = dict(nodes=1, gpus_per_node=1, policy="tiresias", thresholds=(10.0,), restart_s=0.0)
+    off = run_rigid(submit, work, [1] * 6, **kw)
+    on = run_rigid(submit, work, [1] * 6, starve_limit=2.0, **kw)
+    assert off.finish.tolist() == [75.0, 19.0, 28.0, 37.0, 46.0, 55.0]
+    assert on.finish.tolist() == [75.0, 19.0, 28.0, 37.0, 56.0, 65.0]
+    assert (off.restarts[0], on.restarts[0]) == (1, 2)
 
 
 @settings(max_examples=200, deadline=None)
@@ -63,6 +99,18 @@ def test_bad_input_names_the_field():
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="pollux")
     with pytest.raises(ValueError, match="speed"):
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, speed=0)
+    with pytest.raises(ValueError, match="starve_limit"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="tiresias", starve_limit=0)
+    with pytest.raises(ValueError, match="starve_limit"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="fifo", starve_limit=2)
+    with pytest.raises(ValueError, match="starve_limit: job 1 .4 GPUs. would be demoted"):
+        run_rigid(
+            [0, 0], [9, 9], [1, 4], nodes=1, gpus_per_node=4, policy="tiresias", thresholds=(100,), starve_limit=1
+        )
+    with pytest.raises(ValueError, match="lease"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="themis", lease=float("inf"))
+    with pytest.raises(ValueError, match="lease"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="gandiva", lease=60)
 
 
 def test_a_big_job_takes_whole_nodes():

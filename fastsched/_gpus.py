@@ -194,8 +194,8 @@ def _t(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace=None, 
 # (section 4.1, Fig. 7); FlashAttention-3 (Shah et al. 2024) gives FA2 "only 35% utilization on the
 # H100". H200 takes H100's: the same GH100 SMs and clocks (its HBM3e does not speed a compute-bound
 # kernel). The others are unpublished (0: ATTENTION_FRACTION of the matmul ceiling).
-#: Built-in GPU types by canonical name.
 # fmt: off
+#: Built-in GPU types by canonical name.
 GPUS: dict[str, GpuType] = {
     t.name: t
     for t in (

@@ -23,7 +23,12 @@ spread over in waves, and ``matmul_tflops``, the largest BF16 matrix-multiply ra
 the type (the "maximum achievable matmul FLOPS" of Bekman's *Machine Learning Engineering*,
 ``compute/accelerator/README.md``, table of MAMF measurements, torch 2.6-2.7): the datasheet
 peaks assume clocks that a busy GPU does not hold. Where no measurement is published it is 0,
-read as :data:`MATMUL_FRACTION` of the BF16 peak.
+read as :data:`MATMUL_FRACTION` of the BF16 peak. A third, ``attention_tflops``, is the fused
+attention kernel's ceiling: the largest published forward + backward rate of FlashAttention-2,
+which uses no architecture-specific instructions (Dao 2023, arXiv 2307.08691). A portable kernel
+gains far less than cuBLAS from A100 to H100 (1.64x against 2.93x), so attention cannot be one
+share of the matmul ceiling on every type. Unpublished: 0, read as :data:`ATTENTION_FRACTION` of
+the matmul ceiling (A100's ratio).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "GPUS",
     "ALIASES",
     "MATMUL_FRACTION",
+    "ATTENTION_FRACTION",
     "gpu_type",
     "canonical_name",
     "trace_name",
@@ -51,6 +57,12 @@ __all__ = [
 #: measurement: about the NVIDIA types' measured ratios (A100 SXM 0.869, H100 SXM 0.803, GH200
 #: 0.838, B200 0.776; Bekman's MAMF table).
 MATMUL_FRACTION = 0.8
+
+#: A100's published FlashAttention-2 forward + backward rate over its measured matmul ceiling,
+#: 204.6 / 271.2: the fused-attention ceiling of a type without a published figure, as a share of
+#: its matmul ceiling (such a type keeps the attention rate it had when attention was priced as a
+#: share of the matmul ceiling on every type).
+ATTENTION_FRACTION = 204.6 / 271.2
 
 
 class GpuType(NamedTuple):
@@ -82,6 +94,9 @@ class GpuType(NamedTuple):
     matmul_tflops : float
         Measured BF16 matrix-multiply ceiling, TFLOP/s (0: unknown, :data:`MATMUL_FRACTION` of
         ``bf16_tflops``).
+    attention_tflops : float
+        Published forward + backward BF16 rate of a portable fused attention kernel
+        (FlashAttention-2), TFLOP/s (0: unknown, :data:`ATTENTION_FRACTION` of the matmul ceiling).
 
     Examples
     --------
@@ -103,6 +118,7 @@ class GpuType(NamedTuple):
     trace_name: str
     sms: int = 0
     matmul_tflops: float = 0.0
+    attention_tflops: float = 0.0
 
     def matmul_ceiling_tflops(self, precision: str) -> float:
         """Largest matrix-multiply rate at ``precision``: the measured BF16 ceiling's share of the peak, applied to it.
@@ -116,6 +132,23 @@ class GpuType(NamedTuple):
         """
         share = self.matmul_tflops / self.bf16_tflops if self.matmul_tflops > 0 else MATMUL_FRACTION
         return self.peak_tflops(precision) * share
+
+    def attention_ceiling_tflops(self, precision: str) -> float:
+        """Fused attention's ceiling at ``precision``: the published rate's share of the matmul ceiling, applied to it.
+
+        Without a published rate the share is :data:`ATTENTION_FRACTION` (A100's).
+
+        Examples
+        --------
+        >>> gpu_type("a100-80gb").attention_ceiling_tflops("bf16"), gpu_type("h100").attention_ceiling_tflops("bf16")
+        (204.6, 335.0)
+        >>> round(gpu_type("l4").attention_ceiling_tflops("bf16") / gpu_type("l4").matmul_ceiling_tflops("bf16"), 3)
+        0.754
+        """
+        ceiling = self.matmul_ceiling_tflops(precision)
+        if self.attention_tflops > 0:
+            return self.attention_tflops * (ceiling / self.matmul_ceiling_tflops("bf16"))
+        return ceiling * ATTENTION_FRACTION
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for ``precision`` (``"bf16"``/``"fp16"``, ``"tf32"`` or ``"fp32"``).
@@ -137,8 +170,8 @@ class GpuType(NamedTuple):
         raise ValueError(f"precision must be one of bf16, fp16, tf32, fp32, got {precision!r}")
 
 
-def _t(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace=None, sms=0, mamf=0.0) -> GpuType:
-    return GpuType(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace or name, sms, mamf)
+def _t(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace=None, sms=0, mamf=0.0, att=0.0) -> GpuType:
+    return GpuType(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace or name, sms, mamf, att)
 
 
 # Intra-node one-direction bandwidths: PCIe 3.0 x16 = 16 GB/s, PCIe 4.0 x16 = 32 GB/s; NVLink 2 on
@@ -154,24 +187,34 @@ def _t(name, label, bf16, tf32, fp32, mem, mem_bw, intra, gpn, net, trace=None, 
 # Measured BF16 matmul ceilings (MAMF, TFLOP/s; Bekman, Machine Learning Engineering,
 # github.com/stas00/ml-engineering, compute/accelerator/README.md): A100 SXM 271.2, H100 SXM
 # 794.5, B200 1745.0, MI300X 781.9; the others are unmeasured there (0: MATMUL_FRACTION of the peak).
+# Fused attention, FlashAttention-2 forward + backward, TFLOP/s (Dao 2023, arXiv 2307.08691): A100
+# 204.6 = 312 x 3.5 / (1/0.73 + 2.5/0.63) from its "up to 73 % of the theoretical max forward and up
+# to 63 % backward" (section 1) with the backward's 2.5x work; H100 335, "just running the same
+# implementation on H100 GPUs (using no special instructions ... TMA and 4th-gen Tensor Cores)"
+# (section 4.1, Fig. 7); FlashAttention-3 (Shah et al. 2024) gives FA2 "only 35% utilization on the
+# H100". H200 takes H100's: the same GH100 SMs and clocks (its HBM3e does not speed a compute-bound
+# kernel). The others are unpublished (0: ATTENTION_FRACTION of the matmul ceiling).
+# fmt: off
 #: Built-in GPU types by canonical name.
 GPUS: dict[str, GpuType] = {
     t.name: t
     for t in (
         _t("t4", "T4", 65.0, 8.1, 8.1, 16.0, 320.0, 16.0, 4, 6.25, "aws", 40),
         _t("v100", "V100 SXM2", 125.0, 15.7, 15.7, 32.0, 900.0, 150.0, 8, 12.5, "azure", 80),
-        _t("a100-40gb", "A100 SXM 40GB", 312.0, 156.0, 19.5, 40.0, 1555.0, 300.0, 8, 200.0, "dgx-ext", 108, 271.2),
-        _t("a100-80gb", "A100 SXM 80GB", 312.0, 156.0, 19.5, 80.0, 2039.0, 300.0, 8, 200.0, None, 108, 271.2),
+        _t("a100-40gb", "A100 SXM 40GB", 312.0, 156.0, 19.5, 40.0, 1555.0, 300.0, 8, 200.0, "dgx-ext",
+           108, 271.2, 204.6),
+        _t("a100-80gb", "A100 SXM 80GB", 312.0, 156.0, 19.5, 80.0, 2039.0, 300.0, 8, 200.0, None, 108, 271.2, 204.6),
         _t("rtx2080ti", "GeForce RTX 2080 Ti", 53.8, 13.45, 13.45, 11.0, 616.0, 16.0, 8, 12.5, "rtx", 68),
         _t("quadro-rtx6000", "Quadro RTX 6000", 130.5, 16.3, 16.3, 24.0, 672.0, 16.0, 4, 12.5, "quad", 72),
         _t("l4", "L4", 121.0, 60.0, 30.3, 24.0, 300.0, 32.0, 8, 12.5, None, 58),
         _t("l40s", "L40S", 362.0, 183.0, 91.6, 48.0, 864.0, 32.0, 8, 50.0, None, 142),
-        _t("h100", "H100 SXM", 989.0, 494.5, 67.0, 80.0, 3350.0, 450.0, 8, 400.0, None, 132, 794.5),
-        _t("h200", "H200 SXM", 989.0, 494.5, 67.0, 141.0, 4800.0, 450.0, 8, 400.0, None, 132),
+        _t("h100", "H100 SXM", 989.0, 494.5, 67.0, 80.0, 3350.0, 450.0, 8, 400.0, None, 132, 794.5, 335.0),
+        _t("h200", "H200 SXM", 989.0, 494.5, 67.0, 141.0, 4800.0, 450.0, 8, 400.0, None, 132, 0.0, 335.0),
         _t("b200", "B200", 2250.0, 1100.0, 75.0, 180.0, 7700.0, 900.0, 8, 400.0, None, 148, 1745.0),
         _t("mi300x", "Instinct MI300X", 1307.4, 653.7, 163.4, 192.0, 5300.0, 448.0, 8, 400.0, None, 304, 781.9),
     )
 }
+# fmt: on
 
 #: Other names of the built-in types (lower case): the Sia trace suffixes and common spellings.
 ALIASES: dict[str, str] = {
@@ -198,7 +241,7 @@ _TRACE_ALIASES = {"dgx": "dgx"}
 
 _FIELDS = GpuType._fields
 #: Fields a new user type may leave out, with the value they then take (unknown).
-_OPTIONAL = {"sms": 0, "matmul_tflops": 0.0}
+_OPTIONAL = {"sms": 0, "matmul_tflops": 0.0, "attention_tflops": 0.0}
 #: Most SMs (compute units) of a user type.
 MAX_SMS = 1 << 20
 #: Largest datasheet number of a user type (TFLOP/s, GiB, GB/s): the oracle's products stay finite.
@@ -340,8 +383,9 @@ def with_types(types, catalog=None) -> dict:
             values = base._asdict()
             if base_name is not None:
                 values.update(name=key, label=str(raw), trace_name=key)
-            if "bf16_tflops" in spec and "matmul_tflops" not in spec:
-                values["matmul_tflops"] = 0.0  # measured on the base's peak, not on the new one
+            for f in ("matmul_tflops", "attention_tflops"):
+                if "bf16_tflops" in spec and f not in spec:
+                    values[f] = 0.0  # measured on the base's peak, not on the new one
         values.update(spec)
         values["name"] = key
         out[key] = _checked(where, values)
@@ -363,6 +407,12 @@ def _checked(where, values) -> GpuType:
             f"{where}.matmul_tflops must be in [0, bf16_tflops={values['bf16_tflops']:g}] (0: unknown), got {mm!r}"
         )
     values["matmul_tflops"] = float(mm)
+    att = values["attention_tflops"]
+    if isinstance(att, bool) or not isinstance(att, (int, float)) or not 0 <= att <= values["bf16_tflops"]:
+        raise ValueError(
+            f"{where}.attention_tflops must be in [0, bf16_tflops={values['bf16_tflops']:g}] (0: unknown), got {att!r}"
+        )
+    values["attention_tflops"] = float(att)
     g = values["gpus_per_node"]
     if isinstance(g, bool) or not isinstance(g, int) or g < 1:
         raise ValueError(f"{where}.gpus_per_node must be an integer >= 1, got {g!r}")

@@ -19,6 +19,10 @@ Usage::
     python benchmarks/costmodel/published.py                  # the code's default stack
     python benchmarks/costmodel/published.py --calibrate narayanan
     python benchmarks/costmodel/published.py --calibrate foundry-a100 --markdown
+    python benchmarks/costmodel/published.py --gpu-types benchmarks/costmodel/published/sensitivity_g.json
+
+``--gpu-types FILE`` overrides GPU constants (:func:`fastsched.catalog.gpus.with_types`): the
+sensitivities of ``benchmarks/results/costmodel.md`` (``published/sensitivity_*.json``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched._gpus import with_types
 from fastsched.costmodel import Cluster, Transformer, search
 from fastsched.costmodel.price import price
 from fastsched.costmodel.roofline import DEFAULT_STACK
@@ -49,10 +54,10 @@ def load(name) -> dict:
     return d
 
 
-def _narayanan_row(t, r, stack):
+def _narayanan_row(t, r, stack, catalog=None):
     m = Transformer(layers=r["layers"], hidden=r["hidden"], heads=r["heads"], seq=t["seq"], vocab=t["vocab"],
                     global_batch=r["global_batch"], attention=t["attention"])  # fmt: skip
-    c = Cluster.from_gpu(t["gpu"], gpus=r["gpus"])
+    c = Cluster.from_gpu(t["gpu"], gpus=r["gpus"], catalog=catalog)
     res = search(m, c, schedules=tuple(t["schedules"]), recompute=(t["recompute"],), zero=(0,), stack=stack)
     mine = [x for x in res.rows() if x["tp"] == r["tp"] and x["pp"] == r["pp"]]
     if not mine:
@@ -65,11 +70,11 @@ def _narayanan_row(t, r, stack):
     return pred, how
 
 
-def _foundry_row(t, r, stack):
+def _foundry_row(t, r, stack, catalog=None):
     a = t["architecture"][r["model"]]
     m = Transformer(layers=a["layers"], hidden=a["hidden"], heads=a["heads"], seq=r["seq"], vocab=t["vocab"],
                     global_batch=r["global_batch"], attention=t["attention"])  # fmt: skip
-    c = Cluster.from_gpu(t["gpu"], gpus=r["gpus"])
+    c = Cluster.from_gpu(t["gpu"], gpus=r["gpus"], catalog=catalog)
     row = price(m, c, micro_batch=r["micro_batch"], zero=3,
                 recompute="full" if r["activation_checkpointing"] else "none", stack=stack)  # fmt: skip
     pred = r["global_batch"] * r["seq"] / (row["time_ms"] * 1e-3) / r["gpus"]
@@ -77,18 +82,18 @@ def _foundry_row(t, r, stack):
     return pred, how
 
 
-def predict(name, stack=None):
-    """``[(row, published, predicted or None, note)]`` of table ``name`` under ``stack``."""
+def predict(name, stack=None, catalog=None):
+    """``[(row, published, predicted or None, note)]`` of table ``name`` under ``stack`` (and GPU ``catalog``)."""
     t = load(name)
     stack = DEFAULT_STACK if stack is None else stack
     stack = stack._replace(comm_overlap=t["comm_overlap"])  # a fact of the published run, not fitted
     out = []
     for r in t["rows"]:
         if name == "narayanan":
-            pred, how = _narayanan_row(t, r, stack)
+            pred, how = _narayanan_row(t, r, stack, catalog)
             pub = r["tflops_per_gpu"]
         else:
-            pred, how = _foundry_row(t, r, stack)
+            pred, how = _foundry_row(t, r, stack, catalog)
             pub = r["tokens_per_s_per_gpu"]
         out.append((r, pub, pred, how))
     return out
@@ -98,7 +103,7 @@ def log_errors(results) -> np.ndarray:
     return np.array([math.log(p / pub) if p else math.inf for _, pub, p, _ in results])
 
 
-def calibrate(name):
+def calibrate(name, catalog=None):
     """Fit the (gemm, attention) shares minimising the squared log error on table ``name``.
 
     A grid of step 0.05 over [0.3, 1] x [0.1, 1], then one of step 0.01 around its best point
@@ -110,7 +115,7 @@ def calibrate(name):
     def loss(g, a):
         key = (round(g, 4), round(a, 4))
         if key not in memo:
-            e = log_errors(predict(name, DEFAULT_STACK._replace(gemm=key[0], attention=key[1])))
+            e = log_errors(predict(name, DEFAULT_STACK._replace(gemm=key[0], attention=key[1]), catalog))
             memo[key] = float(np.sum(e**2))
         return memo[key]
 
@@ -166,13 +171,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calibrate", choices=sorted(TABLES), default=None, help="fit the stack on this one table")
     ap.add_argument("--markdown", action="store_true", help="print every row as markdown tables")
+    ap.add_argument("--gpu-types", default=None, help="JSON/TOML file of GPU constants to override (a sensitivity)")
     args = ap.parse_args(argv)
-    stack = DEFAULT_STACK if args.calibrate is None else calibrate(args.calibrate)
+    catalog = None if args.gpu_types is None else with_types(args.gpu_types)
+    stack = DEFAULT_STACK if args.calibrate is None else calibrate(args.calibrate, catalog)
     print(f"stack: gemm={stack.gemm:.2f} attention={stack.attention:.2f} memory={stack.memory} link={stack.link}"
           + (f" (calibrated on {args.calibrate})" if args.calibrate else " (the code's default)"))  # fmt: skip
     out = {}
     for name in TABLES:
-        res = predict(name, stack)
+        res = predict(name, stack, catalog)
         s = summary(res)
         role = "calibration" if name == args.calibrate else "scored"
         out[name] = {"role": role, **s}

@@ -7,6 +7,7 @@ is its documented face.
 
 from fastsched._gpus import (
     ALIASES,
+    ATTENTION_FRACTION,
     GPUS,
     MATMUL_FRACTION,
     MAX_GPU_VALUE,
@@ -23,6 +24,7 @@ __all__ = [
     "GPUS",
     "ALIASES",
     "MATMUL_FRACTION",
+    "ATTENTION_FRACTION",
     "MAX_GPU_VALUE",
     "gpu_type",
     "canonical_name",

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from fastsched._gpus import GpuType, gpu_type
+from fastsched._gpus import ATTENTION_FRACTION, GpuType, gpu_type
 from fastsched._validate import check_finite_scalar, check_int_scalar
 from fastsched.costmodel._bounds import MAX_GPUS
 
@@ -54,6 +54,12 @@ class Cluster:
         Streaming multiprocessors (0: no wave quantisation); read with ``matmul_flops``.
     hbm_gbps : float or None
         Memory bandwidth, GB/s; needed with ``matmul_flops``.
+    attention_flops : float or None
+        The fused attention kernel's ceiling, FLOP/s (forward + backward of FlashAttention-2 on
+        the type, :meth:`GpuType.attention_ceiling_tflops
+        <fastsched.catalog.gpus.GpuType.attention_ceiling_tflops>`); read with ``matmul_flops``.
+        None: :data:`~fastsched.catalog.gpus.ATTENTION_FRACTION` of ``matmul_flops``
+        (:attr:`attention_ceiling`).
 
     Examples
     --------
@@ -75,6 +81,7 @@ class Cluster:
     matmul_flops: float | None = None
     sms: int = 0
     hbm_gbps: float | None = None
+    attention_flops: float | None = None
 
     def __post_init__(self):
         for name in ("gpus", "gpus_per_node"):
@@ -86,7 +93,7 @@ class Cluster:
         for name in ("intra_latency_us", "inter_latency_us"):
             object.__setattr__(self, name, check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0))
         object.__setattr__(self, "sms", check_int_scalar("cluster.sms", self.sms, low=0, high=1 << 20))
-        for name in ("matmul_flops", "hbm_gbps"):
+        for name in ("matmul_flops", "hbm_gbps", "attention_flops"):
             if getattr(self, name) is not None:
                 v = check_finite_scalar(f"cluster.{name}", getattr(self, name), low=0.0, low_open=True)
                 object.__setattr__(self, name, v)
@@ -97,6 +104,23 @@ class Cluster:
     def roofline(self) -> bool:
         """Whether the strategy search prices GEMMs by their shapes (``matmul_flops`` given)."""
         return self.matmul_flops is not None
+
+    @property
+    def attention_ceiling(self) -> float | None:
+        """Fused attention's ceiling, FLOP/s: ``attention_flops``, else ATTENTION_FRACTION of ``matmul_flops``.
+
+        Examples
+        --------
+        >>> Cluster.from_gpu("h100").attention_ceiling / 1e12, Cluster(gpus=8).attention_ceiling
+        (335.0, None)
+        >>> round(Cluster(matmul_flops=100e12, hbm_gbps=1000.0).attention_ceiling / 1e12, 2)  # A100's ratio
+        75.44
+        """
+        if self.matmul_flops is None:
+            return None
+        if self.attention_flops is not None:
+            return self.attention_flops
+        return self.matmul_flops * ATTENTION_FRACTION
 
     @property
     def nodes(self) -> int:
@@ -127,7 +151,7 @@ class Cluster:
 
         Without ``efficiency`` the cluster carries the type's constants for the GEMM model
         (``matmul_flops``: its measured matrix-multiply ceiling at ``precision``, ``sms``,
-        ``hbm_gbps``), the model held against published training runs
+        ``hbm_gbps``, ``attention_flops``: its fused-attention ceiling), the model held against published training runs
         (``benchmarks/costmodel/published.py``); ``flops`` is then that ceiling. With
         ``efficiency``, the flat model: ``flops`` is the dense ``precision`` peak times
         ``efficiency``. The inter-node bandwidth is the node's network shared by its GPUs.
@@ -151,7 +175,9 @@ class Cluster:
         }
         if efficiency is None:
             ceiling = g.matmul_ceiling_tflops(precision) * 1e12
-            return cls(flops=ceiling, matmul_flops=ceiling, sms=g.sms, hbm_gbps=g.memory_gbps, **common)
+            att = g.attention_ceiling_tflops(precision) * 1e12
+            return cls(flops=ceiling, matmul_flops=ceiling, sms=g.sms, hbm_gbps=g.memory_gbps, attention_flops=att,
+                       **common)  # fmt: skip
         eff = check_finite_scalar("efficiency", efficiency, low=0.0, low_open=True, high=1.0)
         return cls(flops=g.peak_tflops(precision) * 1e12 * eff, **common)
 
@@ -178,6 +204,7 @@ class Cluster:
             base = cls.from_gpu(d.pop("gpu"), d.get("gpus", 8)).to_dict()
             if "flops" in d and "matmul_flops" not in d:
                 base["matmul_flops"] = None  # an achievable FLOP/s given: the flat model
+                base["attention_flops"] = None
             base.update(d)
             d = base
         known = {f.name for f in fields(cls)}

@@ -504,7 +504,9 @@ def cluster_tuple(cluster: Cluster, stack=None) -> tuple:
 
     ``(flops, gpus_per_node, bw_intra, lat_intra, bw_inter, lat_inter, matmul_flops, sms, hbm,
     gemm, attention_fwd, attention_bwd, memory, link, comm_overlap)``; ``matmul_flops = 0`` is
-    the flat model.
+    the flat model. The kernel reads every rate as a share of ``matmul_flops``: the attention
+    shares are the stack's shares of the cluster's attention ceiling, times that ceiling over
+    ``matmul_flops``.
 
     Examples
     --------
@@ -516,7 +518,9 @@ def cluster_tuple(cluster: Cluster, stack=None) -> tuple:
     st = (DEFAULT_STACK if stack is None else stack).checked()
     if cluster.roofline:
         hw = (cluster.matmul_flops, float(cluster.sms), cluster.hbm_gbps * 1e9)
+        att = st.attention * (cluster.attention_ceiling / cluster.matmul_flops)
     else:
         hw = (0.0, 0.0, 1.0)
-    soft = (st.gemm, st.attention, st.attention * st.attention_bwd, st.memory, st.link, st.comm_overlap)
+        att = st.attention  # unread: the flat model prices attention at ``flops``
+    soft = (st.gemm, att, att * st.attention_bwd, st.memory, st.link, st.comm_overlap)
     return (float(cluster.flops), float(cluster.gpus_per_node), bi, li, be, le, *hw, *soft)

@@ -126,3 +126,23 @@ def test_user_types_and_the_gemm_model_constants():
         with_types({"x": {"base": "h100", "sms": 1.5}})
     c = Cluster.from_gpu(new)
     assert c.sms == 0 and c.matmul_flops == pytest.approx(8e12)  # MATMUL_FRACTION of the peak
+
+
+def test_the_attention_ceiling_of_the_table_and_of_user_types():
+    # published FlashAttention-2 figures (Dao 2023): A100 204.6, H100 335; H200 shares H100's SMs
+    assert GPUS["a100-80gb"].attention_tflops == GPUS["a100-40gb"].attention_tflops == 204.6
+    assert GPUS["h100"].attention_tflops == GPUS["h200"].attention_tflops == 335.0
+    for name in REQUIRED:
+        g = GPUS[name]
+        assert 0 < g.attention_ceiling_tflops("bf16") < g.matmul_ceiling_tflops("bf16")
+        if g.attention_tflops == 0:  # unpublished: A100's ratio of the matmul ceiling
+            ratio = g.attention_ceiling_tflops("bf16") / g.matmul_ceiling_tflops("bf16")
+            assert ratio == pytest.approx(204.6 / 271.2)
+    new = with_types({"new": {"base": "h100", "memory_gib": 96}})["new"]
+    assert new.attention_tflops == 335.0  # kept: the compute did not change
+    faster = with_types({"x": {"base": "h100", "bf16_tflops": 2000.0}})["x"]
+    assert faster.attention_tflops == 0.0  # measured on the old peak: dropped, like matmul_tflops
+    assert with_types({"x": {"base": "h100", "attention_tflops": 400}})["x"].attention_tflops == 400.0
+    for bad in (-1.0, 5000.0, True, "fast"):
+        with pytest.raises(ValueError, match=r"gpu_types.x.attention_tflops must be in \[0, bf16_tflops"):
+            with_types({"x": {"base": "h100", "attention_tflops": bad}})

@@ -294,14 +294,21 @@ def _cluster_values(cluster, stack=None):
     # the cluster as the cost functions take it: FLOP/s, GPUs per node, then bytes/ms and
     # ms for the intra- and inter-node links (from GB/s and microseconds); then the GEMM
     # model's hardware (matmul FLOP/s, SMs, HBM bytes/s; 0 FLOP/s: the flat model) and the
-    # stack's shares (attention backward as a share of the ceiling, not of the forward's)
+    # stack's shares (attention backward as a share of the ceiling, not of the forward's); the
+    # stack's attention share is of the type's attention ceiling (the published rate, or A100's
+    # ratio 204.6 / 271.2 of the matmul ceiling), handed to the kernel as a share of the matmul one
     from fastsched.costmodel.roofline import DEFAULT_STACK
 
     st = DEFAULT_STACK if stack is None else stack
+    att = st.attention
     if cluster.matmul_flops is None:
         hw = (0.0, 0.0, 1.0)
     else:
         hw = (cluster.matmul_flops, float(cluster.sms), cluster.hbm_gbps * 1e9)
+        ceiling = cluster.attention_flops
+        if ceiling is None:
+            ceiling = cluster.matmul_flops * (204.6 / 271.2)
+        att = st.attention * (ceiling / cluster.matmul_flops)
     return (
         float(cluster.flops),
         float(cluster.gpus_per_node),
@@ -311,8 +318,8 @@ def _cluster_values(cluster, stack=None):
         cluster.inter_latency_us * 1e-3,
         *hw,
         st.gemm,
-        st.attention,
-        st.attention * st.attention_bwd,
+        att,
+        att * st.attention_bwd,
         st.memory,
         st.link,
         st.comm_overlap,

@@ -26,7 +26,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["job_columns", "job_rows", "write_jobs", "jobs_frame", "summary_frame", "jobs_path", "jobs_paths", "JOB_FORMATS"]
+__all__ = [
+    "job_columns",
+    "job_rows",
+    "write_jobs",
+    "jobs_frame",
+    "summary_frame",
+    "jobs_path",
+    "jobs_paths",
+    "JOB_FORMATS",
+]
 
 #: Suffixes :func:`write_jobs` writes.
 JOB_FORMATS = (".csv", ".parquet")

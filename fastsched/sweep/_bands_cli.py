@@ -45,7 +45,7 @@ def _check(args) -> dict:
     """Every flag checked before a run; return :func:`uncertainty_bands`'s keyword arguments."""
     from fastsched.sim._cli import _policies
     from fastsched.sim.presets import PRESETS
-    from fastsched.sweep.client import MAX_WORKERS
+    from fastsched.sweep.client import check_dask, check_workers
     from fastsched.sweep.uncertainty import MAX_DRAWS
 
     if not 1 <= args.draws <= MAX_DRAWS:
@@ -57,10 +57,7 @@ def _check(args) -> dict:
     vary = [w.strip() for w in args.vary.split(",")]
     if not vary or any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
         raise ValueError(f"--vary must name noise, step or both (comma-separated), got {args.vary!r}")
-    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
-        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {args.workers}")
-    if args.workers is not None and args.scheduler:
-        raise ValueError("--workers sizes a local cluster; it cannot be combined with --scheduler")
+    check_workers(args.workers, args.scheduler)
     if args.cluster and (args.nodes is not None or args.gpus is not None):
         raise ValueError("--cluster and --nodes/--gpus: give one or the other")
     if not Path(args.profiles).is_dir():
@@ -68,11 +65,7 @@ def _check(args) -> dict:
     if args.workload != "builtin" and not Path(args.workload).is_file():
         raise ValueError(f"WORKLOAD: no such file: {args.workload}")
     if args.workers is not None or args.scheduler:
-        import importlib.util
-
-        if importlib.util.find_spec("distributed") is None:
-            raise ImportError("--workers/--scheduler need dask.distributed: pip install 'fastsched[dask]', "
-                              "or leave them out to run in this process")  # fmt: skip
+        check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)
     if policies == [None]:
         policies = [PRESETS[args.preset]["policy"]]

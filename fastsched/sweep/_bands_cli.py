@@ -46,7 +46,7 @@ def _check(args) -> dict:
     from fastsched.sim._cli import _policies
     from fastsched.sim.presets import PRESETS
     from fastsched.sweep.client import check_dask, check_workers
-    from fastsched.sweep.uncertainty import MAX_DRAWS
+    from fastsched.sweep.uncertainty import MAX_DRAWS, STEP_LOG_ERROR
 
     if not 1 <= args.draws <= MAX_DRAWS:
         raise ValueError(f"--draws must be in [1, {MAX_DRAWS}], got {args.draws}")
@@ -55,7 +55,7 @@ def _check(args) -> dict:
     if args.run_seed < 0:
         raise ValueError(f"--run-seed must be >= 0, got {args.run_seed}")
     vary = [w.strip() for w in args.vary.split(",")]
-    if not vary or any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
+    if any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
         raise ValueError(f"--vary must name noise, step or both (comma-separated), got {args.vary!r}")
     check_workers(args.workers, args.scheduler)
     if args.cluster and (args.nodes is not None or args.gpus is not None):
@@ -72,8 +72,7 @@ def _check(args) -> dict:
     options = {k: v for k, v in (("preset", args.preset), ("cluster", args.cluster), ("nodes", args.nodes),
                                  ("gpus", args.gpus), ("max_time", args.max_time)) if v is not None}  # fmt: skip
     return {"policies": policies, "draws": args.draws, "seed": args.seed, "run_seed": args.run_seed,
-            "noise": "noise" in vary, "step_sigma": None if "step" in vary else {"datasheet": 0.0, "calibrated": 0.0,
-                                                                                 "bootstrap": 0.0},
+            "noise": "noise" in vary, "step_sigma": None if "step" in vary else dict.fromkeys(STEP_LOG_ERROR, 0.0),
             "step_dist": args.step_dist, "noise_by": args.noise_by, **options}  # fmt: skip
 
 

@@ -120,3 +120,23 @@ def test_only_sweep_bands_is_routed():
     assert route_argv(["sweep", "bands", "w.csv"])[0] == "sweep-bands"
     assert route_argv(["sweep", "bands.json"]) == ["sweep", "bands.json"]
     assert route_argv(["simulate", "bands"]) == ["simulate", "bands"]
+
+
+@pytest.mark.parametrize("vary", ["noise", "step"])
+def test_vary_moves_only_what_it_names(study, tmp_path, vary):
+    # the flags as `sweep bands` reads them, drawn as it draws them: the other figure stays central
+    from fastsched.catalog.profile import read_profile_info
+    from fastsched.cli import build_parser
+    from fastsched.sweep._bands_cli import _check
+    from fastsched.sweep.uncertainty import draw_profiles
+
+    wl, prof = study
+    kw = _check(build_parser().parse_args(route_argv(_args(wl, prof, "--vary", vary))))
+    folders = draw_profiles(prof, tmp_path / "d", 3, **{k: kw[k] for k in ("seed", "noise", "step_sigma",
+                                                                           "step_dist", "noise_by")})  # fmt: skip
+    central = read_profile_info(folders[0] / "cifar10")
+    for f in folders[1:]:
+        drawn = read_profile_info(f / "cifar10")
+        noise_moved = drawn["spec"]["noise_scale"] != central["spec"]["noise_scale"]
+        step_moved = drawn["types"]["aws"]["adjust"]["gpu_scale"] != central["types"]["aws"]["adjust"]["gpu_scale"]
+        assert (noise_moved, step_moved) == (vary == "noise", vary == "step")

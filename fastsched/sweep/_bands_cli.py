@@ -102,7 +102,9 @@ def bands_record(res, settings: dict) -> dict:
     def num(v):
         return None if isinstance(v, float) and not math.isfinite(v) else v
 
-    incomplete = sum(1 for r in res.rows if r.get("completed") is not None and r["completed"] < r["jobs"])
+    from fastsched.sweep.table import unfinished
+
+    incomplete = sum(map(unfinished, res.rows))
     return {**settings,
             "policies": {p: {"central_s": num(b.central), "median_s": num(b.median), "p10_s": num(b.p10),
                              "p90_s": num(b.p90), "draws": b.draws} for p, b in res.bands.items()},

@@ -341,8 +341,7 @@ def bootstrap_rows(path, gpu_per_node) -> tuple:
     one = [(b, st) for p, b, st, _ in rows if p == (1,)]
     if not one:
         raise ValueError(f"{path}: no one-GPU rows (placement 1): a bootstrap profile needs them")
-    full = sorted((b, st, sy) for p, b, st, sy in rows if p == (int(gpu_per_node),) and gpu_per_node > 1)
-    return one, (full[(len(full) - 1) // 2] if full else None)
+    return one, _median_row(rows, (int(gpu_per_node),))
 
 
 def two_node_row(path, gpu_per_node) -> tuple | None:
@@ -362,8 +361,13 @@ def two_node_row(path, gpu_per_node) -> tuple | None:
     from fastsched.catalog.profile import _read_rows  # deferred: profile imports this module
 
     G = int(gpu_per_node)
-    rows = sorted((b, st, sy) for p, b, st, sy in _read_rows(Path(path)) if p == (G, G) and G > 1)
-    return rows[(len(rows) - 1) // 2] if rows else None
+    return _median_row(_read_rows(Path(path)), (G, G))
+
+
+def _median_row(rows, placement) -> tuple | None:
+    """``(local_bsz, step, sync)`` of ``rows`` on ``placement`` (all GPUs of its nodes, more than one) at the median batch."""
+    on = sorted((b, st, sy) for p, b, st, sy in rows if p == placement and placement[0] > 1)
+    return on[(len(on) - 1) // 2] if on else None
 
 
 def bootstrap_from_traces(app_dir, gpu_types, *, model=None, node_row=True, catalog=None) -> dict:

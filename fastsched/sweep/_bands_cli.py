@@ -44,9 +44,9 @@ def default_out(workload) -> Path:
 def _check(args) -> dict:
     """Every flag checked before a run; return :func:`uncertainty_bands`'s keyword arguments."""
     from fastsched.sim._cli import _policies
-    from fastsched.sim.presets import PRESETS
+    from fastsched.sim.presets import PRESETS, preset_shape
     from fastsched.sweep.client import check_dask, check_workers
-    from fastsched.sweep.uncertainty import MAX_DRAWS, STEP_LOG_ERROR
+    from fastsched.sweep.uncertainty import MAX_DRAWS, STEP_LOG_ERROR, _profiled_apps
 
     if not 1 <= args.draws <= MAX_DRAWS:
         raise ValueError(f"--draws must be in [1, {MAX_DRAWS}], got {args.draws}")
@@ -64,6 +64,12 @@ def _check(args) -> dict:
         raise ValueError(f"--profiles: no such folder: {args.profiles}")
     if args.workload != "builtin" and not Path(args.workload).is_file():
         raise ValueError(f"WORKLOAD: no such file: {args.workload}")
+    untyped = preset_shape(args.preset, cluster=args.cluster, nodes=args.nodes, gpus=args.gpus)[0] is None
+    if untyped and _profiled_apps(Path(args.profiles), None):  # (none: draw_profiles names the folder's lack)
+        # profiles are per GPU type: every run would fail, after the draws were written
+        given = "--nodes/--gpus give" if (args.nodes, args.gpus) != (None, None) else f"--preset {args.preset} gives"
+        raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and {given} a cluster "
+                         "without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
     if args.workers is not None or args.scheduler:
         check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)

@@ -140,3 +140,13 @@ def test_vary_moves_only_what_it_names(study, tmp_path, vary):
         noise_moved = drawn["spec"]["noise_scale"] != central["spec"]["noise_scale"]
         step_moved = drawn["types"]["aws"]["adjust"]["gpu_scale"] != central["types"]["aws"]["adjust"]["gpu_scale"]
         assert (noise_moved, step_moved) == (vary == "noise", vary == "step")
+
+
+@pytest.mark.parametrize("shape", [[], ["--nodes", "2", "--gpus", "4"], ["--preset", "osdi21"]])
+def test_a_cluster_without_gpu_types_is_refused_before_any_draw(study, tmp_path, capsys, shape):
+    # a profile folder holds placements-<type>.csv only: a cluster without types could run none of it
+    wl, prof = study
+    assert main(["sweep", "bands", wl, "--profiles", prof, "--draws", "1", "-q", "--out", "b", *shape]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastsched sweep bands: error: --cluster:"), err
+    assert not (tmp_path / "b").exists()  # refused before the draws were written

@@ -401,18 +401,13 @@ def _checked(where, values) -> GpuType:
     sms = values["sms"]
     if isinstance(sms, bool) or not isinstance(sms, int) or not 0 <= sms <= MAX_SMS:
         raise ValueError(f"{where}.sms must be an integer in [0, {MAX_SMS}] (0: unknown), got {sms!r}")
-    mm = values["matmul_tflops"]
-    if isinstance(mm, bool) or not isinstance(mm, (int, float)) or not 0 <= mm <= values["bf16_tflops"]:
-        raise ValueError(
-            f"{where}.matmul_tflops must be in [0, bf16_tflops={values['bf16_tflops']:g}] (0: unknown), got {mm!r}"
-        )
-    values["matmul_tflops"] = float(mm)
-    att = values["attention_tflops"]
-    if isinstance(att, bool) or not isinstance(att, (int, float)) or not 0 <= att <= values["bf16_tflops"]:
-        raise ValueError(
-            f"{where}.attention_tflops must be in [0, bf16_tflops={values['bf16_tflops']:g}] (0: unknown), got {att!r}"
-        )
-    values["attention_tflops"] = float(att)
+    for f in ("matmul_tflops", "attention_tflops"):  # measured ceilings: at most the peak
+        v = values[f]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= values["bf16_tflops"]:
+            raise ValueError(
+                f"{where}.{f} must be in [0, bf16_tflops={values['bf16_tflops']:g}] (0: unknown), got {v!r}"
+            )
+        values[f] = float(v)
     g = values["gpus_per_node"]
     if isinstance(g, bool) or not isinstance(g, int) or g < 1:
         raise ValueError(f"{where}.gpus_per_node must be an integer >= 1, got {g!r}")

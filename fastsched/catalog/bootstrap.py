@@ -263,8 +263,7 @@ def _fit_node(m, g, adjust, floor, node, eff, two=None):
     b, n_step, n_sync = node
     grad = m.grad_bytes_per_param * m.parameters
     last = min(1.0, BUCKET_BYTES / grad)
-    host, gpu_s, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL, G)
-    host, gpu_s, bwd = host * adjust.host_scale, gpu_s * adjust.gpu_scale, bwd * adjust.gpu_scale
+    host, gpu_s, bwd = _scaled_parts(m, g, b, eff, G, adjust)
     ring = allreduce_seconds(grad, g, (G,))
     _, exposed = _combine(host, gpu_s, bwd, ring, last, None, floor)
     node_ar = 0.0
@@ -280,13 +279,18 @@ def _fit_node(m, g, adjust, floor, node, eff, two=None):
     k = 1.0 + adjust.contention
     node_ar = max(_inverted(n_sync, bwd * k, host * k, gpu_s * k, last), node_ar)
     b2, _, sync2 = two
-    h2, g2, w2 = _dp_parts(m, g, b2, eff, HOST_S_PER_KERNEL, 2 * G)
-    h2, g2, w2 = h2 * adjust.host_scale * k, g2 * adjust.gpu_scale * k, w2 * adjust.gpu_scale * k
+    h2, g2, w2 = _scaled_parts(m, g, b2, eff, 2 * G, adjust, k)
     a2 = _inverted(sync2, w2, h2, g2, last)
     alpha = (a2 - allreduce_seconds(grad, g, (G, G))) / (2.0 * (2 * G - 1))
     alpha = float(min(max(alpha, 0.0), (node_ar - ring) / (2.0 * (G - 1))))
     adjust = adjust._replace(node_sync_s=float(node_ar - 2.0 * (G - 1) * alpha), hop_latency_s=alpha)
     return _fit_contention(m, g, adjust, floor, node, eff)  # the full-node row reproduced again
+
+
+def _scaled_parts(m, g, b, eff, n, adjust, k=1.0):
+    """``(host, gpu, backward)`` seconds of a row on ``n`` GPUs, with ``adjust``'s scales and the compute factor ``k``."""
+    host, gpu_s, bwd = _dp_parts(m, g, b, eff, HOST_S_PER_KERNEL, n)
+    return host * adjust.host_scale * k, gpu_s * adjust.gpu_scale * k, bwd * adjust.gpu_scale * k
 
 
 def _inverted(sync, bwd, host, gpu_s, last) -> float:
@@ -337,8 +341,7 @@ def bootstrap_rows(path, gpu_per_node) -> tuple:
     one = [(b, st) for p, b, st, _ in rows if p == (1,)]
     if not one:
         raise ValueError(f"{path}: no one-GPU rows (placement 1): a bootstrap profile needs them")
-    full = sorted((b, st, sy) for p, b, st, sy in rows if p == (int(gpu_per_node),) and gpu_per_node > 1)
-    return one, (full[(len(full) - 1) // 2] if full else None)
+    return one, _median_row(rows, (int(gpu_per_node),))
 
 
 def two_node_row(path, gpu_per_node) -> tuple | None:
@@ -358,8 +361,13 @@ def two_node_row(path, gpu_per_node) -> tuple | None:
     from fastsched.catalog.profile import _read_rows  # deferred: profile imports this module
 
     G = int(gpu_per_node)
-    rows = sorted((b, st, sy) for p, b, st, sy in _read_rows(Path(path)) if p == (G, G) and G > 1)
-    return rows[(len(rows) - 1) // 2] if rows else None
+    return _median_row(_read_rows(Path(path)), (G, G))
+
+
+def _median_row(rows, placement) -> tuple | None:
+    """``(local_bsz, step, sync)`` of ``rows`` on ``placement`` (all GPUs of its nodes, more than one) at the median batch."""
+    on = sorted((b, st, sy) for p, b, st, sy in rows if p == placement and placement[0] > 1)
+    return on[(len(on) - 1) // 2] if on else None
 
 
 def bootstrap_from_traces(app_dir, gpu_types, *, model=None, node_row=True, catalog=None) -> dict:

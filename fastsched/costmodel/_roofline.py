@@ -20,7 +20,9 @@ shape transposed) and the weight gradient (``k x n`` over the tokens). Attention
 
 * fused (FlashAttention, Dao et al. 2022): the causal kernel skips the masked half of the
   ``s x s`` blocks: ``2 b s^2 h / t`` FLOPs forward, 2.5 times that backward (five products
-  against two), at the stack's attention fraction of the GPU's matmul ceiling; no score is stored;
+  against two), at the stack's share of the GPU type's fused-attention ceiling (handed to the
+  kernel as a share of the matmul ceiling, :func:`fastsched.costmodel.search.cluster_tuple`);
+  no score is stored;
 * unfused: two batched GEMMs per head forward (``s x s x d`` and ``s x d x s``), four backward,
   and the scores' softmax and dropout as memory-bound passes (``SCORE_FWD_BYTES`` /
   ``SCORE_BWD_BYTES`` per score at 2 bytes).

@@ -44,9 +44,9 @@ def default_out(workload) -> Path:
 def _check(args) -> dict:
     """Every flag checked before a run; return :func:`uncertainty_bands`'s keyword arguments."""
     from fastsched.sim._cli import _policies
-    from fastsched.sim.presets import PRESETS
-    from fastsched.sweep.client import MAX_WORKERS
-    from fastsched.sweep.uncertainty import MAX_DRAWS
+    from fastsched.sim.presets import PRESETS, preset_shape
+    from fastsched.sweep.client import check_dask, check_workers
+    from fastsched.sweep.uncertainty import MAX_DRAWS, STEP_LOG_ERROR, _profiled_apps
 
     if not 1 <= args.draws <= MAX_DRAWS:
         raise ValueError(f"--draws must be in [1, {MAX_DRAWS}], got {args.draws}")
@@ -55,32 +55,30 @@ def _check(args) -> dict:
     if args.run_seed < 0:
         raise ValueError(f"--run-seed must be >= 0, got {args.run_seed}")
     vary = [w.strip() for w in args.vary.split(",")]
-    if not vary or any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
+    if any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
         raise ValueError(f"--vary must name noise, step or both (comma-separated), got {args.vary!r}")
-    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
-        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {args.workers}")
-    if args.workers is not None and args.scheduler:
-        raise ValueError("--workers sizes a local cluster; it cannot be combined with --scheduler")
+    check_workers(args.workers, args.scheduler)
     if args.cluster and (args.nodes is not None or args.gpus is not None):
         raise ValueError("--cluster and --nodes/--gpus: give one or the other")
     if not Path(args.profiles).is_dir():
         raise ValueError(f"--profiles: no such folder: {args.profiles}")
     if args.workload != "builtin" and not Path(args.workload).is_file():
         raise ValueError(f"WORKLOAD: no such file: {args.workload}")
+    untyped = preset_shape(args.preset, cluster=args.cluster, nodes=args.nodes, gpus=args.gpus)[0] is None
+    if untyped and _profiled_apps(Path(args.profiles), None):  # (none: draw_profiles names the folder's lack)
+        # profiles are per GPU type: every run would fail, after the draws were written
+        given = "--nodes/--gpus give" if (args.nodes, args.gpus) != (None, None) else f"--preset {args.preset} gives"
+        raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and {given} a cluster "
+                         "without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
     if args.workers is not None or args.scheduler:
-        import importlib.util
-
-        if importlib.util.find_spec("distributed") is None:
-            raise ImportError("--workers/--scheduler need dask.distributed: pip install 'fastsched[dask]', "
-                              "or leave them out to run in this process")  # fmt: skip
+        check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)
     if policies == [None]:
         policies = [PRESETS[args.preset]["policy"]]
     options = {k: v for k, v in (("preset", args.preset), ("cluster", args.cluster), ("nodes", args.nodes),
                                  ("gpus", args.gpus), ("max_time", args.max_time)) if v is not None}  # fmt: skip
     return {"policies": policies, "draws": args.draws, "seed": args.seed, "run_seed": args.run_seed,
-            "noise": "noise" in vary, "step_sigma": None if "step" in vary else {"datasheet": 0.0, "calibrated": 0.0,
-                                                                                 "bootstrap": 0.0},
+            "noise": "noise" in vary, "step_sigma": None if "step" in vary else dict.fromkeys(STEP_LOG_ERROR, 0.0),
             "step_dist": args.step_dist, "noise_by": args.noise_by, **options}  # fmt: skip
 
 
@@ -110,7 +108,9 @@ def bands_record(res, settings: dict) -> dict:
     def num(v):
         return None if isinstance(v, float) and not math.isfinite(v) else v
 
-    incomplete = sum(1 for r in res.rows if r.get("completed") is not None and r["completed"] < r["jobs"])
+    from fastsched.sweep.table import unfinished
+
+    incomplete = sum(map(unfinished, res.rows))
     return {**settings,
             "policies": {p: {"central_s": num(b.central), "median_s": num(b.median), "p10_s": num(b.p10),
                              "p90_s": num(b.p90), "draws": b.draws} for p, b in res.bands.items()},

@@ -180,14 +180,6 @@ def _resume_command(args, output) -> str:
     return shlex.join(words)
 
 
-def _check_dask() -> None:
-    if importlib.util.find_spec("distributed") is None:
-        raise ImportError(
-            "fastsched sweep runs on dask.distributed, which is not installed: pip install 'fastsched[dask]', "
-            "or run the sweep in this process with --serial"
-        )
-
-
 def _current_folder_importable(spec_path) -> None:
     # A policy module:Class of a file here is found, as `fastsched simulate --policy` finds it
     # (only then: the folder could shadow other modules).
@@ -205,13 +197,10 @@ def _current_folder_importable(spec_path) -> None:
 
 def run(args) -> int:
     """Run the ``sweep`` subcommand; returns 0, 1 when some runs failed, 3 when some were incomplete."""
-    from fastsched.sweep.client import MAX_WORKERS, check_timeout
+    from fastsched.sweep.client import check_dask, check_timeout, check_workers
     from fastsched.sweep.spec import load_spec
 
-    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
-        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {args.workers}")
-    if args.scheduler and args.workers is not None:
-        raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
+    check_workers(args.workers, args.scheduler)
     if args.serial and (args.workers is not None or args.scheduler):
         raise ValueError("--serial runs in this process: --workers and --scheduler do not apply")
     _current_folder_importable(Path(args.spec))
@@ -219,7 +208,7 @@ def run(args) -> int:
     # The spec first: a malformed spec is named before a missing engine, whichever is installed.
     spec = load_spec(args.spec)  # every stated bound, checked before the engine is imported
     if not args.serial:
-        _check_dask()
+        check_dask("fastsched sweep runs", "run the sweep in this process with --serial")
     from fastsched import _firstrun
     from fastsched.sweep.runner import SweepInterrupted, _simulate_serial, run_serial, run_sweep
 

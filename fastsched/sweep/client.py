@@ -14,6 +14,8 @@ __all__ = [
     "client_for",
     "default_workers",
     "check_timeout",
+    "check_workers",
+    "check_dask",
     "WORKER_ENV",
     "CONNECT_TIMEOUT_S",
     "MAX_CONNECT_TIMEOUT_S",
@@ -50,6 +52,45 @@ def check_timeout(timeout) -> float:
             f"--connect-timeout must be a number of seconds in (0, {MAX_CONNECT_TIMEOUT_S:g}], got {timeout!r}"
         )
     return float(timeout)
+
+
+def check_workers(workers, scheduler) -> None:
+    """Check ``--workers`` (in range, not with ``--scheduler``): ``fastsched sweep``'s and ``sweep bands``'s.
+
+    Examples
+    --------
+    >>> check_workers(4, None)
+    >>> check_workers(2, "tcp://host:8786")
+    Traceback (most recent call last):
+    ...
+    ValueError: --workers sizes the local cluster; it cannot be combined with --scheduler
+    """
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be in [1, {MAX_WORKERS}], got {workers}")
+    if scheduler and workers is not None:
+        raise ValueError("--workers sizes the local cluster; it cannot be combined with --scheduler")
+
+
+def check_dask(what: str, instead: str) -> None:
+    """Raise ``ImportError`` naming how to install dask.distributed or do without (``instead``), where it is missing.
+
+    Checked before any run, without importing dask: ``what`` says what needs it.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_dask("fastsched sweep runs", "pass --serial")
+    ... except ImportError as exc:  # without dask.distributed
+    ...     print(str(exc).startswith("fastsched sweep runs on dask.distributed, which is not installed"))
+    ... else:
+    ...     print(True)
+    True
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise ImportError(f"{what} on dask.distributed, which is not installed: pip install 'fastsched[dask]', "
+                          f"or {instead}")  # fmt: skip
 
 
 def default_workers() -> int:

@@ -10,7 +10,8 @@ from pathlib import Path
 from fastsched.sweep.spec import RunConfig
 from fastsched.sweep.task import FIELD_METRICS, METRICS
 
-__all__ = ["SweepResult", "make_row", "summarize", "cell", "SUMMARY_METRICS", "row_header", "summary_header"]
+__all__ = ["SweepResult", "make_row", "summarize", "cell", "unfinished", "SUMMARY_METRICS", "row_header",
+           "summary_header"]  # fmt: skip
 
 #: Figures aggregated in ``summary.csv`` (mean and standard deviation over repetitions).
 SUMMARY_METRICS = ("avg_jct_s", "p99_jct_s", "makespan_s", "gpu_utilization", "wall_s", *FIELD_METRICS)
@@ -27,6 +28,17 @@ def cell(v) -> str:
     if isinstance(v, (dict, list)):
         return json.dumps(v, sort_keys=True)
     return "" if v is None else str(v)
+
+
+def unfinished(row) -> bool:
+    """Whether a run's row is of a run that ended without error and left jobs unfinished.
+
+    Examples
+    --------
+    >>> unfinished({"completed": 1, "jobs": 2}), unfinished({"completed": 2, "jobs": 2}), unfinished({"error": "x"})
+    (True, False, False)
+    """
+    return not row.get("error") and (row.get("completed") or 0) < (row.get("jobs") or 0)
 
 
 def make_row(run: RunConfig, columns, out: dict) -> dict:
@@ -111,7 +123,7 @@ def summarize(rows, columns) -> list:
         ok = [r for r in members if not r.get("error")]
         s["runs"] = len(members)
         s["errors"] = len(members) - len(ok)
-        s["incomplete_runs"] = sum(1 for r in ok if (r.get("completed") or 0) < (r.get("jobs") or 0))
+        s["incomplete_runs"] = sum(map(unfinished, ok))
         s["completed"] = sum(r.get("completed") or 0 for r in ok)
         s["jobs"] = sum(r.get("jobs") or 0 for r in ok)
         for m in SUMMARY_METRICS:
@@ -167,7 +179,7 @@ class SweepResult:
     @property
     def incomplete(self) -> list:
         """Rows of runs that stopped with jobs unfinished."""
-        return [r for r in self.rows if not r.get("error") and (r.get("completed") or 0) < (r.get("jobs") or 0)]
+        return [r for r in self.rows if unfinished(r)]
 
     def table(self) -> str:
         """Render the summary as an aligned plain-text table (``done``: completed / jobs, ``!`` when short).

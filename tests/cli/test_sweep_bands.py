@@ -120,3 +120,33 @@ def test_only_sweep_bands_is_routed():
     assert route_argv(["sweep", "bands", "w.csv"])[0] == "sweep-bands"
     assert route_argv(["sweep", "bands.json"]) == ["sweep", "bands.json"]
     assert route_argv(["simulate", "bands"]) == ["simulate", "bands"]
+
+
+@pytest.mark.parametrize("vary", ["noise", "step"])
+def test_vary_moves_only_what_it_names(study, tmp_path, vary):
+    # the flags as `sweep bands` reads them, drawn as it draws them: the other figure stays central
+    from fastsched.catalog.profile import read_profile_info
+    from fastsched.cli import build_parser
+    from fastsched.sweep._bands_cli import _check
+    from fastsched.sweep.uncertainty import draw_profiles
+
+    wl, prof = study
+    kw = _check(build_parser().parse_args(route_argv(_args(wl, prof, "--vary", vary))))
+    folders = draw_profiles(prof, tmp_path / "d", 3, **{k: kw[k] for k in ("seed", "noise", "step_sigma",
+                                                                           "step_dist", "noise_by")})  # fmt: skip
+    central = read_profile_info(folders[0] / "cifar10")
+    for f in folders[1:]:
+        drawn = read_profile_info(f / "cifar10")
+        noise_moved = drawn["spec"]["noise_scale"] != central["spec"]["noise_scale"]
+        step_moved = drawn["types"]["aws"]["adjust"]["gpu_scale"] != central["types"]["aws"]["adjust"]["gpu_scale"]
+        assert (noise_moved, step_moved) == (vary == "noise", vary == "step")
+
+
+@pytest.mark.parametrize("shape", [[], ["--nodes", "2", "--gpus", "4"], ["--preset", "osdi21"]])
+def test_a_cluster_without_gpu_types_is_refused_before_any_draw(study, tmp_path, capsys, shape):
+    # a profile folder holds placements-<type>.csv only: a cluster without types could run none of it
+    wl, prof = study
+    assert main(["sweep", "bands", wl, "--profiles", prof, "--draws", "1", "-q", "--out", "b", *shape]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastsched sweep bands: error: --cluster:"), err
+    assert not (tmp_path / "b").exists()  # refused before the draws were written

@@ -58,25 +58,22 @@ def _check(args) -> dict:
     if any(w not in VARY for w in vary) or len(set(vary)) != len(vary):
         raise ValueError(f"--vary must name noise, step or both (comma-separated), got {args.vary!r}")
     check_workers(args.workers, args.scheduler)
-    if args.cluster and (args.nodes is not None or args.gpus is not None):
-        raise ValueError("--cluster and --nodes/--gpus: give one or the other")
     if not Path(args.profiles).is_dir():
         raise ValueError(f"--profiles: no such folder: {args.profiles}")
     if args.workload != "builtin" and not Path(args.workload).is_file():
         raise ValueError(f"WORKLOAD: no such file: {args.workload}")
-    untyped = preset_shape(args.preset, cluster=args.cluster, nodes=args.nodes, gpus=args.gpus)[0] is None
+    untyped = preset_shape(args.preset, cluster=args.cluster)[0] is None
     if untyped and _profiled_apps(Path(args.profiles), None):  # (none: draw_profiles names the folder's lack)
         # profiles are per GPU type: every run would fail, after the draws were written
-        given = "--nodes/--gpus give" if (args.nodes, args.gpus) != (None, None) else f"--preset {args.preset} gives"
-        raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and {given} a cluster "
-                         "without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
+        raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and --preset {args.preset} "
+                         "gives a cluster without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
     if args.workers is not None or args.scheduler:
         check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)
     if policies == [None]:
         policies = [PRESETS[args.preset]["policy"]]
-    options = {k: v for k, v in (("preset", args.preset), ("cluster", args.cluster), ("nodes", args.nodes),
-                                 ("gpus", args.gpus), ("max_time", args.max_time)) if v is not None}  # fmt: skip
+    options = {k: v for k, v in (("preset", args.preset), ("cluster", args.cluster), ("max_time", args.max_time))
+               if v is not None}  # fmt: skip
     return {"policies": policies, "draws": args.draws, "seed": args.seed, "run_seed": args.run_seed,
             "noise": "noise" in vary, "step_sigma": None if "step" in vary else dict.fromkeys(STEP_LOG_ERROR, 0.0),
             "step_dist": args.step_dist, "noise_by": args.noise_by, **options}  # fmt: skip

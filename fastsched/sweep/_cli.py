@@ -123,9 +123,8 @@ def register_bands(subparsers) -> None:
                    help="one noise draw per prior group (default: a family's members move together) or per "
                    "application")  # fmt: skip
     p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named configuration")
+    # no --nodes/--gpus: profiles price GPU types, so the cluster must have them (--cluster or a preset's)
     p.add_argument("--cluster", metavar="SPEC", help="nodes of GPU types, e.g. 6xaws,3xrtx,2xdgx-ext")
-    p.add_argument("--nodes", type=int, help="nodes in the cluster, one GPU type")
-    p.add_argument("--gpus", type=int, help="GPUs per node")
     p.add_argument("--max-time", type=parse_duration, default=None, metavar="T",
                    help="stop each run at this simulated time: seconds, or 90m, 12h, 60d (default 60d)")  # fmt: skip
     p.add_argument("--workers", type=int, metavar="N",

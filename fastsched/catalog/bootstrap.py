@@ -104,7 +104,9 @@ class Bootstrap(NamedTuple):
         The datasheet efficiency the multipliers are relative to (``None``: the oracle's
         default pricing, :func:`~fastsched.catalog.oracle.flat_efficiency`).
     two_node_row : tuple or None
-        The row of two full nodes ``(local_bsz, step, sync)`` used, if any.
+        The row of two full nodes ``(local_bsz, step, sync)`` the fit was given (``None`` on a
+        one-GPU node). It sets ``adjust.hop_latency_s`` only where the full node's all-reduce
+        exceeds its datasheet ring; otherwise the latency stays 0.
 
     Examples
     --------

@@ -98,7 +98,6 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -262,7 +261,7 @@ def run_rigid(
     ...           restart_s=0).finish.tolist()
     [150.0, 100.0]
     """
-    from fastsched._validate import check_int_scalar
+    from fastsched._validate import check_finite_scalar, check_int_scalar
     from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, GANDIVA, LAS, SJF, SRTF, THEMIS, run_rigid_kernel
 
     if policy not in RIGID_POLICIES:
@@ -276,6 +275,8 @@ def run_rigid(
     n = submit.size
     if duration.size != n or g.size != n:
         raise ValueError(f"submit, duration and gpus must have one value per job: {n}, {duration.size}, {g.size}")
+    if names is not None and len(names) != n:
+        raise ValueError(f"names must have one name per job: {n} jobs, {len(names)} names")
     if not np.all(np.isfinite(submit)):
         raise ValueError("submit must be finite")
     if not np.all(np.isfinite(duration) & (duration >= 0)):
@@ -292,30 +293,29 @@ def run_rigid(
             f"gpus: job {j if names is None else names[j]} needs {int(need[j])} GPUs, {int(k[j])} whole nodes of {gpus_per_node}; "
             f"the cluster has {nodes} nodes"
         )
-    sp = np.broadcast_to(_column(np.atleast_1d(speed), "speed", np.float64), (n,)) if n else np.ones(0)
+    sp = _column(np.atleast_1d(speed), "speed", np.float64)
+    if sp.size not in (1, n):
+        raise ValueError(f"speed must be one ratio or one per job ({n}), got {sp.size}")
+    sp = np.broadcast_to(sp, (n,))
     if not np.all(np.isfinite(sp) & (sp > 0)):
         raise ValueError("speed must be finite and > 0")
     if restart_s is None:
         from fastsched.sim.engine.job import RESCALE_DELAY
 
         restart_s = float(RESCALE_DELAY)
-    if not (isinstance(restart_s, (int, float)) and math.isfinite(restart_s) and restart_s >= 0):
-        raise ValueError(f"restart_s must be a finite number >= 0, got {restart_s!r}")
-    if not (isinstance(quantum, (int, float)) and math.isfinite(quantum) and quantum > 0):
-        raise ValueError(f"quantum must be a finite number > 0, got {quantum!r}")
+    restart_s = check_finite_scalar("restart_s", restart_s, low=0.0)
+    quantum = check_finite_scalar("quantum", quantum, low=0.0, low_open=True)
     if lease is not None and policy != "themis":
         raise ValueError(f"lease is Themis' (policy='themis'), not for policy {policy!r}")
-    lease = THEMIS_LEASE if lease is None else lease
-    if not (isinstance(lease, (int, float)) and math.isfinite(lease) and lease > 0):
-        raise ValueError(f"lease must be a finite number > 0 (seconds), got {lease!r}")
+    lease = check_finite_scalar("lease", THEMIS_LEASE if lease is None else lease, low=0.0, low_open=True)
     if starve_limit is not None:
         if policy not in ("tiresias", "las"):
             raise ValueError(f"starve_limit is Tiresias' starvation promotion, not for policy {policy!r}")
-        if isinstance(starve_limit, bool) or not (
-            isinstance(starve_limit, (int, float)) and math.isfinite(starve_limit) and starve_limit > 0
-        ):
-            raise ValueError(f"starve_limit must be a finite number > 0 (or None: no promotion), got {starve_limit!r}")
-    thr = _column(list(thresholds), "thresholds", np.float64)
+        starve_limit = check_finite_scalar("starve_limit", starve_limit, low=0.0, low_open=True)
+    try:
+        thr = _column(list(thresholds), "thresholds", np.float64)
+    except TypeError:
+        raise TypeError(f"thresholds must be a sequence of numbers, got {thresholds!r}") from None
     if not (np.all(np.isfinite(thr)) and np.all(thr > 0) and np.all(np.diff(thr) > 0)):
         raise ValueError("thresholds must be positive, finite and increasing")
     if starve_limit is not None and n:
@@ -335,7 +335,7 @@ def run_rigid(
         notice()
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
         submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth),
-        float(lease if policy == "themis" else quantum), float(starve_limit or 0.0),
+        lease if policy == "themis" else quantum, float(starve_limit or 0.0),
     )  # fmt: skip
     back = np.empty_like(order)
     back[order] = np.arange(n)

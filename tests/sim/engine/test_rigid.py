@@ -111,6 +111,30 @@ def test_bad_input_names_the_field():
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="themis", lease=float("inf"))
     with pytest.raises(ValueError, match="lease"):
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="gandiva", lease=60)
+    with pytest.raises(TypeError, match="quantum"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="gandiva", quantum=True)
+    with pytest.raises(TypeError, match="restart_s"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, restart_s="30")
+    with pytest.raises(ValueError, match="speed must be one ratio or one per job .3."):
+        run_rigid([0, 0, 1], [5, 5, 5], [1, 1, 1], nodes=1, gpus_per_node=1, speed=[1.0, 2.0])
+    with pytest.raises(TypeError, match="thresholds"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="tiresias", thresholds=3600.0)
+    with pytest.raises(ValueError, match="names"):
+        run_rigid([0, 0], [5, 5], [1, 1], nodes=1, gpus_per_node=1, names=["a"])
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+
+
+def test_numpy_scalars_are_numbers():
+    kw = dict(nodes=1, gpus_per_node=2, restart_s=np.float32(0.0))
+    plain = run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], policy="themis", lease=10, **kw)
+    assert _same(run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], policy="themis", lease=np.int64(10), **kw), plain)
+    assert plain.restarts.sum() > 0  # the lease binds
+    las = dict(policy="tiresias", thresholds=(20.0,), **kw)
+    plain = run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], starve_limit=1.5, **las)
+    assert _same(run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], starve_limit=np.float32(1.5), **las), plain)
 
 
 def test_a_big_job_takes_whole_nodes():

@@ -47,10 +47,13 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
   time ahead of the decision that preempted the job. A promoted job that restarts is demoted
   again after ``thresholds[0] / gpus`` seconds held; if its restart pause lasted that long, two
   such jobs could swap the GPUs forever without progress, so ``starve_limit`` requires
-  ``restart_s < thresholds[0] / gpus`` for every job. Then a job running in the first queue is
-  never preempted there (only jobs ahead of it in that queue come first, and none joins ahead),
-  so each promotion buys at least ``thresholds[0] / gpus - restart_s`` seconds of progress and
-  the replay ends.
+  ``restart_s < thresholds[0] / gpus`` for every job: a promoted job that keeps its GPUs from
+  its restart to its demotion then advances at least ``thresholds[0] / gpus - restart_s``
+  seconds. This rules out the swap; it is not a proof that every replay ends. The head of the
+  first queue is never preempted, but a job behind it can be: when a job ahead of it leaves the
+  queue, jobs between them that admission skipped (they did not fit) may fit now and take its
+  GPUs, and it pays the pause again within one promotion. Random searches built to provoke a
+  replay that never ends (pauses up to 0.999 of the bound, K down to 0.001) found none.
 * ``gandiva``: Gandiva's time slicing (Xiao et al., OSDI'18, §3.1), as the round-based
   :class:`~fastsched.sim.policies.gandiva.GandivaPolicy` ranks jobs: a job keeps its GPUs for
   ``quantum`` seconds of progress after it (re)starts (after its restart pause, so that a slice

@@ -82,6 +82,15 @@ def test_a_starved_job_is_promoted_ahead_of_later_arrivals():
     assert (off.restarts[0], on.restarts[0]) == (1, 2)
 
 
+def test_a_job_running_in_the_first_queue_can_be_preempted_there():
+    # Queue 0 holds A (6 GPUs), B (4), C (4), J (2) on one 8-GPU node: A and J run, B and C are
+    # skipped (they do not fit beside A). A's end frees room for B and C, ahead of J: J stops.
+    r = run_rigid([0, 0, 0, 0], [10, 100, 100, 100], [6, 4, 4, 2], nodes=1, gpus_per_node=8, policy="tiresias",
+                  restart_s=0.0)  # fmt: skip
+    assert r.first_start.tolist() == [0.0, 10.0, 10.0, 0.0]
+    assert r.restarts.tolist() == [0, 0, 0, 1] and r.finish.tolist() == [10.0, 110.0, 110.0, 200.0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(log=small_logs(one_gpu=True))
 def test_fifo_on_one_gpu_jobs_is_the_g_server_queue(log):

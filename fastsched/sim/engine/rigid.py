@@ -333,7 +333,14 @@ def run_rigid(
     codes = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}
     code = {**codes, "gandiva": GANDIVA, "themis": THEMIS}[policy]
     order = np.argsort(submit, kind="stable")
-    work = duration / sp
+    with np.errstate(over="ignore"):
+        work = duration / sp
+    if not np.all(np.isfinite(work)):  # the loop would stop at an infinite completion, others never run
+        j = int(np.argmin(np.isfinite(work)))
+        raise ValueError(
+            f"speed: job {j if names is None else names[j]}'s duration over its speed ratio overflows "
+            f"({duration[j]:g} / {sp[j]:g})"
+        )
     if notice is not None:
         notice()
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(

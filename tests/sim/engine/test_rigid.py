@@ -128,6 +128,8 @@ def test_bad_input_names_the_field():
         run_rigid([0, 0, 1], [5, 5, 5], [1, 1, 1], nodes=1, gpus_per_node=1, speed=[1.0, 2.0])
     with pytest.raises(TypeError, match="thresholds"):
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="tiresias", thresholds=3600.0)
+    with pytest.raises(ValueError, match="speed: job 0's duration over its speed ratio overflows"):
+        run_rigid([0, 0], [1e10, 5], [1, 1], nodes=1, gpus_per_node=1, speed=[1e-300, 1.0])
     with pytest.raises(ValueError, match="names"):
         run_rigid([0, 0], [5, 5], [1, 1], nodes=1, gpus_per_node=1, names=["a"])
 

@@ -33,7 +33,10 @@ def compile_estimate(command="simulate") -> tuple:
     Parameters
     ----------
     command : str
-        ``"simulate"``, ``"sweep"``, ``"cost"``, ``"plan"`` or ``"warmup"``.
+        A key of :data:`~fastsched._warmup.COMMAND_PACKAGES`: ``"simulate"``, ``"simulate-log"``
+        (a production log replayed as rigid jobs: the event loop's kernels only), ``"sweep"``,
+        ``"cost"``, ``"plan"`` or ``"warmup"``; another name counts every package's kernels, as
+        ``"warmup"`` does.
 
     Returns
     -------

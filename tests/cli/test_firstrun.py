@@ -190,3 +190,11 @@ def test_progress_is_a_base_module():
         if isinstance(n, ast.ImportFrom):
             names += [f"{n.module}.{a.name}" if n.module == "fastsched" else (n.module or "") for a in n.names]
     assert [n for n in names if n.startswith("fastsched")] == ["fastsched._interrupt"], names
+
+
+def test_the_estimate_names_every_command_it_knows():
+    from fastsched._firstrun import compile_estimate
+    from fastsched._warmup import COMMAND_PACKAGES
+
+    doc = compile_estimate.__doc__
+    assert [c for c in COMMAND_PACKAGES if f'``"{c}"``' not in doc] == []

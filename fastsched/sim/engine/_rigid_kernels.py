@@ -5,8 +5,9 @@ event to event: an arrival, a completion, and for the least-attained-service pol
 running job's attained GPU-seconds reach its queue's threshold (and, with starvation promotion,
 the time a waiting job has starved long enough); under Gandiva and Themis the end of a running
 job's slice or lease. All events at one time are applied (completions, then threshold crossings
-in job order, then promotions in job order, then arrivals), then the policy decides once. The plain-Python reference the tests compare against is
-``tests/sim/engine/naive_rigid.py``; the semantics are stated in :mod:`.rigid`.
+in job order, then promotions in job order, then arrivals), then the policy decides once. The
+plain-Python reference the tests compare against is ``tests/sim/engine/naive_rigid.py``; the
+semantics are stated in :mod:`.rigid`.
 
 Placement: a job of ``need <= G`` GPUs goes on one node, the one with the fewest free GPUs that
 still fit it (lowest index on ties); a bigger job takes ``ceil(need / G)`` whole free nodes,

@@ -47,10 +47,13 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
   time ahead of the decision that preempted the job. A promoted job that restarts is demoted
   again after ``thresholds[0] / gpus`` seconds held; if its restart pause lasted that long, two
   such jobs could swap the GPUs forever without progress, so ``starve_limit`` requires
-  ``restart_s < thresholds[0] / gpus`` for every job. Then a job running in the first queue is
-  never preempted there (only jobs ahead of it in that queue come first, and none joins ahead),
-  so each promotion buys at least ``thresholds[0] / gpus - restart_s`` seconds of progress and
-  the replay ends.
+  ``restart_s < thresholds[0] / gpus`` for every job: a promoted job that keeps its GPUs from
+  its restart to its demotion then advances at least ``thresholds[0] / gpus - restart_s``
+  seconds. This rules out the swap; it is not a proof that every replay ends. The head of the
+  first queue is never preempted, but a job behind it can be: when a job ahead of it leaves the
+  queue, jobs between them that admission skipped (they did not fit) may fit now and take its
+  GPUs, and it pays the pause again within one promotion. Random searches built to provoke a
+  replay that never ends (pauses up to 0.999 of the bound, K down to 0.001) found none.
 * ``gandiva``: Gandiva's time slicing (Xiao et al., OSDI'18, §3.1), as the round-based
   :class:`~fastsched.sim.policies.gandiva.GandivaPolicy` ranks jobs: a job keeps its GPUs for
   ``quantum`` seconds of progress after it (re)starts (after its restart pause, so that a slice
@@ -98,7 +101,6 @@ Semantics (the reference ``tests/sim/engine/naive_rigid.py`` is written from thi
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -262,7 +264,7 @@ def run_rigid(
     ...           restart_s=0).finish.tolist()
     [150.0, 100.0]
     """
-    from fastsched._validate import check_int_scalar
+    from fastsched._validate import check_finite_scalar, check_int_scalar
     from fastsched.sim.engine._rigid_kernels import BACKFILL, FIFO, GANDIVA, LAS, SJF, SRTF, THEMIS, run_rigid_kernel
 
     if policy not in RIGID_POLICIES:
@@ -276,6 +278,8 @@ def run_rigid(
     n = submit.size
     if duration.size != n or g.size != n:
         raise ValueError(f"submit, duration and gpus must have one value per job: {n}, {duration.size}, {g.size}")
+    if names is not None and len(names) != n:
+        raise ValueError(f"names must have one name per job: {n} jobs, {len(names)} names")
     if not np.all(np.isfinite(submit)):
         raise ValueError("submit must be finite")
     if not np.all(np.isfinite(duration) & (duration >= 0)):
@@ -292,30 +296,29 @@ def run_rigid(
             f"gpus: job {j if names is None else names[j]} needs {int(need[j])} GPUs, {int(k[j])} whole nodes of {gpus_per_node}; "
             f"the cluster has {nodes} nodes"
         )
-    sp = np.broadcast_to(_column(np.atleast_1d(speed), "speed", np.float64), (n,)) if n else np.ones(0)
+    sp = _column(np.atleast_1d(speed), "speed", np.float64)
+    if sp.size not in (1, n):
+        raise ValueError(f"speed must be one ratio or one per job ({n}), got {sp.size}")
+    sp = np.broadcast_to(sp, (n,))
     if not np.all(np.isfinite(sp) & (sp > 0)):
         raise ValueError("speed must be finite and > 0")
     if restart_s is None:
         from fastsched.sim.engine.job import RESCALE_DELAY
 
         restart_s = float(RESCALE_DELAY)
-    if not (isinstance(restart_s, (int, float)) and math.isfinite(restart_s) and restart_s >= 0):
-        raise ValueError(f"restart_s must be a finite number >= 0, got {restart_s!r}")
-    if not (isinstance(quantum, (int, float)) and math.isfinite(quantum) and quantum > 0):
-        raise ValueError(f"quantum must be a finite number > 0, got {quantum!r}")
+    restart_s = check_finite_scalar("restart_s", restart_s, low=0.0)
+    quantum = check_finite_scalar("quantum", quantum, low=0.0, low_open=True)
     if lease is not None and policy != "themis":
         raise ValueError(f"lease is Themis' (policy='themis'), not for policy {policy!r}")
-    lease = THEMIS_LEASE if lease is None else lease
-    if not (isinstance(lease, (int, float)) and math.isfinite(lease) and lease > 0):
-        raise ValueError(f"lease must be a finite number > 0 (seconds), got {lease!r}")
+    lease = check_finite_scalar("lease", THEMIS_LEASE if lease is None else lease, low=0.0, low_open=True)
     if starve_limit is not None:
         if policy not in ("tiresias", "las"):
             raise ValueError(f"starve_limit is Tiresias' starvation promotion, not for policy {policy!r}")
-        if isinstance(starve_limit, bool) or not (
-            isinstance(starve_limit, (int, float)) and math.isfinite(starve_limit) and starve_limit > 0
-        ):
-            raise ValueError(f"starve_limit must be a finite number > 0 (or None: no promotion), got {starve_limit!r}")
-    thr = _column(list(thresholds), "thresholds", np.float64)
+        starve_limit = check_finite_scalar("starve_limit", starve_limit, low=0.0, low_open=True)
+    try:
+        thr = _column(list(thresholds), "thresholds", np.float64)
+    except TypeError:
+        raise TypeError(f"thresholds must be a sequence of numbers, got {thresholds!r}") from None
     if not (np.all(np.isfinite(thr)) and np.all(thr > 0) and np.all(np.diff(thr) > 0)):
         raise ValueError("thresholds must be positive, finite and increasing")
     if starve_limit is not None and n:
@@ -330,12 +333,19 @@ def run_rigid(
     codes = {"fifo": FIFO, "sjf": SJF, "backfill": BACKFILL, "srtf": SRTF, "tiresias": LAS, "las": LAS}
     code = {**codes, "gandiva": GANDIVA, "themis": THEMIS}[policy]
     order = np.argsort(submit, kind="stable")
-    work = duration / sp
+    with np.errstate(over="ignore"):
+        work = duration / sp
+    if not np.all(np.isfinite(work)):  # the loop would stop at an infinite completion, others never run
+        j = int(np.argmin(np.isfinite(work)))
+        raise ValueError(
+            f"speed: job {j if names is None else names[j]}'s duration over its speed ratio overflows "
+            f"({duration[j]:g} / {sp[j]:g})"
+        )
     if notice is not None:
         notice()
     first, finish, restarts, att, t, q, u, running = run_rigid_kernel(
         submit[order], work[order], need[order], int(nodes), int(gpus_per_node), code, float(restart_s), thr, int(depth),
-        float(lease if policy == "themis" else quantum), float(starve_limit or 0.0),
+        lease if policy == "themis" else quantum, float(starve_limit or 0.0),
     )  # fmt: skip
     back = np.empty_like(order)
     back[order] = np.arange(n)

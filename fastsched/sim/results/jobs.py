@@ -312,7 +312,7 @@ def summary_frame(results):
 
 
 def jobs_path(path, policy, several: bool) -> str:
-    """Return where a per-job table of a policy goes (``--jobs``): a policy's table: the path itself, or ``STEM-<policy>SUFFIX`` for several.
+    """Return where ``policy``'s per-job table goes (``--jobs``): ``path``, or ``STEM-<policy>SUFFIX`` for several.
 
     Examples
     --------

@@ -82,6 +82,15 @@ def test_a_starved_job_is_promoted_ahead_of_later_arrivals():
     assert (off.restarts[0], on.restarts[0]) == (1, 2)
 
 
+def test_a_job_running_in_the_first_queue_can_be_preempted_there():
+    # Queue 0 holds A (6 GPUs), B (4), C (4), J (2) on one 8-GPU node: A and J run, B and C are
+    # skipped (they do not fit beside A). A's end frees room for B and C, ahead of J: J stops.
+    r = run_rigid([0, 0, 0, 0], [10, 100, 100, 100], [6, 4, 4, 2], nodes=1, gpus_per_node=8, policy="tiresias",
+                  restart_s=0.0)  # fmt: skip
+    assert r.first_start.tolist() == [0.0, 10.0, 10.0, 0.0]
+    assert r.restarts.tolist() == [0, 0, 0, 1] and r.finish.tolist() == [10.0, 110.0, 110.0, 200.0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(log=small_logs(one_gpu=True))
 def test_fifo_on_one_gpu_jobs_is_the_g_server_queue(log):
@@ -111,6 +120,32 @@ def test_bad_input_names_the_field():
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="themis", lease=float("inf"))
     with pytest.raises(ValueError, match="lease"):
         run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="gandiva", lease=60)
+    with pytest.raises(TypeError, match="quantum"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="gandiva", quantum=True)
+    with pytest.raises(TypeError, match="restart_s"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, restart_s="30")
+    with pytest.raises(ValueError, match="speed must be one ratio or one per job .3."):
+        run_rigid([0, 0, 1], [5, 5, 5], [1, 1, 1], nodes=1, gpus_per_node=1, speed=[1.0, 2.0])
+    with pytest.raises(TypeError, match="thresholds"):
+        run_rigid([0], [1], [1], nodes=1, gpus_per_node=1, policy="tiresias", thresholds=3600.0)
+    with pytest.raises(ValueError, match="speed: job 0's duration over its speed ratio overflows"):
+        run_rigid([0, 0], [1e10, 5], [1, 1], nodes=1, gpus_per_node=1, speed=[1e-300, 1.0])
+    with pytest.raises(ValueError, match="names"):
+        run_rigid([0, 0], [5, 5], [1, 1], nodes=1, gpus_per_node=1, names=["a"])
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+
+
+def test_numpy_scalars_are_numbers():
+    kw = dict(nodes=1, gpus_per_node=2, restart_s=np.float32(0.0))
+    plain = run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], policy="themis", lease=10, **kw)
+    assert _same(run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], policy="themis", lease=np.int64(10), **kw), plain)
+    assert plain.restarts.sum() > 0  # the lease binds
+    las = dict(policy="tiresias", thresholds=(20.0,), **kw)
+    plain = run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], starve_limit=1.5, **las)
+    assert _same(run_rigid([0, 0, 5], [50, 20, 10], [2, 1, 1], starve_limit=np.float32(1.5), **las), plain)
 
 
 def test_a_big_job_takes_whole_nodes():

@@ -35,7 +35,7 @@ def compile_estimate(command="simulate") -> tuple:
     command : str
         A key of :data:`~fastsched._warmup.COMMAND_PACKAGES`: ``"simulate"``, ``"simulate-log"``
         (a production log replayed as rigid jobs: the event loop's kernels only), ``"sweep"``,
-        ``"cost"``, ``"plan"`` or ``"warmup"``; another name counts every package's kernels, as
+        ``"sweep bands"``, ``"cost"``, ``"plan"`` or ``"warmup"``; another name counts every package's kernels, as
         ``"warmup"`` does.
 
     Returns

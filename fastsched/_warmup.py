@@ -24,6 +24,7 @@ COMMAND_PACKAGES = {
     # a production log replayed as rigid jobs compiles the event loop only
     "simulate-log": ("fastsched.sim.engine._rigid_kernels",),
     "sweep": SIM_PACKAGES,
+    "sweep bands": SIM_PACKAGES,  # the draws are ordinary simulations
     "cost": ("fastsched.costmodel",),
     "plan": ("fastsched.costmodel",),
     "warmup": ALL_PACKAGES,

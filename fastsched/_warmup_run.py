@@ -141,6 +141,7 @@ def warmup(*, policies=None, costmodel=True, stream=None, record=True) -> dict:
                 "simulate": sorted(sim_state.present),
                 "simulate-log": sorted(log_state.present),
                 "sweep": sorted(sim_state.present),
+                "sweep bands": sorted(sim_state.present),
                 "cost": sorted(cost_state.present),
                 "plan": sorted(cost_state.present),
                 "warmup": sorted(sim_state.present + cost_state.present),

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastsched.sim.truth._interp import LinearInterpolator, triangulate
+from fastsched.sim.truth._interp import LinearInterpolator, barycentric_transforms, triangulate
 from fastsched.sim.truth._rules import placement_id
 from fastsched.sim.truth._trace_files import read_min_replicas, read_trace_folder, write_example_application
 
@@ -478,8 +478,48 @@ def _nd_interpolator(points, values):
     triangulation and transforms (:mod:`fastsched.sim.truth._interp`), without importing
     ``scipy.interpolate``.
     """
+    geometry = _geometry(points)
+    return None if geometry is None else LinearInterpolator(geometry[0], values, transforms=geometry[1])
+
+
+#: Triangulations and their barycentric transforms by the points' bytes (see :func:`_geometry`).
+_GEOMETRY: dict = {}
+#: The most kept: a study loads a few dozen (application, type) point sets, the same in every run.
+GEOMETRY_CACHE_SIZE = 256
+
+
+def _geometry(points):
+    """``(triangulation, transforms)`` of ``points`` (``None``: flat), kept in memory by the points' bytes.
+
+    The points are an application's measured layouts (nodes, GPUs, batch): the same in every run
+    on a trace folder and in every draw of a profile (a draw moves step times, not layouts), while
+    :func:`~fastsched.sim.truth._interp.triangulate` reads its file cache (and locates numba's
+    cache folder) on every call. Both are functions of the points alone (the file cache is
+    keyed the same way), so an entry answers only for identical bytes and shape; its arrays
+    are read-only, so no caller can change what the next one gets.
+    """
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    key = (points.shape, points.tobytes())
+    if key in _GEOMETRY:
+        return _GEOMETRY[key]
     tri = triangulate(points)
-    return None if tri is None else LinearInterpolator(tri, values)
+    if tri is None:
+        geometry = None
+    else:
+        tri = tri._replace(
+            **{f: _frozen(getattr(tri, f)) for f in tri._fields if isinstance(getattr(tri, f), np.ndarray)}
+        )
+        geometry = (tri, _frozen(barycentric_transforms(tri.points, tri.simplices)))
+    if len(_GEOMETRY) >= GEOMETRY_CACHE_SIZE:
+        _GEOMETRY.pop(next(iter(_GEOMETRY)))  # the oldest first
+    _GEOMETRY[key] = geometry
+    return geometry
+
+
+def _frozen(a):
+    a = np.array(a)  # a copy: the caller's array stays writable
+    a.setflags(write=False)
+    return a
 
 
 def load_application(trace_dir, *, published=True, **overrides) -> TraceApplication:

@@ -194,3 +194,44 @@ def test_a_cache_that_cannot_be_written_only_costs_a_triangulation(tmp_path):
     tri = triangulate(points, cache_dir=blocked)
     assert tri is not None and tri.points.tobytes() == points.tobytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder"]
+
+
+def test_geometry_is_kept_by_the_points_bytes(monkeypatch):
+    # The simulator keeps each point set's triangulation and transforms in memory: identical
+    # points (another run, another draw of a profile) are answered without triangulating,
+    # other points are triangulated anew, and what is kept cannot be changed by a caller.
+    from fastsched.sim.truth import traces
+
+    calls = []
+
+    def counted(points, **kw):
+        calls.append(points.tobytes())
+        return triangulate(points, **kw)
+
+    monkeypatch.setattr(traces, "triangulate", counted)
+    monkeypatch.setattr(traces, "_GEOMETRY", {})
+    rng = np.random.default_rng(11)
+    points = np.unique(rng.integers(1, 9, (50, 3)).astype(float), axis=0)
+    values = rng.random((len(points), 2))
+    first = _nd_interpolator(points, values)
+    again = _nd_interpolator(points.copy(), values * 2)  # same layouts, other step times: a hit
+    assert len(calls) == 1
+    q = queries_for(rng, Delaunay(points), 40)
+    fresh = LinearInterpolator(triangulate(points), values * 2)  # built without the memo
+    assert [again(x) for x in q] == [fresh(x) for x in q]
+    assert [first(x) for x in q] == [LinearInterpolator(triangulate(points), values)(x) for x in q]
+    moved = points.copy()
+    moved[0, 2] += 0.5  # one point moved: a miss
+    _nd_interpolator(moved, values)
+    assert len(calls) == 2 and calls[1] == moved.tobytes()
+    tri, tf = traces._GEOMETRY[(points.shape, points.tobytes())]
+    with pytest.raises(ValueError, match="read-only"):
+        tf[0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        tri.simplices[0, 0] = 0
+    flat = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 1, 0]], dtype=float)
+    assert _nd_interpolator(flat, np.zeros((5, 2))) is None and _nd_interpolator(flat, np.ones((5, 2))) is None
+    assert len(calls) == 3  # a flat set is remembered too
+    monkeypatch.setattr(traces, "GEOMETRY_CACHE_SIZE", 3)
+    _nd_interpolator(points + 1.0, values)  # a fourth set: the oldest goes
+    assert len(traces._GEOMETRY) == 3 and (points.shape, points.tobytes()) not in traces._GEOMETRY

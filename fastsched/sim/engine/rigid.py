@@ -109,6 +109,7 @@ __all__ = [
     "RIGID_POLICIES",
     "TIRESIAS_THRESHOLDS",
     "BACKFILL_DEPTH",
+    "MAX_RIGID_GPUS",
     "GANDIVA_QUANTUM",
     "THEMIS_LEASE",
     "RigidRun",
@@ -127,6 +128,9 @@ GANDIVA_QUANTUM = 600
 THEMIS_LEASE = GANDIVA_QUANTUM
 #: Waiting jobs backfilling tries per decision: Slurm's ``bf_max_job_test`` default (slurm.conf).
 BACKFILL_DEPTH = 500
+#: Most GPUs a replayed cluster may have: the event loop keeps a few int64 arrays per node and
+#: per GPU of a node, so a mistyped size fails here, named, not as a MemoryError in the kernel.
+MAX_RIGID_GPUS = 10**8
 
 
 class RigidRun(NamedTuple):
@@ -271,6 +275,10 @@ def run_rigid(
         raise ValueError(f"policy must be one of {list(RIGID_POLICIES)} for rigid jobs, got {policy!r}")
     nodes = check_int_scalar("nodes", nodes, low=1)
     gpus_per_node = check_int_scalar("gpus_per_node", gpus_per_node, low=1)
+    if nodes * gpus_per_node > MAX_RIGID_GPUS:
+        raise ValueError(
+            f"nodes x gpus_per_node must be at most {MAX_RIGID_GPUS:,} GPUs, got {nodes} x {gpus_per_node}"
+        )
     depth = check_int_scalar("depth", depth, low=0)
     submit = _column(submit, "submit", np.float64)
     duration = _column(duration, "duration", np.float64)

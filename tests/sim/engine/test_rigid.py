@@ -132,6 +132,8 @@ def test_bad_input_names_the_field():
         run_rigid([0, 0], [1e10, 5], [1, 1], nodes=1, gpus_per_node=1, speed=[1e-300, 1.0])
     with pytest.raises(ValueError, match="names"):
         run_rigid([0, 0], [5, 5], [1, 1], nodes=1, gpus_per_node=1, names=["a"])
+    with pytest.raises(ValueError, match="nodes x gpus_per_node must be at most"):  # not a MemoryError
+        run_rigid([0], [1], [1], nodes=10**9, gpus_per_node=8)
 
 
 def _same(a, b):

@@ -117,6 +117,22 @@ def _append(j, lv, nxt, prv, qhead, qtail):
 
 
 @jit
+def _start_fresh(j, t, k, free, hist, pnodes, off, need, G, first, run_from, held_from, state, runlist, runpos, nrun):
+    """Start waiting job ``j`` for the first time at ``t`` on the ``k`` nodes :func:`_choose` wrote into its slot.
+
+    Returns the new count of running jobs (the caller counts its GPUs and waits, and schedules its end).
+    """
+    _take(free, hist, pnodes[off[j] : off[j + 1]], k, need[j], G)
+    first[j] = t
+    run_from[j] = t
+    held_from[j] = t
+    state[j] = 2
+    runlist[nrun] = j
+    runpos[j] = nrun
+    return nrun + 1
+
+
+@jit
 def _key(policy, j, t, running, submit, work, remaining, run_from, held_from, held_s, started, quantum, restart_s):
     """Return the priority of job ``j`` at time ``t`` under SRTF, Gandiva or Themis: the lowest first.
 
@@ -291,22 +307,12 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                 if policy == SJF:
                     heapq.heappop(sjf)
                 else:
-                    qhead[0] = nxt[h]
-                    if nxt[h] >= 0:
-                        prv[nxt[h]] = -1
-                    else:
-                        qtail[0] = -1
+                    _unlink(h, 0, nxt, prv, qhead, qtail)
                 k = _choose(free, need[h], G, pnodes[off[h] : off[h + 1]])
-                _take(free, hist, pnodes[off[h] : off[h + 1]], k, need[h], G)
-                first[h] = t
-                run_from[h] = t
-                held_from[h] = t
-                state[h] = 2
+                nrun = _start_fresh(h, t, k, free, hist, pnodes, off, need, G, first, run_from, held_from, state,
+                                    runlist, runpos, nrun)  # fmt: skip
                 used += _held(need[h], G)
                 waiting -= 1
-                runlist[nrun] = h
-                runpos[h] = nrun
-                nrun += 1
                 heapq.heappush(heap, (t + work[h], 0, h, stamp[h]))
             h = qhead[0]
             if policy == BACKFILL and h >= 0:
@@ -347,22 +353,11 @@ def run_rigid_kernel(submit, work, need, N, G, policy, restart_s, thresholds, de
                             if ok:
                                 _take(ft, fth, pnodes[off[c] : off[c + 1]], k, need[c], G)
                         if ok:
-                            if prv[c] >= 0:
-                                nxt[prv[c]] = nc
-                            if nc >= 0:
-                                prv[nc] = prv[c]
-                            else:
-                                qtail[0] = prv[c]
-                            _take(free, hist, pnodes[off[c] : off[c + 1]], k, need[c], G)
-                            first[c] = t
-                            run_from[c] = t
-                            held_from[c] = t
-                            state[c] = 2
+                            _unlink(c, 0, nxt, prv, qhead, qtail)
+                            nrun = _start_fresh(c, t, k, free, hist, pnodes, off, need, G, first, run_from,
+                                                held_from, state, runlist, runpos, nrun)  # fmt: skip
                             used += _held(need[c], G)
                             waiting -= 1
-                            runlist[nrun] = c
-                            runpos[c] = nrun
-                            nrun += 1
                             heapq.heappush(heap, (t + work[c], 0, c, stamp[c]))
                     c = nc
                 _give(ft, fth, scratch, kh, need[h], G)  # the cache keeps the state before the reservation

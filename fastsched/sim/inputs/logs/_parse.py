@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastsched.sim.inputs.logs._records import FINISHED_STATES, UNFINISHED_STATES
+
 # Text that means "no value" in the logs: empty cells, Philly's "None", Slurm's "Unknown".
 MISSING = frozenset({"", "None", "none", "NONE", "Unknown", "unknown", "NaT", "nan", "NaN", "NULL", "null"})
 CHUNK = 1 << 15
@@ -25,27 +27,9 @@ _YEAR_LO, _YEAR_HI = 1970, 2200
 _T_LO = float(np.datetime64(f"{_YEAR_LO}-01-01", "s").astype(np.int64))
 _T_HI = float(np.datetime64(f"{_YEAR_HI}-01-01", "s").astype(np.int64))
 
-#: Slurm's state names (also Helios', which is Slurm) -> canonical lower-case name.
-SLURM_STATES = {
-    s.upper(): s
-    for s in (
-        "completed",
-        "cancelled",
-        "failed",
-        "timeout",
-        "node_fail",
-        "out_of_memory",
-        "preempted",
-        "deadline",
-        "boot_fail",
-        "pending",
-        "running",
-        "suspended",
-        "requeued",
-        "resizing",
-        "completing",
-    )
-}
+#: Slurm's state names (also Helios', which is Slurm) -> canonical lower-case name: the records'
+#: vocabulary of final and unfinished states, upper-cased as sacct prints them.
+SLURM_STATES = {s.upper(): s for s in (*FINISHED_STATES, *UNFINISHED_STATES)}
 
 
 class Problems:

@@ -40,7 +40,7 @@ from fastsched.policy._ga.local import (
     apply_transfer,
     best_single_counts,
 )
-from fastsched.policy._ga.rowstate import add_job, empty_state, is_changed, pack_row
+from fastsched.policy._ga.rowstate import add_job, empty_state, insert_entry, is_changed, pack_row
 from fastsched.policy._ga.select import _argsort
 from fastsched.policy._ga.variation import node_capacity
 
@@ -284,20 +284,6 @@ def relax_choice(A, S, num_real, kind_out, reps_out, target):
     return lp
 
 
-@leaf
-def _place(S, j, A, n, c):
-    """Append ``c`` replicas of job ``j`` on node ``n`` to its (node-sorted) entries and count them."""
-    k = S.jk[j]
-    q = k
-    while q > 0 and S.jn[j, q - 1] > n:
-        S.jn[j, q] = S.jn[j, q - 1]
-        S.jc[j, q] = S.jc[j, q - 1]
-        q -= 1
-    S.jn[j, q] = n
-    S.jc[j, q] = c
-    S.jk[j] = k + 1
-
-
 @inner
 def _by_reps_desc(reps, kind, want, rmax, order):
     """Jobs of option ``want``, most replicas first, then as in ``order`` (a stable counting sort)."""
@@ -355,7 +341,7 @@ def pack_choice(A, S, num_real, kind, reps):
                 break
             if k == 0 and bc >= want and want >= 2:
                 bc = want - 1  # spans two nodes, as chosen
-            _place(S, j, A, bn, bc)
+            insert_entry(S, j, bn, bc)
             for t in range(A.job_res.shape[1]):
                 S.used[bn, t] += bc * A.job_res[j, t]
             S.owner[bn] = True  # held while this job's nodes are chosen
@@ -393,7 +379,7 @@ def pack_choice(A, S, num_real, kind, reps):
             short[nshort] = j
             nshort += 1
             continue
-        _place(S, j, A, bn, reps[j])
+        insert_entry(S, j, bn, reps[j])
         add_job(S, j, A)
     # Jobs that fit no node at their count, once every job that fits is placed: the better of
     # the most valuable count that one node holds and their count over the smallest rooms of
@@ -416,7 +402,7 @@ def pack_choice(A, S, num_real, kind, reps):
         if reps[j] >= 2 and _spread_small(S, A, j, num_real, reps[j], v):
             continue
         if want > 0:
-            _place(S, j, A, _best_fit(S, A, j, num_real, want), want)
+            insert_entry(S, j, _best_fit(S, A, j, num_real, want), want)
             add_job(S, j, A)
 
 
@@ -462,7 +448,7 @@ def _spread_small(S, A, j, num_real, want, beat):
             if S.owner[n] or node_capacity(A.job_res, A.node_res, S.used, j, np.int64(n), want) != c:
                 continue
             take = c if c < want - held else want - held
-            _place(S, j, A, np.int64(n), take)
+            insert_entry(S, j, np.int64(n), take)
             held += take
     add_job(S, j, A)
     return True

@@ -23,6 +23,7 @@ __all__ = [
     "remove_job",
     "find_entry",
     "shift_entry",
+    "insert_entry",
     "set_entries",
 ]
 
@@ -127,6 +128,12 @@ def shift_entry(S, j, n, delta):
                 S.jc[j, a] = S.jc[j, a + 1]
             S.jk[j] -= 1
         return
+    insert_entry(S, j, n, delta)
+
+
+@leaf
+def insert_entry(S, j, n, c):
+    """Add a new entry of ``c`` replicas of job ``j`` on node ``n`` (not among its entries yet), keeping them sorted."""
     k = S.jk[j]
     q = k
     while q > 0 and S.jn[j, q - 1] > n:
@@ -134,7 +141,7 @@ def shift_entry(S, j, n, delta):
         S.jc[j, q] = S.jc[j, q - 1]
         q -= 1
     S.jn[j, q] = n
-    S.jc[j, q] = delta
+    S.jc[j, q] = c
     S.jk[j] = k + 1
 
 

@@ -44,11 +44,12 @@ from pathlib import Path
 from fastsched.sim import simulate
 from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 sia, k, policy = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+options = json.loads(sys.argv[5]).get(policy)
 files = workload_files(sia / "workloads" / "scale" / "rate_50")
 wl = scale_workload(files[:k] if k < len(files) else files, k)
 c0 = time.process_time()
 r = simulate(wl, traces=sia / "traces", preset="sia", policy=policy, cluster=str(scale_cluster(sys.argv[4], k)),
-             cap_replicas=True, max_time=10**9)
+             cap_replicas=True, max_time=10**9, policy_options=options)
 s = r.summary()
 keys = ("jobs", "completed", "avg_jct", "wall_s", "policy_s", "policy_calls", "policy_s_median", "policy_s_p95",
         "modelled_share", "rounds")
@@ -66,9 +67,11 @@ def run(args):
             for policy in args.policies:
                 t0 = time.perf_counter()
                 row = {"k": k, "gpus": 64 * k, "policy": policy, "branch": args.label or _commit()}
+                if policy in json.loads(args.policy_options):
+                    row["policy_options"] = json.loads(args.policy_options)[policy]
                 try:
                     p = subprocess.run(
-                        [sys.executable, "-c", _CHILD, str(SIA), str(k), policy, BASE],
+                        [sys.executable, "-c", _CHILD, str(SIA), str(k), policy, BASE, args.policy_options],
                         capture_output=True,
                         text=True,
                         timeout=args.timeout,
@@ -133,6 +136,11 @@ def main(argv=None):
     r.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 32])
     r.add_argument("--policies", nargs="+", default=["tiresias", "sia", "pollux", "gavel"])
     r.add_argument("--timeout", type=float, default=1800)
+    r.add_argument(
+        "--policy-options",
+        default="{}",
+        help='JSON of options per policy over the preset\'s, e.g. \'{"sia": {"time_limit": 1.5}}\'',
+    )
     r.add_argument("--label", default=None, help="the code's name in each row (default: git's short commit)")
     r.add_argument("--out", default="scale.jsonl")
     r.set_defaults(func=run)

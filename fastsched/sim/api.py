@@ -182,10 +182,11 @@ def simulate(
     seed : int, optional
         Seed of the policy's random search (Pollux). ``None`` means 0, so every run is
         reproducible; vary it to sample the search's randomness.
-    preset : {"default", "osdi21", "osdi21-exact", "sia", "sia-homogeneous"}
+    preset : {"default", "osdi21", "osdi21-exact", "sia", "sia-artifact", "sia-homogeneous"}
         Named configuration (see :data:`PRESETS`); explicit arguments override it.
     policy_options : dict, optional
-        Extra options of the Pollux policy adapter (see :class:`fastsched.sim.policies.pollux.PolluxSimPolicy`).
+        Options of a built-in policy given by name, over the preset's (``{"time_limit": 1.5}``
+        for ``"sia"``; Pollux's: :class:`fastsched.sim.policies.pollux.PolluxSimPolicy`).
     output : str, path or file object, optional
         Write one JSON object per round (JSON lines), then one ``{"summary": {...}}`` line
         with :meth:`SimulationResult.summary` (the metrics included). A path is written through

@@ -66,13 +66,18 @@ class GoodputSource(NamedTuple):
     ratio: float
 
 
-def goodput_source(job, gpu_type, fits=None):
+def goodput_source(job, gpu_type, fits=None, *, max_batch_size=None, rate_rule="largest-batch"):
     """Where ``job``'s goodput on ``gpu_type`` comes from, as a :class:`GoodputSource`.
 
     The job's own fit on ``gpu_type`` if it has run there, else its fit on the first other
     type (in the application's order) it has run on with the bootstrap ratio of one-GPU
-    throughputs; an unaware job's merged fit. ``None`` if the job has never run. ``fits`` (a
-    dict) memoises the per-type models across calls for the same job within one round.
+    throughputs (by ``rate_rule``, see
+    :func:`~fastsched.sim.truth.per_type.one_gpu_throughput`); an unaware job's merged fit.
+    ``None`` if the job has never run. ``fits`` (a dict) memoises the per-type models across
+    calls for the same job, with the same ``max_batch_size``, within one round.
+
+    The grid search's largest total batch is the job's fixed batch size if it has one, else
+    ``max_batch_size`` if given (at least the initial batch size), else the application's.
 
     Examples
     --------
@@ -100,7 +105,9 @@ def goodput_source(job, gpu_type, fits=None):
                     fits[src] = False
                     continue
                 app = job.application
-                max_bsz = app.max_batch_size if job.target_batch_size is None else job.target_batch_size
+                max_bsz = job.target_batch_size
+                if max_bsz is None:
+                    max_bsz = app.max_batch_size if max_batch_size is None else max(max_batch_size, app.init_batch_size)
                 sqr, var = job.grad_params
                 perf = np.array(job.perf_params, dtype=np.float64)
                 perf.flags.writeable = False
@@ -116,6 +123,6 @@ def goodput_source(job, gpu_type, fits=None):
                 )
         if hit is False:
             continue
-        ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src)
+        ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src, rate_rule)
         return GoodputSource(hit, src, ratio)
     return None

@@ -31,9 +31,9 @@ from fastsched.goodput import GoodputParams
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment_report
 from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
 from fastsched.sim.policies._placement import packed_placement, place_type
-from fastsched.sim.policies._sia_kernels import goodput_rows
+from fastsched.sim.policies._sia_kernels import _ZERO_GAIN, _rounded_powers, goodput_rows
 from fastsched.sim.policies.base import SimPolicy
-from fastsched.sim.truth.per_type import fixed_batch_throughput
+from fastsched.sim.truth.per_type import ONE_GPU_RULES, fixed_batch_throughput
 
 __all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
 
@@ -42,28 +42,6 @@ __all__ = ["SiaPolicy", "RESTART_PENALTIES", "sia_configurations"]
 #: :data:`fastsched.sim.truth.per_type.SIA_RESTART_DELAYS` (cifar10 50 s, yolov3 80 s); the two
 #: differ as in the study's code, and a policy is not told the truth.
 RESTART_PENALTIES = {"deepspeech2": 25, "imagenet": 250, "cifar10": 30, "bert": 120, "yolov3": 45}
-
-#: Value of a configuration a job cannot use (Sia's zero-allocation gain).
-_ZERO_GAIN = 1e-4
-
-
-def _rounded_powers(vals, p):
-    """``round(max(v, _ZERO_GAIN) ** p, 2)`` of each ``v`` in ``vals``, the same doubles Python gives.
-
-    Python rounds the power's exact value to the nearest cent (half to even), then takes the
-    double nearest that decimal. ``rint(x * 100) / 100`` gives that double wherever ``x * 100``
-    is clear of a half cent by more than its rounding error (the cent count is then exact and
-    the division correctly rounded); the rare elements that are not clear, or are large or not
-    finite, take Python's rule. A numpy power an ulp off Python's is still clear of a half cent.
-    """
-    x = np.maximum(vals, _ZERO_GAIN) ** p
-    scaled = x * 100.0
-    out = np.rint(scaled) / 100.0
-    with np.errstate(invalid="ignore"):  # inf and nan are not clear
-        clear = (np.abs(x) < 1e6) & (np.abs(scaled - np.floor(scaled) - 0.5) > 1e-6)
-    for i in np.flatnonzero(~clear).tolist():
-        out[i] = round(max(float(vals[i]), _ZERO_GAIN) ** p, 2)
-    return out
 
 
 def sia_configurations(gpus_per_node, num_nodes) -> list[tuple[int, int]]:
@@ -112,6 +90,15 @@ class SiaPolicy(SimPolicy):
         is still feasible and better; :attr:`solver_stats` counts such rounds and their worst
         gap, and the run's summary reports them (:meth:`run_summary`). Rounds solved by the
         dynamic program (small clusters) never reach it.
+    estimate_batch : {"application", "requested"}
+        Largest total batch size the goodput estimate of an adaptive job may choose: the
+        application's (default), or the batch size its workload row requests (as the study's
+        code estimates, while the job itself still trains at any batch up to the
+        application's). See ``benchmarks/results/hetero.md``, issue 38 item 5.
+    bootstrap_rate : {"largest-batch", "independent-maxima"}
+        One-GPU throughput behind the bootstrap ratio between types
+        (:func:`~fastsched.sim.truth.per_type.one_gpu_throughput`); ``"independent-maxima"``
+        is the study's code's.
 
     Examples
     --------
@@ -138,17 +125,29 @@ class SiaPolicy(SimPolicy):
     needs_gpu_types = True
 
     def __init__(
-        self, p=-0.5, lambda_n=1.1, restart_penalties=None, max_replicas_cap=64, method="auto", time_limit=None
+        self,
+        p=-0.5,
+        lambda_n=1.1,
+        restart_penalties=None,
+        max_replicas_cap=64,
+        method="auto",
+        time_limit=None,
+        estimate_batch="application",
+        bootstrap_rate="largest-batch",
     ):
         if p == 0:
             raise ValueError("p must be non-zero")
+        if estimate_batch not in ("application", "requested"):
+            raise ValueError(f"estimate_batch must be 'application' or 'requested', got {estimate_batch!r}")
+        if bootstrap_rate not in ONE_GPU_RULES:
+            raise ValueError(f"bootstrap_rate must be one of {list(ONE_GPU_RULES)}, got {bootstrap_rate!r}")
+        self.estimate_batch, self.bootstrap_rate = estimate_batch, bootstrap_rate
         if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
             raise ValueError(f"time_limit must be positive seconds or None, got {time_limit!r}")
         self.time_limit = None if time_limit is None else float(time_limit)
         #: Rounds solved, rounds the time limit stopped, and the worst relative gap of those.
         self.solver_stats = {"rounds": 0, "limited": 0, "worst_gap": 0.0}
-        self.p = float(p)
-        self.lambda_n = float(lambda_n)
+        self.p, self.lambda_n = float(p), float(lambda_n)
         self.restart_penalties = dict(RESTART_PENALTIES if restart_penalties is None else restart_penalties)
         self.max_replicas_cap = int(max_replicas_cap)
         self.method = method
@@ -265,8 +264,10 @@ class SiaPolicy(SimPolicy):
             fits: dict = {}
             models: dict = {}
             fit_list, parts = [], []
+            requested = self.__dict__.get("_requests", {}).get(job.name, (0, None))[1]  # the row's batch
+            cap = requested if self.estimate_batch == "requested" else None
             for t in self.types:
-                src = goodput_source(job, t, fits)
+                src = goodput_source(job, t, fits, max_batch_size=cap, rate_rule=self.bootstrap_rate)
                 if src is None:
                     continue
                 m = models.get(src.gpu_type)

@@ -32,6 +32,7 @@ __all__ = [
     "load_applications",
     "resolve_hetero_applications",
     "one_gpu_throughput",
+    "ONE_GPU_RULES",
     "fixed_batch_throughput",
 ]
 
@@ -66,8 +67,18 @@ SIA_OVERRIDES = {
 }
 
 
-def one_gpu_throughput(app) -> float:
-    """Return samples per second of one GPU at the application's largest per-GPU batch size.
+#: Rules for a type's one-GPU throughput in Sia's bootstrap (see :func:`one_gpu_throughput`).
+ONE_GPU_RULES = ("largest-batch", "independent-maxima")
+
+
+def one_gpu_throughput(app, rule="largest-batch") -> float:
+    """Return samples per second of one GPU of ``app``, by ``rule``.
+
+    ``"largest-batch"``: at the application's largest per-GPU batch size, with the step time
+    there. ``"independent-maxima"``: as the Sia study's code takes it, the largest measured
+    one-GPU batch over the largest measured one-GPU step time, each the maximum over all
+    one-GPU rows on its own (not one row's throughput where the step time is not monotone in
+    the batch size); an application without measured one-GPU rows uses ``"largest-batch"``.
 
     Examples
     --------
@@ -75,7 +86,15 @@ def one_gpu_throughput(app) -> float:
     >>> app = builtin_applications()["cifar10"]
     >>> one_gpu_throughput(app) > 0
     True
+    >>> one_gpu_throughput(app, "independent-maxima") <= one_gpu_throughput(app)  # slowest step: never faster
+    True
     """
+    if rule not in ONE_GPU_RULES:
+        raise ValueError(f"rule must be one of {list(ONE_GPU_RULES)}, got {rule!r}")
+    rows = getattr(app, "_by_placement", {}).get(1) if rule == "independent-maxima" else None
+    if rows is not None:
+        batches, steps, _ = rows
+        return float(np.max(batches)) / float(np.max(steps))
     bsz = app.max_local_bsz
     step, _ = app.throughput((1,), bsz)
     return float(bsz) / float(step)
@@ -137,6 +156,7 @@ class HeteroApplication(Application):
         self.min_local_bsz = base.min_local_bsz
         self.max_local_bsz = base.max_local_bsz
         self._xput1 = {t: one_gpu_throughput(a) for t, a in apps.items()}
+        self._xput1_by_rule = {"largest-batch": self._xput1}
         self._limits = {t: _batch_limits(a) for t, a in apps.items()}
         self._cap_memo: dict = {}
 
@@ -243,9 +263,21 @@ class HeteroApplication(Application):
         """
         return self._xput1[gpu_type]
 
-    def throughput_ratio(self, gpu_type, other) -> float:
-        """``one_gpu_throughput(gpu_type) / one_gpu_throughput(other)`` (the bootstrap factor)."""
-        return self._xput1[gpu_type] / self._xput1[other]
+    def throughput_ratio(self, gpu_type, other, rule="largest-batch") -> float:
+        """``one_gpu_throughput(gpu_type) / one_gpu_throughput(other)`` by ``rule`` (the bootstrap factor).
+
+        Examples
+        --------
+        >>> from fastsched.sim.truth.builtin import builtin_applications
+        >>> app = builtin_applications()["cifar10"]
+        >>> HeteroApplication({"slow": app, "fast": app}).throughput_ratio("fast", "slow", "independent-maxima")
+        1.0
+        """
+        rates = self._xput1_by_rule.get(rule)
+        if rates is None:
+            rates = {t: one_gpu_throughput(a, rule) for t, a in self.apps.items()}
+            self._xput1_by_rule[rule] = rates
+        return rates[gpu_type] / rates[other]
 
     def max_local_bsz_at(self, gpu_type, placement) -> int:
         """Largest per-GPU batch size measured for ``placement`` (GPUs per node) on ``gpu_type``.

@@ -8,7 +8,7 @@ import numpy as np
 
 from fastsched.sim import simulate
 from fastsched.sim.policies import SiaPolicy
-from fastsched.sim.policies.sia import _ZERO_GAIN
+from fastsched.sim.policies._sia_kernels import _ZERO_GAIN
 from tests.sim.two_types import toy_workload
 
 from .test_policies_hetero import CLUSTER

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsched.sim.policies.sia import _ZERO_GAIN, _rounded_powers
+from fastsched.sim.policies._sia_kernels import _ZERO_GAIN, _rounded_powers
 
 
 def _python_rule(vals, p):

@@ -67,6 +67,8 @@ def _check(args) -> dict:
         # profiles are per GPU type: every run would fail, after the draws were written
         raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and --preset {args.preset} "
                          "gives a cluster without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
+    if not untyped:
+        _check_profiled_types(args)
     if args.workers is not None or args.scheduler:
         check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)
@@ -77,6 +79,37 @@ def _check(args) -> dict:
     return {"policies": policies, "draws": args.draws, "seed": args.seed, "run_seed": args.run_seed,
             "noise": "noise" in vary, "step_sigma": None if "step" in vary else dict.fromkeys(STEP_LOG_ERROR, 0.0),
             "step_dist": args.step_dist, "noise_by": args.noise_by, **options}  # fmt: skip
+
+
+def _check_profiled_types(args) -> None:
+    """Refuse, before any run, a cluster with a GPU type that a profiled application of the workload lacks."""
+    from fastsched.sim.inputs.cluster_spec import parse_cluster
+    from fastsched.sim.inputs.workload import read_workload
+    from fastsched.sim.presets import preset_shape
+    from fastsched.sweep.uncertainty import _profiled_apps
+
+    types = parse_cluster(preset_shape(args.preset, cluster=args.cluster)[0]).types
+    used = None if args.workload == "builtin" else {w.application for w in read_workload(args.workload)}
+    for name, info in _profiled_apps(Path(args.profiles), used).items():
+        missing = [t for t in types if t not in info["types"]]
+        if missing:
+            have = sorted(str(v.get("gpu", t)) for t, v in info["types"].items())
+            want = [_gpu_name(t) for t in missing]
+            raise ValueError(
+                f"--cluster: {name} in --profiles {args.profiles} is profiled on {have} only, and the cluster also "
+                f"has {want}: profile it there too (fastsched profile {name} --gpu {','.join(want)} ...) or give a "
+                "--cluster of its types"
+            )
+
+
+def _gpu_name(trace_type) -> str:
+    """Return a cluster type's catalogue name (``azure`` -> ``v100``), or the type if the catalogue lacks it."""
+    from fastsched.catalog.gpus import canonical_name
+
+    try:
+        return canonical_name(trace_type)
+    except (KeyError, ValueError):
+        return str(trace_type)
 
 
 def _check_out(args) -> Path:

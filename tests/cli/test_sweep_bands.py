@@ -150,3 +150,22 @@ def test_a_cluster_without_gpu_types_is_refused_before_any_draw(study, tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("fastsched sweep bands: error: --cluster:"), err
     assert not (tmp_path / "b").exists()  # refused before the draws were written
+
+
+@pytest.mark.parametrize("cluster", ["1xv100", "1xt4,1xv100"])
+def test_a_gpu_type_the_profiles_lack_is_refused_before_any_draw(study, tmp_path, capsys, cluster):
+    # the workload's applications are profiled on t4 only: every run on a v100 would fail
+    wl, prof = study
+    assert (
+        main(["sweep", "bands", wl, "--profiles", prof, "--cluster", cluster, "--draws", "1", "-q", "--out", "b"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastsched sweep bands: error: --cluster:"), err
+    assert "v100" in err and "t4" in err
+    assert not (tmp_path / "b").exists()
+
+
+def test_profiles_the_workload_does_not_use_do_not_need_the_cluster_types(study, tmp_path):
+    wl, prof = study
+    write_profile("imagenet", ["v100"], tmp_path / "prof")  # in the folder, not in the workload
+    assert main(_args(wl, prof, "--out", "b")) == 0

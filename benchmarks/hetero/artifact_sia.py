@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/hetero/artifact_sia.py [--presets sia,sia-artifact] [--artifact-fit] [--out FILE]
+    python benchmarks/hetero/artifact_sia.py [--presets sia,sia-artifact] [--options JSON] [--artifact-fit]
+        [--out FILE]
 
 Runs ``--policy sia`` on the philly workloads (``6xaws,3xrtx,2xdgx-ext``, the Sia traces) under
 each preset and prints, per workload, the average JCT and restarts per job, their ratios to the
@@ -10,7 +11,8 @@ artifact's, and yolov3's mean GPUs per round in which it holds GPUs. The artifac
 (its ``--policy sia``, 60 s rounds, same cluster) are issue 38's, measured by its author with
 the published code (``siasosp23/artifacts``, ``sia-simulator``).
 
-``--artifact-fit`` is a diagnostic, not a product path: it swaps the simulated jobs' refit of
+``--options`` adds SiaPolicy options over each preset's (``'{"estimate_batch": "requested"}'``
+under ``--presets sia`` measures that option alone). ``--artifact-fit`` is a diagnostic, not a product path: it swaps the simulated jobs' refit of
 the throughput model for the one the artifact's code runs (one L-BFGS-B search from AdaptDL's
 starting point, scipy's ``tol=1e-5``, no warm start), to measure how much of the remaining
 difference that fit explains. Needs ../shared/sia-traces. Results: benchmarks/results/hetero.md.
@@ -19,6 +21,7 @@ difference that fit explains. Needs ../shared/sia-traces. Results: benchmarks/re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -65,48 +68,71 @@ def _use_artifact_fit():
     engine_job._fitted = fitted
 
 
+def _options(text) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object of SiaPolicy options")
+    return value
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presets", default="sia,sia-artifact")
     ap.add_argument("--workloads", default="1,2,3,4,5,6,7,8")
+    ap.add_argument("--options", type=_options, default={}, help="SiaPolicy options as JSON, over the preset's")
     ap.add_argument("--artifact-fit", action="store_true")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     if args.artifact_fit:
         _use_artifact_fit()
-    out = open(args.out, "a") if args.out else None
-    for preset in args.presets.split(","):
-        jct_r, rst_r, ygpus = [], [], []
-        for w in (int(x) for x in args.workloads.split(",")):
-            r = simulate(
-                SIA / "workloads/philly" / f"workload-{w}.csv", traces=SIA / "traces", preset=preset, policy="sia"
-            )
-            s = r.summary()
-            cols = [i for i, j in enumerate(r.jobs) if j.application == "yolov3"]
-            held = r.allocations[:, cols]
-            rec = {
-                "preset": preset,
-                "artifact_fit": args.artifact_fit,
-                "workload": w,
-                "avg_jct": s["avg_jct"],
-                "restarts_per_job": s["restarts_per_job"],
-                "jct_ratio": s["avg_jct"] / ARTIFACT_JCT[w - 1],
-                "restarts_ratio": s["restarts_per_job"] / ARTIFACT_RESTARTS[w - 1],
-                "yolov3_gpus_when_held": float(held[held > 0].mean()) if held.size and (held > 0).any() else None,
-            }
-            jct_r.append(rec["jct_ratio"])
-            rst_r.append(rec["restarts_ratio"])
-            ygpus.append(rec["yolov3_gpus_when_held"])
-            line = json.dumps(rec)
-            print(line, flush=True)
-            if out:
-                out.write(line + "\n")
-        print(
-            f"# {preset}{' +artifact-fit' if args.artifact_fit else ''}: mean ratio to the artifact: "
-            f"avg JCT {np.mean(jct_r):.4f}, restarts/job {np.mean(rst_r):.4f}; "
-            f"yolov3 GPUs when held {np.mean([g for g in ygpus if g is not None]):.2f}",
-            flush=True,
+    with open(args.out, "a") if args.out else contextlib.nullcontext() as out:
+        for preset in args.presets.split(","):
+            _run(preset, args, out)
+
+
+def _run(preset, args, out):
+    """Run every workload under ``preset``; print (and append to ``out``) a line each, then the means."""
+    jct_r, rst_r, ygpus, yrst = [], [], [], []
+    for w in (int(x) for x in args.workloads.split(",")):
+        r = simulate(
+            SIA / "workloads/philly" / f"workload-{w}.csv",
+            traces=SIA / "traces",
+            preset=preset,
+            policy="sia",
+            policy_options=args.options or None,
         )
+        s = r.summary()
+        cols = [i for i, j in enumerate(r.jobs) if j.application == "yolov3"]
+        held = r.allocations[:, cols]
+        rec = {
+            "preset": preset,
+            "options": args.options,
+            "artifact_fit": args.artifact_fit,
+            "workload": w,
+            "avg_jct": s["avg_jct"],
+            "restarts_per_job": s["restarts_per_job"],
+            "jct_ratio": s["avg_jct"] / ARTIFACT_JCT[w - 1],
+            "restarts_ratio": s["restarts_per_job"] / ARTIFACT_RESTARTS[w - 1],
+            "yolov3_gpus_when_held": float(held[held > 0].mean()) if (held > 0).any() else None,
+            "yolov3_restarts_per_job": float(np.mean([r.jobs[i].num_restarts for i in cols])) if cols else None,
+        }
+        jct_r.append(rec["jct_ratio"])
+        rst_r.append(rec["restarts_ratio"])
+        ygpus.append(rec["yolov3_gpus_when_held"])
+        yrst.append(rec["yolov3_restarts_per_job"])
+        print(json.dumps(rec), flush=True)
+        if out:
+            out.write(json.dumps(rec) + "\n")
+    label = f"{preset} {json.dumps(args.options)}{' +artifact-fit' if args.artifact_fit else ''}"
+    print(
+        f"# {label}: mean ratio to the artifact: avg JCT {np.mean(jct_r):.4f}, restarts/job {np.mean(rst_r):.4f}; "
+        f"yolov3: GPUs when held {np.mean([g for g in ygpus if g is not None]):.2f}, "
+        f"restarts per job {np.mean([x for x in yrst if x is not None]):.2f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

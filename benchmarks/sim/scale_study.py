@@ -129,6 +129,17 @@ def report(args):
         fig.savefig(args.plot)
 
 
+def _options_json(text) -> str:
+    """``--policy-options``: a JSON object of options per policy, passed on as text."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise argparse.ArgumentTypeError('must be a JSON object of {"policy": {option: value}}')
+    return text
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -138,6 +149,7 @@ def main(argv=None):
     r.add_argument("--timeout", type=float, default=1800)
     r.add_argument(
         "--policy-options",
+        type=_options_json,
         default="{}",
         help='JSON of options per policy over the preset\'s, e.g. \'{"sia": {"time_limit": 1.5}}\'',
     )

@@ -68,7 +68,7 @@ def _check(args) -> dict:
         raise ValueError(f"--cluster: the profiles price GPU types (placements-<type>.csv) and --preset {args.preset} "
                          "gives a cluster without types: give --cluster (e.g. 4xt4) or a --preset with one (sia)")  # fmt: skip
     if not untyped:
-        _check_profiled_types(args)
+        _check_profiles(args)
     if args.workers is not None or args.scheduler:
         check_dask("--workers/--scheduler run the draws", "leave them out to run in this process")
     policies = _policies(args.policy)
@@ -81,23 +81,33 @@ def _check(args) -> dict:
             "step_dist": args.step_dist, "noise_by": args.noise_by, **options}  # fmt: skip
 
 
-def _check_profiled_types(args) -> None:
-    """Refuse, before any run, a cluster with a GPU type that a profiled application of the workload lacks."""
+def _check_profiles(args) -> None:
+    """Refuse, before any run, a workload application without a profile, or a GPU type its profile lacks."""
     from fastsched.sim.inputs.cluster_spec import parse_cluster
     from fastsched.sim.inputs.workload import read_workload
     from fastsched.sim.presets import preset_shape
+    from fastsched.sim.truth.builtin import builtin_workload
     from fastsched.sweep.uncertainty import _profiled_apps
 
     types = parse_cluster(preset_shape(args.preset, cluster=args.cluster)[0]).types
-    used = None if args.workload == "builtin" else {w.application for w in read_workload(args.workload)}
-    for name, info in _profiled_apps(Path(args.profiles), used).items():
+    rows = builtin_workload() if args.workload == "builtin" else read_workload(args.workload)
+    flag = "--cluster" if args.cluster is not None else f"--preset {args.preset}"  # where the cluster came from
+    used = {w.application for w in rows}
+    found = _profiled_apps(Path(args.profiles), used)
+    if used - set(found):  # the drawn folders hold the profiled applications only
+        raise ValueError(
+            f"--profiles: {args.profiles} has no profile of {sorted(used - set(found))}, which the workload runs: "
+            f"write them there (fastsched profile NAME --gpu ... --output {args.profiles})"
+        )
+    for name, info in found.items():
         missing = [t for t in types if t not in info["types"]]
         if missing:
             have = sorted(str(v.get("gpu", t)) for t, v in info["types"].items())
             want = [_gpu_name(t) for t in missing]
+            model = info.get("model", name)
             raise ValueError(
-                f"--cluster: {name} in --profiles {args.profiles} is profiled on {have} only, and the cluster also "
-                f"has {want}: profile it there too (fastsched profile {name} --gpu {','.join(want)} ...) or give a "
+                f"{flag}: {name} in --profiles {args.profiles} is profiled on {have} only, and the cluster also "
+                f"has {want}: profile it there too (fastsched profile {model} --gpu {','.join(want)} ...) or give a "
                 "--cluster of its types"
             )
 

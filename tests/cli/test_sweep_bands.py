@@ -167,5 +167,21 @@ def test_a_gpu_type_the_profiles_lack_is_refused_before_any_draw(study, tmp_path
 
 def test_profiles_the_workload_does_not_use_do_not_need_the_cluster_types(study, tmp_path):
     wl, prof = study
-    write_profile("imagenet", ["v100"], tmp_path / "prof")  # in the folder, not in the workload
+    write_profile("gpt-125m", ["v100"], tmp_path / "prof")  # in the folder, not in the workload
     assert main(_args(wl, prof, "--out", "b")) == 0
+
+
+def test_a_workload_application_without_a_profile_is_refused_before_any_draw(study, tmp_path, capsys):
+    _, prof = study  # cifar10 and bert; the builtin workload also runs deepspeech2, ncf and yolov3
+    assert main(_args("builtin", prof, "--out", "b")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastsched sweep bands: error: --profiles:"), err
+    assert "yolov3" in err and "cifar10" not in err and not (tmp_path / "b").exists()
+
+
+def test_the_refusal_names_the_preset_that_gave_the_cluster(study, tmp_path, capsys):
+    wl, prof = study  # profiled on t4 only; --preset sia's cluster has rtx and A100 nodes too
+    assert main(["sweep", "bands", wl, "--profiles", prof, "--preset", "sia", "--draws", "1", "-q", "--out", "b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastsched sweep bands: error: --preset sia:"), err
+    assert "a100-40gb" in err and "rtx2080ti" in err and not (tmp_path / "b").exists()

@@ -17,7 +17,7 @@ import numpy as np
 
 from fastsched.goodput._types import GoodputParams
 
-__all__ = ["GoodputSource", "bootstrap_nodes", "goodput_source"]
+__all__ = ["GoodputSource", "bootstrap_nodes", "goodput_source", "requested_batch"]
 
 
 def bootstrap_nodes(num_replicas, gpus_per_node):
@@ -74,10 +74,11 @@ def goodput_source(job, gpu_type, fits=None, *, max_batch_size=None, rate_rule="
     throughputs (by ``rate_rule``, see
     :func:`~fastsched.sim.truth.per_type.one_gpu_throughput`); an unaware job's merged fit.
     ``None`` if the job has never run. ``fits`` (a dict) memoises the per-type models across
-    calls for the same job, with the same ``max_batch_size``, within one round.
+    calls for the same job within one round.
 
     The grid search's largest total batch is the job's fixed batch size if it has one, else
-    ``max_batch_size`` if given (at least the initial batch size), else the application's.
+    ``max_batch_size`` if given (clipped to the application's initial and largest batch sizes:
+    the estimate never looks beyond what the job can train), else the application's largest.
 
     Examples
     --------
@@ -97,21 +98,23 @@ def goodput_source(job, gpu_type, fits=None, *, max_batch_size=None, rate_rule="
         order = [gpu_type] + [t for t in job.hetero_application.types if t != gpu_type]
     fits = {} if fits is None else fits
     for src in order:
-        hit = fits.get(src)
+        hit = fits.get((src, max_batch_size))
         if hit is None:
             ctx = job._on(src) if src is not None else contextlib.nullcontext()
             with ctx:
                 if not job.profile:
-                    fits[src] = False
+                    fits[(src, max_batch_size)] = False
                     continue
                 app = job.application
                 max_bsz = job.target_batch_size
                 if max_bsz is None:
-                    max_bsz = app.max_batch_size if max_batch_size is None else max(max_batch_size, app.init_batch_size)
+                    max_bsz = app.max_batch_size
+                    if max_batch_size is not None:
+                        max_bsz = min(max(max_batch_size, app.init_batch_size), app.max_batch_size)
                 sqr, var = job.grad_params
                 perf = np.array(job.perf_params, dtype=np.float64)
                 perf.flags.writeable = False
-                hit = fits[src] = GoodputParams(
+                hit = fits[(src, max_batch_size)] = GoodputParams(
                     perf,
                     float(sqr),
                     float(var),
@@ -126,3 +129,35 @@ def goodput_source(job, gpu_type, fits=None, *, max_batch_size=None, rate_rule="
         ratio = 1.0 if src in (None, gpu_type) else job.hetero_application.throughput_ratio(gpu_type, src, rate_rule)
         return GoodputSource(hit, src, ratio)
     return None
+
+
+def requested_batch(policy, job) -> int:
+    """Return the total batch size ``job``'s workload row requests, as ``policy`` recorded it.
+
+    :meth:`~fastsched.sim.policies.base.SimPolicy.job_kwargs` records every row (as
+    :func:`~fastsched.sim.simulate` calls it); a job built another way has no request, and a
+    policy whose estimate depends on it must not fall back silently.
+
+    Raises
+    ------
+    ValueError
+        If the job's row was not recorded.
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies import SiaPolicy
+    >>> from fastsched.sim.inputs.workload import WorkloadJob
+    >>> from fastsched.sim.truth.builtin import builtin_applications
+    >>> from fastsched.sim.engine.job import Job
+    >>> pol, app = SiaPolicy(), builtin_applications()["cifar10"]
+    >>> job = Job("a", app, 0, **pol.job_kwargs(WorkloadJob("a", 0, "cifar10", 2, 512), app))
+    >>> requested_batch(pol, job)
+    512
+    """
+    row = policy.__dict__.get("_requests", {}).get(job.name)
+    if row is None:
+        raise ValueError(
+            f"job {job.name!r}: its workload row's batch size is unknown (estimate_batch='requested' needs it); "
+            "build the jobs through the policy's job_kwargs, as simulate() does"
+        )
+    return int(row[1])

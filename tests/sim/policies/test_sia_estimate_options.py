@@ -20,6 +20,7 @@ from fastsched.sim.inputs.cluster_spec import parse_cluster
 from fastsched.sim.inputs.workload import WorkloadJob
 from fastsched.sim.policies import SiaPolicy
 from fastsched.sim.policies._belief import goodput_source
+from fastsched.sim.study import resolve_study
 from fastsched.sim.truth.per_type import one_gpu_throughput
 from tests.sim.two_types import toy_workload
 
@@ -63,6 +64,20 @@ def test_unknown_rules_are_refused(two_type_traces):
         SiaPolicy(bootstrap_rate="mean")
 
 
+def _non_monotone_fast(root):
+    """The toy traces with the fast type's one-GPU step at batch 8 slower than at 16 (2.5 s against 2.0 s).
+
+    Then the two rules part: largest-batch gives 16 / 2.0 = 8 samples/s, independent maxima
+    16 / 2.5 = 6.4.
+    """
+    path = root / "toy" / "placements-fast.csv"
+    lines = path.read_text().splitlines()
+    fixed = [",".join(["1", "8", "2.5", "0.0"]) if ln.split(",")[:2] == ["1", "8"] else ln for ln in lines]
+    assert fixed != lines
+    path.write_text("\n".join(fixed) + "\n")
+    return root
+
+
 def _ran_job(two_type_traces):
     """A toy job that ran on two slow GPUs of one node, then one (a fit on 'slow' only)."""
     app = load_hetero_applications(two_type_traces, ["slow", "fast"], ["toy"])["toy"]
@@ -74,23 +89,34 @@ def _ran_job(two_type_traces):
     return job
 
 
-@pytest.mark.parametrize("requested", [4, 8, 16, 32])
+@pytest.mark.parametrize("requested", [2, 4, 8, 16, 32, 64])
 def test_requested_batch_caps_the_estimates_grid_search(two_type_traces, requested):
     job = _ran_job(two_type_traces)
     app = job.hetero_application
+    assert (app.init_batch_size, app.max_batch_size) == (4, 32)  # so 2 and 64 fall outside
     for t in ("slow", "fast"):
         plain = goodput_source(job, t)
         capped = goodput_source(job, t, max_batch_size=requested)
         assert plain.params.max_bsz == app.max_batch_size
-        assert capped.params.max_bsz == max(requested, app.init_batch_size)
+        # within what the job can train: never below its first batch, never above its largest
+        assert capped.params.max_bsz == min(max(requested, 4), 32)
         assert capped._replace(params=plain.params) == plain  # nothing else moves
 
 
-def test_requested_rows_equal_goodput_functions_optimum(two_type_traces):
-    """Each configuration's value: the public goodput model's own search, capped at the row's batch."""
+def test_requested_needs_the_recorded_row(two_type_traces):
     job = _ran_job(two_type_traces)
+    pol = SiaPolicy(estimate_batch="requested")
+    pol.bind_cluster(parse_cluster(CLUSTER), 60)
+    with pytest.raises(ValueError, match="toy-0.*job_kwargs"):
+        pol._adaptive_rows([job])  # built without job_kwargs: no silent fall back to the application's
+
+
+@pytest.mark.parametrize("rule", ["largest-batch", "independent-maxima"])
+def test_requested_rows_equal_goodput_functions_optimum(two_type_traces, rule):
+    """Each configuration's value: the public goodput model's own search, capped at the row's batch."""
+    job = _ran_job(_non_monotone_fast(two_type_traces))
     spec = parse_cluster(CLUSTER)
-    pol = SiaPolicy(estimate_batch="requested", bootstrap_rate="independent-maxima")
+    pol = SiaPolicy(estimate_batch="requested", bootstrap_rate=rule)
     pol.bind_cluster(spec, 60)
     row = WorkloadJob("toy-0", 0, "toy", 2, 8)
     pol.job_kwargs(row, job.hetero_application)  # records the row's batch, as simulate() does
@@ -107,7 +133,8 @@ def test_requested_rows_equal_goodput_functions_optimum(two_type_traces):
         g, _, _ = fn.optimize(
             laid, gpus, max_batch_size=8, atomic_bsz_range=(slow.min_local_bsz, slow.max_local_bsz), accumulation=True
         )
-        ratio = 1.0 if t == "slow" else app.throughput_ratio(t, "slow", "independent-maxima")
+        # one-GPU samples/s from the files: slow 8 / 2.0 = 4 either way; fast 8 or 6.4 (see above)
+        ratio = 1.0 if t == "slow" else (8.0 if rule == "largest-batch" else 6.4) / 4.0
         if g * ratio > 1e-4:  # Sia's zero gain: such configurations are not offered
             want[c] = g * ratio
     low = min(want.values())
@@ -118,7 +145,11 @@ def test_requested_rows_equal_goodput_functions_optimum(two_type_traces):
 def test_estimate_cap_leaves_training_free_and_the_preset_differs_only_there(two_type_traces):
     base, art = PRESETS["sia"], PRESETS["sia-artifact"]
     assert {k: v for k, v in art.items() if k != "sia"} == {k: v for k, v in base.items() if k != "sia"}
-    assert art["sia"] == {**base["sia"], "estimate_batch": "requested", "bootstrap_rate": "independent-maxima"}
+    built = resolve_study(preset="sia-artifact").policy
+    assert (built.name, built.estimate_batch, built.bootstrap_rate) == ("sia", "requested", "independent-maxima")
+    plain = resolve_study(preset="sia").policy
+    assert (plain.estimate_batch, plain.bootstrap_rate) == ("application", "largest-batch")
+    assert (built.p, built.lambda_n) == (plain.p, plain.lambda_n)
     # Rows asking for the initial batch: the estimate never looks past it, yet jobs still grow
     # their batch in training (the goodput model of the job itself is not capped).
     work = toy_workload(n=4, spacing=60, replicas=2, batch=4)

@@ -82,10 +82,10 @@ class SiaPolicy(SimPolicy):
     method : {"auto", "dp", "reduced", "milp"}
         Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
     time_limit : float or None
-        Wall-clock seconds for a round's HiGHS solves (default ``None``: solve every round exactly).
+        Wall-clock seconds for a round's integer-program solves (default ``None``: solve exactly).
         Off by default because a wall-clock limit makes a binding round's answer depend on the
         machine's load, and every other result here is the same on any machine; large studies
-        (thousands of GPUs) pass one, such as 1.5, to bound the slowest rounds.
+        pass one, such as 1.5 (the LP relaxation, the rows and the placement are not limited).
         A round stopped by it keeps the best choice found, or the last round's choice where that
         is still feasible and better; :attr:`solver_stats` counts such rounds and their worst
         gap, and the run's summary reports them (:meth:`run_summary`). Rounds solved by the

@@ -32,7 +32,15 @@ from fastsched import _interrupt, _provenance
 from fastsched._interrupt import Interrupted, is_interrupt
 from fastsched._version import __version__
 
-__all__ = ["main", "build_parser", "Interrupted", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]
+__all__ = [
+    "main",
+    "build_parser",
+    "route_argv",
+    "Interrupted",
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_BROKEN_PIPE",
+]
 
 # (subcommand module, what it provides); a module that is absent is skipped.
 _COMMAND_MODULES = (
@@ -41,8 +49,8 @@ _COMMAND_MODULES = (
     "fastsched.costmodel._plan_cli",
     "fastsched.sim._profile_cli",
     "fastsched.sim._workload_cli",
-    "fastsched.sim._from_log_cli",  # typed `fastsched workload from-log` (route_argv)
-    "fastsched.sweep._cli",  # and `fastsched sweep bands` (its route_argv)
+    "fastsched.sim._from_log_cli",  # typed `fastsched workload from-log` (see route_argv)
+    "fastsched.sweep._cli",  # and `fastsched sweep bands`
     "fastsched._info_cli",
 )
 
@@ -225,6 +233,31 @@ def _cli_wording(message: str, parser, args) -> str:
     return message
 
 
+def route_argv(argv) -> list:
+    """Return ``argv`` with a two-word command as the one parser name it is registered under.
+
+    ``workload from-log`` and ``sweep bands`` are commands of their own beside the workload
+    generator and ``sweep SPEC`` (whose first argument is a file, where ``from-log`` and
+    ``bands`` stand), so each is parsed by its own parser: ``workload-from-log``,
+    ``sweep-bands``. Anything else is returned unchanged.
+
+    Examples
+    --------
+    >>> route_argv(["sweep", "bands", "w.csv", "--profiles", "p"])[:2]
+    ['sweep-bands', 'w.csv']
+    >>> route_argv(["workload", "from-log", "log.csv"])[:2]
+    ['workload-from-log', 'log.csv']
+    >>> route_argv(["sweep", "spec.json"]), route_argv(["simulate", "bands"])
+    (['sweep', 'spec.json'], ['simulate', 'bands'])
+    """
+    from fastsched.sim._from_log_cli import COMMAND
+    from fastsched.sweep._cli import BANDS
+
+    argv = list(argv)
+    name = {("workload", "from-log"): COMMAND, ("sweep", "bands"): BANDS}.get(tuple(argv[:2]))
+    return argv if name is None else [name, *argv[2:]]
+
+
 def main(argv=None) -> int:
     """Entry point of the ``fastsched`` console script; returns the exit status.
 
@@ -241,11 +274,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("FASTSCHED_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted after the subcommand too
-    from fastsched.sim._from_log_cli import route_argv
-    from fastsched.sweep._cli import route_argv as route_bands
-
-    argv = route_argv(argv)  # `workload from-log` is its own command beside the workload generator
-    argv = route_bands(argv)  # `sweep bands` likewise, beside `sweep SPEC`
+    argv = route_argv(argv)
     try:
         parser = build_parser()  # imports every command's module: seconds on a cold start
     except KeyboardInterrupt:

@@ -2,14 +2,14 @@
 
 ``register(subparsers)`` adds the command as ``workload-from-log`` (every command module's
 hook, :mod:`fastsched.cli`), so that it never competes with the ``workload`` generator;
-:func:`route_argv` turns the typed ``workload from-log ...`` into it before parsing.
+:func:`fastsched.cli.route_argv` turns the typed ``workload from-log ...`` into it before parsing.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["register", "route_argv", "run_from_log", "parse_sample", "COMMAND"]
+__all__ = ["register", "run_from_log", "parse_sample", "COMMAND"]
 
 #: The parser's name of ``fastsched workload from-log``.
 COMMAND = "workload-from-log"
@@ -44,24 +44,11 @@ def _hours_pair(text: str, flag: str):
     return a * 3600.0, b * 3600.0
 
 
-def route_argv(argv) -> list:
-    """Return ``argv`` with ``workload from-log`` as the one command :func:`register` adds.
-
-    Examples
-    --------
-    >>> route_argv(["workload", "from-log", "log.csv", "--sample", "10", "-o", "w.csv"])[:2]
-    ['workload-from-log', 'log.csv']
-    >>> route_argv(["workload", "w.csv"])
-    ['workload', 'w.csv']
-    """
-    argv = list(argv)
-    if argv[:2] == ["workload", "from-log"]:
-        return [COMMAND, *argv[2:]]
-    return argv
-
-
 def register(subparsers) -> None:
-    """Add ``workload-from-log`` (typed ``fastsched workload from-log``, see :func:`route_argv`) to ``subparsers``."""
+    """Add ``workload-from-log`` (typed ``fastsched workload from-log``) to ``subparsers``.
+
+    :func:`fastsched.cli.route_argv` turns the typed command into this parser's name.
+    """
     q = subparsers.add_parser(
         COMMAND,
         prog="fastsched workload from-log",

@@ -3,9 +3,9 @@
 The face of :func:`fastsched.sweep.uncertainty_bands`. It is a ``sweep`` command because the
 draws are an ordinary sweep (one run per draw and policy, resumable, serial or on dask); it is
 typed ``fastsched sweep bands WORKLOAD ...`` and parsed as its own command
-(:func:`fastsched.sweep._cli.route_argv`, which adds its parser beside ``sweep``'s, so that the
-parser loads no module more), since ``fastsched sweep SPEC`` takes a spec file where ``bands``
-stands. This module is imported only to run it.
+(:func:`fastsched.cli.route_argv`; :func:`fastsched.sweep._cli.register_bands` adds its parser
+beside ``sweep``'s, so that the parser loads no module more), since ``fastsched sweep SPEC``
+takes a spec file where ``bands`` stands. This module is imported only to run it.
 """
 
 from __future__ import annotations

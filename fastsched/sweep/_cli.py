@@ -10,14 +10,14 @@ from pathlib import Path
 
 from fastsched._interrupt import Interrupted
 
-__all__ = ["register", "register_bands", "route_argv", "run", "default_output", "BANDS", "EXIT_FAILED_RUNS",
+__all__ = ["register", "register_bands", "run", "default_output", "BANDS", "EXIT_FAILED_RUNS",
            "EXIT_INCOMPLETE"]  # fmt: skip
 
 #: Exit status when some runs failed.
 EXIT_FAILED_RUNS = 1
 #: Exit status when some runs stopped with jobs unfinished (without ``--allow-incomplete``).
 EXIT_INCOMPLETE = 3
-#: The parser's name of ``fastsched sweep bands`` (:func:`route_argv`).
+#: The parser's name of ``fastsched sweep bands`` (:func:`fastsched.cli.route_argv`).
 BANDS = "sweep-bands"
 
 
@@ -66,24 +66,8 @@ def register(subparsers) -> None:
     register_bands(subparsers)
 
 
-def route_argv(argv) -> list:
-    """Return ``argv`` with ``sweep bands`` as the one command :func:`register` adds.
-
-    Examples
-    --------
-    >>> route_argv(["sweep", "bands", "w.csv", "--profiles", "p"])[:2]
-    ['sweep-bands', 'w.csv']
-    >>> route_argv(["sweep", "spec.json"])
-    ['sweep', 'spec.json']
-    """
-    argv = list(argv)
-    if argv[:2] == ["sweep", "bands"]:
-        return [BANDS, *argv[2:]]
-    return argv
-
-
 def register_bands(subparsers) -> None:
-    """Add ``sweep-bands`` (typed ``fastsched sweep bands``, see :func:`route_argv`) to ``subparsers``."""
+    """Add ``sweep-bands`` (typed ``fastsched sweep bands``, see :func:`fastsched.cli.route_argv`) to ``subparsers``."""
     from fastsched.sim._cli import parse_duration  # loaded by the parser already (simulate's)
     from fastsched.sim.presets import PRESETS
 

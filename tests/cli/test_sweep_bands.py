@@ -8,9 +8,8 @@ import json
 import pytest
 
 from fastsched.catalog.profile import write_profile
-from fastsched.cli import main
+from fastsched.cli import main, route_argv
 from fastsched.sweep import uncertainty_bands
-from fastsched.sweep._cli import route_argv
 
 from ._helpers import HEADER, write
 

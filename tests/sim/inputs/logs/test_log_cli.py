@@ -7,7 +7,8 @@ import csv
 
 import pytest
 
-from fastsched.sim._from_log_cli import register, route_argv
+from fastsched.cli import route_argv
+from fastsched.sim._from_log_cli import register
 from fastsched.sim.inputs.logs import synthetic_log
 from fastsched.sim.inputs.workload import read_workload
 

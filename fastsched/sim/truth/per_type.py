@@ -155,8 +155,8 @@ class HeteroApplication(Application):
         self.min_replicas = max(int(a.min_replicas) for a in apps.values())
         self.min_local_bsz = base.min_local_bsz
         self.max_local_bsz = base.max_local_bsz
-        self._xput1 = {t: one_gpu_throughput(a) for t, a in apps.items()}
-        self._xput1_by_rule = {"largest-batch": self._xput1}
+        # One-GPU rates per rule of ONE_GPU_RULES: the default's now, any other on first use.
+        self._xput1 = {"largest-batch": {t: one_gpu_throughput(a) for t, a in apps.items()}}
         self._limits = {t: _batch_limits(a) for t, a in apps.items()}
         self._cap_memo: dict = {}
 
@@ -261,7 +261,7 @@ class HeteroApplication(Application):
         >>> h.one_gpu_throughput("fast") > 0, h.one_gpu_throughput("fast") == h.one_gpu_throughput("slow")
         (True, True)
         """
-        return self._xput1[gpu_type]
+        return self._xput1["largest-batch"][gpu_type]
 
     def throughput_ratio(self, gpu_type, other, rule="largest-batch") -> float:
         """``one_gpu_throughput(gpu_type) / one_gpu_throughput(other)`` by ``rule`` (the bootstrap factor).
@@ -273,10 +273,9 @@ class HeteroApplication(Application):
         >>> HeteroApplication({"slow": app, "fast": app}).throughput_ratio("fast", "slow", "independent-maxima")
         1.0
         """
-        rates = self._xput1_by_rule.get(rule)
+        rates = self._xput1.get(rule)
         if rates is None:
-            rates = {t: one_gpu_throughput(a, rule) for t, a in self.apps.items()}
-            self._xput1_by_rule[rule] = rates
+            rates = self._xput1[rule] = {t: one_gpu_throughput(a, rule) for t, a in self.apps.items()}
         return rates[gpu_type] / rates[other]
 
     def max_local_bsz_at(self, gpu_type, placement) -> int:

@@ -6,10 +6,12 @@ and some candidates forced to 1. Candidates with a non-negative cost are never c
 optimum unless forced, so callers pass only negative-cost ones plus the forced ones.
 
 Solved exactly by a dynamic program over GPUs used per type when that table is small
-(:func:`~fastsched.sim.policies._assign_kernels.assign_dp`), otherwise by a Lagrangian
-reduction to a small core (:func:`~fastsched.sim.policies._assign_reduce.solve_reduced`) solved
-with HiGHS through :func:`scipy.optimize.milp`, or with HiGHS on the whole program. Each returns
-an optimum (ties may be broken differently).
+(:func:`~fastsched.sim.policies._assign_kernels.assign_dp`); otherwise, when many jobs have
+identical candidates, by HiGHS on the program over classes of identical jobs
+(:mod:`~fastsched.sim.policies._assign_classes`); otherwise by a Lagrangian reduction to a
+small core (:func:`~fastsched.sim.policies._assign_reduce.solve_reduced`) solved with HiGHS
+through :func:`scipy.optimize.milp`; or with HiGHS on the whole program. Each returns an
+optimum (ties may be broken differently).
 
 :func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
 bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns the
@@ -25,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fastsched.sim.policies._assign_classes import class_problem, job_classes, spread_counts, worth_classes
 from fastsched.sim.policies._assign_kernels import assign_dp
 from fastsched.sim.policies._assign_reduce import (
     constraint_bounds,
@@ -36,6 +39,8 @@ from fastsched.sim.policies._assign_reduce import (
 
 __all__ = ["AssignProblem", "SolveReport", "solve_assignment", "solve_assignment_report"]
 
+#: The solvers :func:`solve_assignment` takes.
+METHODS = ("auto", "dp", "reduced", "classes", "milp")
 #: Largest ``states x candidates`` solved by the dynamic program (beyond: HiGHS).
 DP_WORK_LIMIT = 60_000_000
 #: Largest ``states x (jobs + 1)`` table the dynamic program keeps (64 MiB of float64).
@@ -114,9 +119,12 @@ def solve_assignment(problem: AssignProblem, method="auto") -> np.ndarray:
     ----------
     problem : AssignProblem
         Candidates sorted by job for ``method="dp"``.
-    method : {"auto", "dp", "reduced", "milp"}
+    method : {"auto", "dp", "reduced", "classes", "milp"}
         The dynamic program, the Lagrangian reduction with HiGHS on its core, HiGHS on the
-        whole program, or the DP when its table is small enough and else the reduction.
+        program over classes of identical jobs, HiGHS on the whole program, or ``"auto"``: the
+        DP when its table is small enough, else the classes when their program has at most half
+        the candidates (:data:`~fastsched.sim.policies._assign_classes.CLASS_SHARE`), else the
+        reduction.
 
     Returns
     -------
@@ -149,15 +157,16 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     Parameters
     ----------
     problem : AssignProblem
-    method : {"auto", "dp", "reduced", "milp"}
+    method : {"auto", "dp", "reduced", "classes", "milp"}
         As :func:`solve_assignment`.
     time_limit : float, optional
         Wall-clock seconds for all the HiGHS solves of the round together (``None``: no limit).
         Rounds that finish within it return :func:`solve_assignment`'s choice.
     warm : numpy.ndarray of bool or callable returning one, optional
         A choice to fall back on when the limit stops the solve (the last round's, say): kept
-        when feasible and cheaper than the best choice found (a callable is called only then). HiGHS through scipy takes no
-        starting solution, so it does not seed the search itself.
+        when feasible and cheaper than the best choice found. HiGHS through scipy takes no
+        starting solution, so it does not seed the search itself. A callable is called only
+        when the limit stopped the solve.
 
     Returns
     -------
@@ -178,14 +187,18 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         raise ValueError(f"time_limit must be positive seconds or None, got {time_limit!r}")
     if k == 0:
         return SolveReport(np.zeros(0, dtype=bool), False, 0.0)
-    if method not in ("auto", "dp", "reduced", "milp"):
-        raise ValueError(f"method must be 'auto', 'dp', 'reduced' or 'milp', got {method!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     cap = problem.capacity.astype(np.int64)
     num_states = int(np.prod(cap + 1))
     small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
     if method == "dp" or (method == "auto" and small):
         return SolveReport(_solve_dp(problem, cap, num_states), False, 0.0)
     clock = _Clock(time_limit)
+    if method in ("auto", "classes"):
+        classes = job_classes(problem)
+        if method == "classes" or worth_classes(problem, classes):
+            return _solve_classes(problem, classes, clock, warm)
     if method != "milp":
         chosen = solve_reduced(problem, clock.solve, clock)
         if chosen is not None:
@@ -195,6 +208,19 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         clock.note_bound(clock.last_core_bound)
     if chosen is None:  # the limit passed before HiGHS found any choice: the forced ones, filled greedily
         chosen = greedy_fill(problem, problem.forced.copy())
+    return clock.report(problem, chosen, warm)
+
+
+def _solve_classes(problem, classes, clock, warm):
+    """HiGHS on the class program of identical jobs (:mod:`~fastsched.sim.policies._assign_classes`), handed back to the jobs."""
+    sub, size, _ = class_problem(problem, classes)
+    counts = clock.solve(sub, size)
+    if clock.limited:
+        clock.note_bound(clock.last_core_bound)
+    if counts is None:  # the limit passed before HiGHS found any choice: the forced ones, filled greedily
+        chosen = greedy_fill(problem, problem.forced.copy())
+    else:
+        chosen = spread_counts(problem, classes, counts)
     return clock.report(problem, chosen, warm)
 
 
@@ -214,9 +240,12 @@ class _Clock:
     def note_bound(self, bound):
         self.bound = max(self.bound, float(bound))
 
-    def solve(self, problem):
-        """HiGHS on ``problem`` within the time left: its optimum, or its incumbent (``None`` if none)."""
-        chosen, optimal, bound = _milp_limited(problem, self.left())
+    def solve(self, problem, size=None):
+        """HiGHS on ``problem`` within the time left: its optimum, or its incumbent (``None`` if none).
+
+        ``size``: the class program's job counts (see :func:`_milp_limited`).
+        """
+        chosen, optimal, bound = _milp_limited(problem, self.left(), size)
         if not optimal:
             self.limited = True
             self.last_core_bound = bound
@@ -269,26 +298,40 @@ def _solve_milp(problem):
     return chosen
 
 
-def _milp_limited(problem, time_limit):
-    """``(choice or None, proved optimal, lower bound)`` of HiGHS on the whole ``problem``."""
+def _milp_limited(problem, time_limit, size=None):
+    """``(choice or None, proved optimal, lower bound)`` of HiGHS on the whole ``problem``.
+
+    With ``size`` (the class program of :mod:`~fastsched.sim.policies._assign_classes`), job
+    ``j``'s row and each of its integers are bounded by ``size[j]`` (a forced one fixed there),
+    and the choice is the integer count of each candidate.
+    """
     # scipy is loaded only when a round is too large for the dynamic program.
     from scipy.optimize import Bounds, LinearConstraint
 
     from fastsched.sim.policies._highs import quiet_milp as milp  # HiGHS prints a line of its own in some solves
 
     k = problem.cost.shape[0]
-    lb = problem.forced.astype(np.float64)
+    upper = np.ones(k) if size is None else size[problem.job].astype(np.float64)
+    rows = constraint_bounds(problem)
+    if size is not None:
+        rows[: problem.num_jobs] = size
     res = milp(
         problem.cost,
         integrality=np.ones(k),
-        bounds=Bounds(lb, np.ones(k)),
-        constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, constraint_bounds(problem))],
+        bounds=Bounds(np.where(problem.forced, upper, 0.0), upper),
+        constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, rows)],
         options={"mip_rel_gap": 0.0, "presolve": True, **({} if time_limit is None else {"time_limit": time_limit})},
     )
     if res.status == 1:  # the time limit: HiGHS's incumbent, if it found one, and its dual bound
         bound = getattr(res, "mip_dual_bound", None)
         bound = -np.inf if bound is None or not np.isfinite(bound) else float(bound)
-        return (None if res.x is None else res.x > 0.5), False, bound
+        return (None if res.x is None else _choice(res.x, size)), False, bound
     if res.x is None:
         raise RuntimeError(f"the round's integer program has no solution ({res.message})")
-    return res.x > 0.5, True, float(problem.cost[res.x > 0.5].sum())
+    chosen = _choice(res.x, size)
+    return chosen, True, float(problem.cost[chosen].sum() if size is None else problem.cost @ chosen)
+
+
+def _choice(x, size):
+    """HiGHS's solution as a boolean choice, or as integer counts for a class program."""
+    return x > 0.5 if size is None else np.rint(x).astype(np.int64)

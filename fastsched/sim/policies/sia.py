@@ -79,7 +79,7 @@ class SiaPolicy(SimPolicy):
         Seconds lost per restart, per application (:data:`RESTART_PENALTIES`; others 30).
     max_replicas_cap : int
         Most GPUs one job may use (64).
-    method : {"auto", "dp", "reduced", "milp"}
+    method : {"auto", "dp", "reduced", "classes", "milp"}
         Solver of the integer program (see :func:`~fastsched.sim.policies._assign.solve_assignment`).
     time_limit : float or None
         Wall-clock seconds for a round's integer-program solves (default ``None``: solve exactly).
@@ -470,8 +470,9 @@ class SiaPolicy(SimPolicy):
         last_want = self._last_want
 
         def warm():
-            keys = [(jobs[j].name, columns[c]) for j, c in zip(problem.job.tolist(), column.tolist(), strict=True)]
-            return np.array([last_want.get(name) == col for name, col in keys], dtype=bool)
+            col_of = {c: i for i, c in enumerate(columns)}
+            last = np.array([col_of.get(last_want.get(job.name), -1) for job in jobs], dtype=np.int64)
+            return column == last[problem.job]
 
         report = solve_assignment_report(problem, self.method, self.time_limit, warm if last_want else None)
         chosen = report.chosen

@@ -56,7 +56,7 @@ def test_a_limited_round_is_feasible_and_its_gap_bounds_the_optimum(seed, monkey
     opt = float(p.cost[solve_assignment(p, "reduced")].sum())
     # HiGHS stopped after one node: the limit's path, whatever this machine's speed.
     real = _assign._milp_limited
-    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t: real(prob, 1e-3))
+    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: real(prob, 1e-3, size))
     r = solve_assignment_report(p, "reduced", time_limit=10.0)
     _check(p, r.chosen)
     value = float(p.cost[r.chosen].sum())
@@ -71,7 +71,9 @@ def test_a_limited_round_is_feasible_and_its_gap_bounds_the_optimum(seed, monkey
 def test_a_limited_round_falls_back_on_a_better_warm_start(monkeypatch):
     p = _big(2, num_jobs=200)
     best = solve_assignment(p, "reduced")
-    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t: (None, False, -np.inf))  # no incumbent in time
+    monkeypatch.setattr(
+        _assign, "_milp_limited", lambda prob, t, size=None: (None, False, -np.inf)
+    )  # no incumbent in time
     r = solve_assignment_report(p, "reduced", time_limit=1.0, warm=lambda: best.copy())
     assert r.limited
     assert float(p.cost[r.chosen].sum()) == pytest.approx(float(p.cost[best].sum()), abs=1e-9)

@@ -1,0 +1,177 @@
+"""Sia's integer program over classes of identical jobs, against the DP and HiGHS on the whole program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastsched.sim.policies import _assign
+from fastsched.sim.policies._assign import solve_assignment, solve_assignment_report
+from fastsched.sim.policies._assign_classes import class_problem, job_classes, spread_counts
+
+from ._assign_problems import assign_problem
+from .test_assign_reduce import _check
+
+
+@st.composite
+def repeated(draw, max_kinds=5, max_copies=6):
+    """Crowded rounds in which each kind of job appears several times, in shuffled job order.
+
+    Costs on Sia's 0.01 grid, so identical jobs and ties abound; sometimes a forced candidate
+    (a job mid-restart), which makes its copies identical only if they are forced too.
+    """
+    num_types = draw(st.integers(1, 3))
+    capacity = np.array(draw(st.lists(st.integers(1, 10), min_size=num_types, max_size=num_types)))
+    kinds = []
+    for _ in range(draw(st.integers(1, max_kinds))):
+        rows = []
+        for _ in range(draw(st.integers(0, 4))):
+            rows.append(
+                (
+                    draw(st.integers(0, num_types - 1)),
+                    draw(st.sampled_from([1, 2, 3, 4, 8])),
+                    round(draw(st.integers(0, 109)) / 100 - 1.1, 2),
+                )
+            )
+        kinds.append((rows, draw(st.integers(1, max_copies))))
+    jobs = [rows for rows, copies in kinds for _ in range(copies)]
+    order = draw(st.permutations(range(len(jobs))))
+    job, gtype, gpus, cost, forced = [], [], [], [], []
+    for j, k in enumerate(order):
+        for t, g, c in jobs[k]:
+            job.append(j)
+            gtype.append(t)
+            gpus.append(g)
+            cost.append(c)
+            forced.append(False)
+    if job and draw(st.booleans()):
+        forced[draw(st.integers(0, len(job) - 1))] = True
+    return assign_problem(job, gtype, gpus, cost, forced, capacity, len(jobs))
+
+
+@settings(max_examples=80, deadline=None)
+@given(repeated())
+def test_the_class_program_finds_an_optimum(p):
+    try:
+        ref = solve_assignment(p, "dp")
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            solve_assignment(p, "classes")
+        return
+    x = solve_assignment(p, "classes")
+    _check(p, x)
+    assert p.cost[x].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)
+    assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "milp")].sum(), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(repeated())
+def test_classes_hold_exactly_the_jobs_with_equal_candidate_lists(p):
+    c = job_classes(p)
+    rows = [
+        [(p.gtype[k], p.gpus[k], p.cost[k], p.forced[k]) for k in np.flatnonzero(p.job == j)] for j in range(p.num_jobs)
+    ]
+    for a in range(p.num_jobs):
+        for b in range(p.num_jobs):
+            assert (c.of_job[a] == c.of_job[b]) == (rows[a] == rows[b])
+    assert c.size.sum() == p.num_jobs
+    assert np.array_equal(c.first, [np.flatnonzero(c.of_job == k)[0] for k in range(c.first.size)])
+
+
+def test_a_cost_one_bit_apart_is_another_class():
+    cost = -0.3
+    p = assign_problem([0, 1], [0, 0], [1, 1], [cost, np.nextafter(cost, 0.0)], [False, False], np.array([1]), 2)
+    assert job_classes(p).size.tolist() == [1, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(repeated(), st.data())
+def test_spread_gives_each_class_its_counts_in_job_order(p, data):
+    c = job_classes(p)
+    sub, size, index = class_problem(p, c)
+    # Any counts the class rows allow (capacity aside: spreading ignores it).
+    counts = np.zeros(sub.cost.shape[0], dtype=np.int64)
+    for k in range(sub.num_jobs):
+        left = int(size[k])
+        for i in np.flatnonzero(sub.job == k):
+            counts[i] = data.draw(st.integers(0, left))
+            left -= counts[i]
+    x = spread_counts(p, c, counts)
+    assert all(np.sum(x & (p.job == j)) <= 1 for j in range(p.num_jobs))
+    for k in range(sub.num_jobs):
+        members = np.flatnonzero(c.of_job == k)
+        # Each member's position in its candidate list (its class's), len(list) when it gets none.
+        pos = []
+        for j in members:
+            mine = np.flatnonzero(p.job == j)
+            hit = np.flatnonzero(x[mine])
+            pos.append(hit[0] if hit.size else mine.size)
+        # Candidate i of the class goes to exactly counts[i] of its jobs ...
+        for i, n in enumerate(counts[sub.job == k]):
+            assert pos.count(i) == n
+        # ... and jobs earlier in job order take candidates earlier in the list.
+        assert pos == sorted(pos)
+
+
+def _swept(seed, kinds=40, copies=25):
+    """A large round of ``kinds`` jobs, each submitted ``copies`` times (a sweep), 3x oversubscribed."""
+    rng = np.random.default_rng(seed)
+    job, gtype, gpus, cost = [], [], [], []
+    j = 0
+    for _ in range(kinds):
+        row = [
+            (t, g, round(-rng.uniform(0.05, 1.1) * (1 + 0.1 * np.log2(g)), 2)) for t in range(3) for g in (1, 2, 4, 8)
+        ]
+        for _ in range(copies):
+            for t, g, v in row:
+                job.append(j)
+                gtype.append(t)
+                gpus.append(g)
+                cost.append(v)
+            j += 1
+    return assign_problem(job, gtype, gpus, cost, [False] * len(job), np.array([400, 400, 300]), j)
+
+
+def test_auto_takes_the_class_program_on_a_sweep_and_it_is_optimal(monkeypatch):
+    p = _swept(0)
+    used = []
+    real = _assign._solve_classes
+    monkeypatch.setattr(_assign, "_solve_classes", lambda *a: used.append(1) or real(*a))
+    x = solve_assignment(p)
+    assert used == [1]
+    _check(p, x)
+    assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "milp")].sum(), abs=1e-9)
+
+
+def test_a_limited_class_program_is_feasible_and_its_gap_bounds_the_optimum(monkeypatch):
+    p = _swept(1)
+    opt = float(p.cost[solve_assignment(p, "milp")].sum())
+    real = _assign._milp_limited
+    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: real(prob, 1e-3, size))
+    r = solve_assignment_report(p, "classes", time_limit=10.0)
+    _check(p, r.chosen)
+    value = float(p.cost[r.chosen].sum())
+    assert value >= opt - 1e-9
+    if r.limited:
+        assert value - r.gap * abs(value) <= opt + 1e-6
+    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: (None, False, -np.inf))
+    r = solve_assignment_report(p, "classes", time_limit=1.0)
+    assert r.limited
+    _check(p, r.chosen)
+
+
+def test_a_round_solved_in_time_ignores_the_warm_start():
+    # Three identical jobs and GPUs for two: the first two in job order, whatever the warm start says.
+    p = assign_problem([0, 1, 2], [0, 0, 0], [1, 1, 1], [-0.5, -0.5, -0.5], [False] * 3, np.array([2]), 3)
+    warm = np.array([False, True, True])
+    for w in (None, warm, lambda: warm.copy()):
+        r = solve_assignment_report(p, "classes", time_limit=10.0, warm=w)
+        assert r.chosen.tolist() == [True, True, False] and not r.limited
+
+
+def test_an_unknown_method_is_refused():
+    p = _swept(0, kinds=1, copies=2)
+    with pytest.raises(ValueError, match="classes"):
+        solve_assignment(p, "simplex")

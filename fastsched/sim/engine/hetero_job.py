@@ -136,7 +136,7 @@ class HeteroJob(Job):
     profile = _slot_property("profile")
     _perf_params = _slot_property("_perf_params")
     _perf_dirty = _slot_property("_perf_dirty")
-    # Its update_local_bsz (a memory cap on the batch choice) is what the round kernel steps.
+    # Its batch choice (a memory cap: _choose_fixed, _adaptive_chooser) is what the round kernel steps.
     _round_kernel = True
     _speedup_cache = _slot_property("_speedup_cache")
 
@@ -398,11 +398,12 @@ class HeteroJob(Job):
         """
         self._choose_local_bsz(placement)
 
-    def _choose_local_bsz(self, placement) -> tuple:
-        if self.gpu_type is None or self.target_batch_size is None or not any(placement):
-            atomic, accum = super()._choose_local_bsz(placement)
-            if self.gpu_type is None:
-                return atomic, accum
+    def _choose_fixed(self, placement) -> tuple:
+        """As :meth:`Job._choose_fixed`, a target batch split against the type's memory limit, then capped by it."""
+        if self.gpu_type is None:
+            return super()._choose_fixed(placement)
+        if self.target_batch_size is None or not any(placement):
+            atomic, accum = super()._choose_fixed(placement)
         else:
             app = self.application
             cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
@@ -410,7 +411,26 @@ class HeteroJob(Job):
                 app, sum(filter(None, placement)), self.target_batch_size, min(int(app.max_local_bsz), cap)
             )
             self._set_batch_config(atomic, accum)
-        cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
+        return self._capped(self._happ.max_local_bsz_at(self.gpu_type, placement), atomic, accum)
+
+    def _adaptive_chooser(self, placement):
+        """As :meth:`Job._adaptive_chooser`, the choice capped at the type's memory limit for ``placement``."""
+        choose = super()._adaptive_chooser(placement)
+        if self.gpu_type is None:
+            return choose
+        cap = None
+
+        def capped():
+            nonlocal cap
+            atomic, accum = choose()
+            if cap is None:  # found once, after the first choice (whose errors come first)
+                cap = self._happ.max_local_bsz_at(self.gpu_type, placement)
+            return self._capped(cap, atomic, accum)
+
+        return capped
+
+    def _capped(self, cap, atomic, accum) -> tuple:
+        """Lower the per-GPU batch just set to ``cap`` (the type's memory limit) if above; return the configuration."""
         if atomic > cap:
             atomic = cap
             self._set_batch_config(atomic, accum)

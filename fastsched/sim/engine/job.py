@@ -8,14 +8,9 @@ crossings rounded to whole seconds, a noise-free profile refitted on every new
 
 from __future__ import annotations
 
-import numpy as np
-
 from fastsched._memo import remember
-from fastsched._validate import check_finite_scalar
-from fastsched.goodput import GoodputFunction, SpeedupFunction, fit_perf_params
-from fastsched.goodput._formulas import MAX_BATCH
-from fastsched.goodput._kernels import best_config
-from fastsched.goodput.model import _check_grad_params, _check_perf_params, _search_bounds
+from fastsched.goodput import GoodputFunction, SpeedupFunction
+from fastsched.sim.engine._model import _CHOICES_KEPT, _FITS_KEPT, _MODELS_KEPT, _choice_key, _fitted, _Model
 from fastsched.sim.engine._state import NONE, Stateful
 from fastsched.sim.engine._step import FixedStepping, slowed
 from fastsched.sim.truth._rules import fixed_batch_config
@@ -26,107 +21,9 @@ __all__ = ["Job", "RESCALE_DELAY"]
 RESCALE_DELAY = 30
 
 
-#: Entries a shared fit memo and a shared model memo hold before they are emptied (see
-#: fastsched._memo; a few hundred MB at most at the largest scales).
-_FITS_KEPT = 65536
-_MODELS_KEPT = 16384
-#: Batch choices one model keeps (its job's few placements; more when several jobs share it),
-#: and search bounds the models descended from one keep (one per set of application limits).
-_CHOICES_KEPT = 64
-_BOUNDS_KEPT = 64
-
-
 def _max_replicas(profile) -> int:
     """Largest replica count among a profile's ``(nodes, replicas, atomic_bsz)`` keys (0 if empty)."""
     return max((k[1] for k in profile), default=0)
-
-
-def _fitted(observations, previous):
-    """:func:`fit_perf_params` of ``((nodes, replicas, atomic_bsz), (step, sync))`` observations, warm-started.
-
-    A pure function of its arguments, so jobs that made the same observations from the same
-    previous fit may share its answer (see ``fits`` in :class:`Job`). The measured times are
-    part of the observations: one ``(nodes, replicas, atomic_bsz)`` covers placements (2+2 vs
-    3+1 GPUs) with different step times. So is the previous fit, the refit's extra start
-    (never a worse fit).
-    """
-    keys = [k for k, _ in observations]
-    step = np.array([v[0] for _, v in observations])
-    sync = np.array([v[1] for _, v in observations])
-    return fit_perf_params(
-        np.array([k[0] for k in keys]),
-        np.array([k[1] for k in keys]),
-        np.array([k[2] for k in keys]),
-        step - sync,
-        step,
-        initial=previous,
-    )
-
-
-class _Model:
-    """The job's current goodput model as the batch-size search takes it.
-
-    One per ``(perf_params, grad_params)`` key, like the :class:`GoodputFunction` it stands
-    for: an adaptive job's gradient statistics change at every epoch crossing, and
-    building (and validating) a whole ``GoodputFunction`` each time cost more than the
-    search. The function itself is built only when asked for (:meth:`Job.goodput_fn`), from
-    the same inputs, so both give the same bits.
-    """
-
-    __slots__ = ("key", "perf", "sqr", "var", "init_batch_size", "init", "fn", "bounds", "choices")
-
-    def __init__(self, key, init_batch_size, previous):
-        self.key, self.init_batch_size, self.fn = key, init_batch_size, None
-        perf_params, grad_params = key
-        # GoodputFunction's own checks, in its order (so the same error is raised first).
-        if previous is not None and previous.key[0] == perf_params:
-            perf = previous.perf
-        else:
-            perf = _check_perf_params(perf_params)
-            perf.flags.writeable = False
-        sqr, var = _check_grad_params(grad_params)
-        if (
-            previous is not None
-            and previous.init_batch_size == init_batch_size
-            and type(init_batch_size) is type(previous.init_batch_size)
-        ):
-            init = previous.init
-        else:
-            init = check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
-        self.perf, self.sqr, self.var, self.init = perf, sqr, var, init
-        # The search bounds by the application's limits (a typed application's change with the
-        # GPU type): they depend on the initial batch size and those limits only, so one memo
-        # serves all the models descended from one (a job's, or several jobs' sharing models).
-        self.bounds = {} if previous is None else previous.bounds
-        # Batch choices by the limits and placement asked: the model may serve several jobs.
-        self.choices: dict = {}
-
-    def goodput_fn(self) -> GoodputFunction:
-        if self.fn is None:
-            self.fn = GoodputFunction(self.key[0], self.key[1], self.init_batch_size)
-        return self.fn
-
-    def best_config(self, app, num_nodes, num_replicas) -> tuple:
-        """``goodput_fn().optimize(...)`` as :meth:`Job.update_local_bsz` asks it: ``(atomic, accum)``."""
-        limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
-        if not (type(num_nodes) is int and type(num_replicas) is int and 1 <= num_nodes <= num_replicas):
-            _, atomic, accum = self.goodput_fn().optimize(num_nodes, num_replicas, *limits, accumulation=True)
-            return int(atomic), int(accum)
-        # Types are part of the key: 1 == True, but only one of them is a valid limit.
-        values = (self.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
-        key = (values, tuple(map(type, values)))
-
-        def search():
-            bounds = remember(
-                self.bounds, key, lambda: _search_bounds(self.init, self.init_batch_size, *limits), _BOUNDS_KEPT
-            )
-            # GoodputFunction.optimize's scalar path on the same validated inputs.
-            _, atomic, accum = best_config(
-                self.perf, self.sqr, self.var, self.init, num_nodes > 1, num_replicas, *bounds, True
-            )
-            return int(atomic), int(accum)
-
-        return remember(self.choices, (key, num_nodes > 1, num_replicas), search, _CHOICES_KEPT)
 
 
 class Job(Stateful, FixedStepping):
@@ -168,8 +65,9 @@ class Job(Stateful, FixedStepping):
 
     #: The methods a cluster's round kernel stands in for: a subclass defining one of them (and
     #: not ``_round_kernel`` itself) is stepped by its own :meth:`step`, and its adaptive batch
-    #: choice goes through its :meth:`update_local_bsz` (see :meth:`__init_subclass__`).
-    _KERNEL_METHODS = ("step", "_step_fixed", "_loop", "update_local_bsz")
+    #: choice goes through its :meth:`update_local_bsz` (see :meth:`__init_subclass__`); else
+    #: the reference loop makes that choice by :meth:`_adaptive_chooser`.
+    _KERNEL_METHODS = ("step", "_step_fixed", "_loop", "update_local_bsz", "_choose_local_bsz")
 
     def __init_subclass__(cls, **kwargs):
         """Mark a subclass that changes how a job trains: the round kernel would skip its override.
@@ -221,7 +119,6 @@ class Job(Stateful, FixedStepping):
         self._model = None
         self._models = models
         self._fits = fits
-        self._batch_cache: dict = {}
 
     @property
     def application(self):
@@ -370,8 +267,13 @@ class Job(Stateful, FixedStepping):
         if cache is not None and cache[0] == key:
             return cache[1]
         app = self.application
-        fn = SpeedupFunction(
-            self.goodput_fn(), app.max_batch_size, (app.min_local_bsz, app.max_local_bsz), accumulation=True
+        model = self._current_model()
+        limits = (app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
+        fn = remember(
+            model.speedups,
+            (limits, tuple(map(type, limits))),  # 1 == True, but only one of them is a valid limit
+            lambda: SpeedupFunction(model.goodput_fn(), limits[0], limits[1:], accumulation=True),
+            _CHOICES_KEPT,
         )
         self._speedup_cache = (key, fn)
         return fn
@@ -392,28 +294,50 @@ class Job(Stateful, FixedStepping):
 
     def _choose_local_bsz(self, placement) -> tuple:
         """:meth:`update_local_bsz`, returning the ``(atomic_bsz, accum_steps)`` it set."""
+        if self.target_batch_size is None and self.profile:
+            return self._adaptive_chooser(placement)()
+        return self._choose_fixed(placement)
+
+    def _choose_fixed(self, placement) -> tuple:
+        """:meth:`_choose_local_bsz` of a fixed batch: the target, or the initial one before any observation."""
+        app = self.application
+        num_replicas = sum(filter(None, placement))
+        batch_size = self.target_batch_size
+        if batch_size is None:
+            batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
+        atomic, accum = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
+        return self._set_within_max(app.max_batch_size, num_replicas, atomic, accum)
+
+    def _adaptive_chooser(self, placement):
+        """Return ``choose()``, the :meth:`_choose_local_bsz` of ``placement`` by the goodput model.
+
+        For an adaptive job with observations. What a step does not change (the application
+        and its limits, the placement's node and replica counts, the choice's memo key) is
+        found once: :meth:`_loop` chooses after every iteration, on a new fit or new gradient
+        statistics (a new model) each time. ``choose`` is valid while the job's application
+        and target batch size stay as they are (within a step).
+        """
         app = self.application
         placement = tuple(filter(None, placement))
         num_nodes, num_replicas = len(placement), sum(placement)
-        batch_size = self.target_batch_size
-        if batch_size is None and not self.profile:
-            batch_size = max(app.init_batch_size, app.min_local_bsz * num_replicas)
-        if batch_size is None:
+        max_batch_size = app.max_batch_size
+        plain = type(num_nodes) is int and type(num_replicas) is int and 1 <= num_nodes <= num_replicas
+        key = _choice_key(app, num_nodes, num_replicas) if plain else None
+
+        def choose():
             model = self._current_model()
-            # The choice depends on the application's batch limits too: a heterogeneity-unaware
-            # job keeps one model across GPU types whose limits differ. By identity: an
-            # application need not be hashable, and it lives as long as the job.
-            key = (model, id(app), num_nodes, num_replicas)
-            choice = self._batch_cache.get(key)
+            # The application's limits are part of the key: a heterogeneity-unaware job keeps one
+            # model across GPU types whose limits differ.
+            choice = None if key is None else model.choices.get(key)
             if choice is None:
-                if len(self._batch_cache) > 256:  # the model changes: old entries are dead
-                    self._batch_cache.clear()
-                choice = self._batch_cache[key] = model.best_config(app, num_nodes, num_replicas)
-            atomic, accum = choice
-        else:
-            atomic, accum = self._fixed_config(app, num_replicas, batch_size, app.max_local_bsz)
-        count = num_replicas * (accum + 1)
-        atomic = min(atomic, int(app.max_batch_size / count))
+                choice = model.best_config(app, num_nodes, num_replicas, key)
+            return self._set_within_max(max_batch_size, num_replicas, *choice)
+
+        return choose
+
+    def _set_within_max(self, max_batch_size, num_replicas, atomic, accum) -> tuple:
+        """Set ``(atomic, accum)``, the per-GPU batch lowered to keep the total within ``max_batch_size``; return it."""
+        atomic = min(atomic, int(max_batch_size / (num_replicas * (accum + 1))))
         self._set_batch_config(atomic, accum)
         return atomic, accum
 
@@ -493,6 +417,7 @@ class Job(Stateful, FixedStepping):
             atomic, accum = self.atomic_bsz, self.accum_steps
         point_bsz = None
         crossed = False
+        choose = None  # _adaptive_chooser's for this step's placement, found at the first iteration's end
         try:
             while seconds > 0 and completion is None:
                 if epoch >= app.max_epochs:
@@ -533,11 +458,13 @@ class Job(Stateful, FixedStepping):
                         msvc += delta * gpus
                     seconds -= delta
                 if adaptive:  # a fixed batch's split depends on the placement only
-                    if self._round_kernel:
-                        atomic, accum = self._choose_local_bsz(self._placement)
-                    else:  # a subclass's update_local_bsz may choose otherwise (see __init_subclass__)
+                    if not self._round_kernel:  # a subclass's update_local_bsz may choose otherwise
                         self.update_local_bsz(self._placement)
                         atomic, accum = self.atomic_bsz, self.accum_steps
+                    else:  # _choose_local_bsz's, the profile not empty after the observation above
+                        if choose is None:
+                            choose = self._adaptive_chooser(self._placement)
+                        atomic, accum = choose()
             now += seconds
         finally:
             if plain:

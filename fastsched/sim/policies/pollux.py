@@ -266,10 +266,12 @@ class PolluxSimPolicy(SimPolicy):
             if fn is None:
                 fn = LinearSpeedup(fair_r)
             elif research:
-                hit = self._rebased.get(job.name)
+                # Kept by the function, not the job: jobs with the same model share one
+                # function (Job.speedup_fn), so they share its re-based table too.
+                hit = rebased.get(id(fn)) or self._rebased.get(id(fn))
                 if hit is None or hit[0] is not fn or hit[1] != fair_r:
                     hit = (fn, fair_r, RebasedSpeedup(fn, 1, fair_r))
-                rebased[job.name] = hit
+                rebased[id(fn)] = hit
                 fn = hit[2]
             fns.append(fn)
             order.append((job.attained_service, job.submission_time) if research else job.submission_time)

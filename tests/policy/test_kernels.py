@@ -383,3 +383,41 @@ def test_polish_jumps_over_several_free_nodes(penalty, expected):
     assert (state[0][state[0] > 0] == 4).all()  # whole free nodes, packed
     o, _ = naive.objectives(state, prob.table, prob.scale, naive.base_dense(prob), penalty)
     assert abs(out.obj[0] - o) <= 1e-9 * max(1.0, o)
+
+
+@functools.cache
+def _fill_without_skipping():
+    """``greedy_fill`` whose node scans visit every node (no job counted as needing resources).
+
+    The definition the kernel's scans keep: the first node in node order that fits. The
+    kernel skips nodes with no resource left; this copy of the same source does not.
+    """
+    import numba
+
+    from fastsched._numba_private import copy_function
+    from fastsched.policy._ga import seeding
+
+    never = numba.njit(lambda A, j: False)
+    candidate = numba.njit(copy_function(seeding._candidate.py_func, "candidate_plain", {"_needs": never}))
+    return numba.njit(copy_function(seeding.greedy_fill.py_func, "greedy_fill_plain", {"_candidate": candidate}))
+
+
+@FAST
+@given(instances(tabulated_fn=TAB), st.integers(1, 8))
+def test_greedy_fill_skipping_exhausted_nodes_fills_as_a_full_scan(inst, limit):
+    jobs, nodes, base, template = inst
+    policy = PolluxPolicy(seed=0)
+    prob = build_problem(jobs, nodes, base, template)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    limit = min(limit, prob.num_nodes)
+    width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
+    pop = G.new_pop(3, prob.num_jobs, width)
+    G.first_fit_rows(A, np.array([limit], dtype=np.int64), pop, np.zeros(1, dtype=np.int64))
+    G.greedy_fill(pop, 0, limit, A, scratch, pop, 1)
+    _fill_without_skipping()(pop, 0, limit, A, scratch, pop, 2)
+    assert pop.obj[1] == pop.obj[2]
+    np.testing.assert_array_equal(
+        naive.to_dense(pop.off, pop.node, pop.cnt, 1, prob.num_nodes),
+        naive.to_dense(pop.off, pop.node, pop.cnt, 2, prob.num_nodes),
+    )

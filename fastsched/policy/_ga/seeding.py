@@ -69,9 +69,40 @@ def first_fit_rows(A, limits, dst, rows):
         dst.off[row, njobs] = pos
 
 
+@leaf
+def _next_live(live, n):
+    """Smallest node ``>= n`` not known to be exhausted (``live``: pointers, halved on the way)."""
+    while live[n] != n:
+        live[n] = live[live[n]]
+        n = live[n]
+    return n
+
+
+@leaf
+def _needs(A, j):
+    """Whether job ``j`` needs any resource (on an exhausted node it then fits no replica)."""
+    for r in range(A.job_res.shape[1]):
+        if A.job_res[j, r] > 0:
+            return True
+    return False
+
+
+@leaf
+def _step(live, n, skip):
+    """Return the node after ``n`` to scan: the next live one when skipping exhausted nodes, else ``n + 1``."""
+    return _next_live(live, n + 1) if skip else n + 1
+
+
 @inner
-def _candidate(S, j, A, limit):
-    """Best single move that adds replicas to job ``j``: (gain, node, count)."""
+def _candidate(S, j, A, limit, live):
+    """Best single move that adds replicas to job ``j``: (gain, node, count).
+
+    Scans for a node in node order; ``live`` (see :func:`greedy_fill`) lets the scans of a job
+    that needs resources skip the nodes with none left, where no replica fits: the node
+    found is the same.
+    """
+    skip = _needs(A, j)
+    first = _next_live(live, 0) if skip else 0
     r = S.reps[j]
     k = S.jk[j]
     best = -np.inf
@@ -81,10 +112,12 @@ def _candidate(S, j, A, limit):
         return best, bn, bc
     if k == 0:
         want = A.min_rep[j] if A.min_rep[j] > 1 else 1
-        for n in range(limit):
+        n = first
+        while n < limit:
             if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= want:
                 v = job_value(A.table, j, np.int64(1), want, A.scale[j], np.bool_(True), A.penalty[j])
                 return v - S.val[j], n, want
+            n = _step(live, n, skip)
         return best, bn, bc
     if k == 1:
         n0 = np.int64(S.jn[j, 0])
@@ -93,7 +126,8 @@ def _candidate(S, j, A, limit):
             bn = n0
             bc = 1
         if not S.owner[n0] and k + 1 <= S.jn.shape[1]:
-            for n in range(limit):
+            n = first
+            while n < limit:
                 if n != n0 and not S.owner[n]:
                     if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
                         g = (
@@ -105,6 +139,7 @@ def _candidate(S, j, A, limit):
                             bn = n
                             bc = 1
                         break
+                n = _step(live, n, skip)
         return best, bn, bc
     # Distributed: grow on one of its nodes, else take a free unowned node.
     for q in range(k):
@@ -112,12 +147,23 @@ def _candidate(S, j, A, limit):
             g = job_value(A.table, j, k, r + 1, A.scale[j], np.bool_(True), A.penalty[j]) - S.val[j]
             return g, S.jn[j, q], 1
     if k + 1 <= S.jn.shape[1]:
-        for n in range(limit):
+        n = first
+        while n < limit:
             if not S.owner[n]:
                 if node_capacity(A.job_res, A.node_res, S.used, j, n, CAP_NONE) >= 1:
                     g = job_value(A.table, j, k + 1, r + 1, A.scale[j], np.bool_(True), A.penalty[j]) - S.val[j]
                     return g, n, 1
+            n = _step(live, n, skip)
     return best, bn, bc
+
+
+@leaf
+def _exhausted(A, used, n):
+    """Whether node ``n`` has no resource left: no replica of a job that needs any fits there."""
+    for r in range(A.node_res.shape[1]):
+        if A.node_res[n, r] - used[n, r] > 0:
+            return False
+    return True
 
 
 @leaf
@@ -146,16 +192,22 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
     """
     njobs = A.job_res.shape[0]
     S = unpack_row(src, src_row, A, width)
+    # Node scans skip exhausted nodes: live[n] == n for a node with some resource left, else a
+    # pointer to a later node (resources only get used up here, so a node never comes back).
+    nodes = A.node_res.shape[0]
+    live = np.empty(nodes + 1, dtype=np.int64)
+    for n in range(nodes + 1):
+        live[n] = n + 1 if n < nodes and _exhausted(A, S.used, n) else n
     gain = np.empty(njobs, dtype=np.float64)
     gain[:] = -np.inf
     for j in range(njobs):
         if not A.pinned[j]:
-            gain[j] = _candidate(S, j, A, limit)[0]
+            gain[j] = _candidate(S, j, A, limit, live)[0]
     while njobs > 0:  # (no jobs: nothing to fill)
         j = _argmax(gain)
         if not gain[j] > 1e-12:
             break
-        g, n, c = _candidate(S, j, A, limit)
+        g, n, c = _candidate(S, j, A, limit, live)
         if g < gain[j] - 1e-12:
             gain[j] = g
             continue
@@ -168,9 +220,11 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
         S.reps[j] += c
         for r in range(A.job_res.shape[1]):
             S.used[n, r] += c * A.job_res[j, r]
+        if _exhausted(A, S.used, n):
+            live[n] = n + 1
         if k > 1:
             for q in range(k):
                 S.owner[S.jn[j, q]] = True
         S.val[j] = job_value(A.table, j, k, S.reps[j], A.scale[j], np.bool_(True), A.penalty[j])
-        gain[j] = _candidate(S, j, A, limit)[0]
+        gain[j] = _candidate(S, j, A, limit, live)[0]
     pack_row(S, A, dst, dst_row)

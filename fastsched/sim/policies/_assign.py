@@ -27,13 +27,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastsched.sim.policies._assign_classes import class_problem, job_classes, spread_counts, worth_classes
+from fastsched.sim.policies._assign_classes import (
+    class_problem,
+    job_classes,
+    kept_counts,
+    solve_keeping,
+    spread_counts,
+    worth_classes,
+)
 from fastsched.sim.policies._assign_kernels import assign_dp
 from fastsched.sim.policies._assign_reduce import (
     constraint_bounds,
     constraint_matrix,
     feasible,
     greedy_fill,
+    objective_unit,
     solve_reduced,
 )
 
@@ -212,16 +220,28 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
 
 
 def _solve_classes(problem, classes, clock, warm):
-    """HiGHS on the class program of identical jobs (:mod:`~fastsched.sim.policies._assign_classes`), handed back to the jobs."""
+    """HiGHS on the class program of identical jobs (:mod:`~fastsched.sim.policies._assign_classes`), handed back to the jobs.
+
+    With a warm start (the last round's choice) and costs on a grid, ties are broken towards
+    keeping jobs on their warm candidate (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`),
+    and the jobs that had a chosen candidate keep it.
+    """
     sub, size, _ = class_problem(problem, classes)
-    counts = clock.solve(sub, size)
+    if callable(warm):
+        warm = warm()
+    if warm is not None and warm.shape != problem.cost.shape:
+        warm = None
+    held = None if warm is None else kept_counts(problem, classes, warm)
+    unit = objective_unit(sub.cost)
+    if held is not None and held.any() and unit > 0:
+        counts = clock.solve(sub, size, lambda s, z, t: solve_keeping(s, z, held, unit, t))
+    else:
+        counts = clock.solve(sub, size)
     if clock.limited:
         clock.note_bound(clock.last_core_bound)
     if counts is None:  # the limit passed before HiGHS found any choice: the forced ones, filled greedily
-        chosen = greedy_fill(problem, problem.forced.copy())
-    else:
-        chosen = spread_counts(problem, classes, counts)
-    return clock.report(problem, chosen, warm)
+        return clock.report(problem, greedy_fill(problem, problem.forced.copy()), warm)
+    return clock.report(problem, spread_counts(problem, classes, counts, warm), warm)
 
 
 class _Clock:
@@ -240,12 +260,16 @@ class _Clock:
     def note_bound(self, bound):
         self.bound = max(self.bound, float(bound))
 
-    def solve(self, problem, size=None):
+    def solve(self, problem, size=None, solver=None):
         """HiGHS on ``problem`` within the time left: its optimum, or its incumbent (``None`` if none).
 
-        ``size``: the class program's job counts (see :func:`_milp_limited`).
+        ``size``: the class program's job counts (see :func:`_milp_limited`); ``solver(problem,
+        size, time_limit)``: another solve with :func:`_milp_limited`'s answer.
         """
-        chosen, optimal, bound = _milp_limited(problem, self.left(), size)
+        if solver is None:
+            chosen, optimal, bound = _milp_limited(problem, self.left(), size)
+        else:
+            chosen, optimal, bound = solver(problem, size, self.left())
         if not optimal:
             self.limited = True
             self.last_core_bound = bound

@@ -11,21 +11,31 @@ the identical jobs, and at 6,400 GPUs (2,000 jobs in 50-150 classes) HiGHS took 
 1.5 s a round where the class program takes a few hundredths of a second
 (``benchmarks/results/scale.md``).
 
-The class optimum ``y`` is then handed out to the members (:func:`spread_counts`), in job
-order and candidate order. Its value is the class program's, so the choice is an optimum of
-the original program; which of two identical jobs gets which candidate is only a tie-break
-(HiGHS on the whole program breaks it its own way). It depends on nothing but the program, so
-a round's answer is the same with or without a warm start (see
-:func:`~fastsched.sim.policies._assign.solve_assignment_report`).
+The class optimum ``y`` is then handed out to the members (:func:`spread_counts`). Which of
+two identical jobs gets which candidate is a tie-break, and so is the choice among the
+program's optima. Sia's costs are rounded to two decimals, which often erases the restart
+factor, so many optima move different numbers of jobs. With the last round's choice (a warm
+start), :func:`solve_keeping` breaks both ties towards keeping jobs where they are: among the
+optima, one that keeps the most jobs on their last candidate, and those jobs keep it. Without
+one, the members take the counts in job order and candidate order.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["JobClasses", "job_classes", "class_problem", "spread_counts", "worth_classes"]
+__all__ = [
+    "JobClasses",
+    "job_classes",
+    "class_problem",
+    "spread_counts",
+    "kept_counts",
+    "solve_keeping",
+    "worth_classes",
+]
 
 #: The class program is used when it has at most this share of the program's candidates. With
 #: little symmetry the Lagrangian reduction's core (:mod:`~fastsched.sim.policies._assign_reduce`)
@@ -153,12 +163,14 @@ def class_problem(problem, classes):
     return sub, classes.size, index
 
 
-def spread_counts(problem, classes, counts) -> np.ndarray:
+def spread_counts(problem, classes, counts, keep=None) -> np.ndarray:
     """Hand each class's chosen counts to its jobs: a boolean choice of ``problem``'s candidates.
 
     ``counts[i]`` is how many of the class's jobs take the class program's candidate ``i`` (in
-    :func:`class_problem`'s order). The class's jobs, in job order, take them in candidate order:
-    the first ``counts[0]`` jobs candidate 0, and so on; jobs past the class's total get none.
+    :func:`class_problem`'s order). A job whose ``keep`` candidate (a boolean mask over
+    ``problem``, at most one per job: its last round's) still has a count left takes it, in
+    job order; the other jobs, in job order, take what is left in candidate order; jobs past
+    the class's total get none.
 
     Examples
     --------
@@ -167,25 +179,124 @@ def spread_counts(problem, classes, counts) -> np.ndarray:
     >>> from fastsched.sim.policies._assign import AssignProblem
     >>> p = AssignProblem(np.repeat([0, 1, 2], 2), np.zeros(6, np.int64), np.tile([1, 2], 3),
     ...                   np.tile([-0.5, -0.8], 3), np.zeros(6, bool), np.array([3]), 3)
-    >>> spread_counts(p, job_classes(p), np.array([1, 1])).tolist()
+    >>> c = job_classes(p)
+    >>> spread_counts(p, c, np.array([1, 1])).tolist()
     [True, False, False, True, False, False]
+    >>> keep = np.array([False, False, False, True, True, False])  # jobs 1 and 2 held 2 and 1 GPUs
+    >>> spread_counts(p, c, np.array([1, 1]), keep).tolist()
+    [False, False, False, True, True, False]
     """
     first, start, order, of_job = classes.first, classes.start, classes.order, classes.of_job
-    counts = np.asarray(counts, dtype=np.int64)
     width = start[first + 1] - start[first]
     offset = np.concatenate([[0], np.cumsum(width)])  # each class's first candidate in the class program
-    # The chosen candidates of each class, one entry per job that takes one, in candidate order.
-    given = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
-    owner = np.repeat(np.arange(first.shape[0], dtype=np.int64), width)  # each candidate's class
-    total = np.bincount(owner, weights=counts, minlength=first.shape[0]).astype(np.int64)
-    given_start = np.concatenate([[0], np.cumsum(total)])
-    # Each job's rank among its class's jobs, in job order.
-    by_class = np.argsort(of_job, kind="stable")
-    rank = np.empty(problem.num_jobs, dtype=np.int64)
-    class_start = np.concatenate([[0], np.cumsum(classes.size)])
-    rank[by_class] = np.arange(problem.num_jobs) - class_start[of_job[by_class]]
-    jobs = np.flatnonzero(rank < total[of_job])
-    position = given[given_start[of_job[jobs]] + rank[jobs]] - offset[of_job[jobs]]
+    left = np.asarray(counts, dtype=np.int64).copy()
     chosen = np.zeros(problem.cost.shape[0], dtype=bool)
-    chosen[order[start[jobs] + position]] = True
+    position = _kept_position(problem, classes, keep)
+    waiting = []
+    for j in range(problem.num_jobs):
+        i = position[j]
+        if i >= 0 and left[offset[of_job[j]] + i] > 0:
+            left[offset[of_job[j]] + i] -= 1
+            chosen[order[start[j] + i]] = True
+        else:
+            waiting.append(j)
+    for j in waiting:
+        c = of_job[j]
+        given = np.flatnonzero(left[offset[c] : offset[c + 1]] > 0)
+        if given.size:
+            left[offset[c] + given[0]] -= 1
+            chosen[order[start[j] + given[0]]] = True
     return chosen
+
+
+def _kept_position(problem, classes, keep) -> np.ndarray:
+    """Each job's ``keep`` candidate as a position in its list (-1: none)."""
+    position = np.full(problem.num_jobs, -1, dtype=np.int64)
+    if keep is None:
+        return position
+    at = np.flatnonzero(np.asarray(keep, dtype=bool)[classes.order])  # in job order
+    job = problem.job[classes.order[at]]
+    position[job[::-1]] = (at - classes.start[job])[::-1]  # the first one of a job wins
+    return position
+
+
+def kept_counts(problem, classes, keep) -> np.ndarray:
+    """How many of each class's jobs have each class-program candidate as their ``keep`` candidate.
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies._assign import AssignProblem
+    >>> p = AssignProblem(np.repeat([0, 1, 2], 2), np.zeros(6, np.int64), np.tile([1, 2], 3),
+    ...                   np.tile([-0.5, -0.8], 3), np.zeros(6, bool), np.array([3]), 3)
+    >>> kept_counts(p, job_classes(p), np.array([False, True, False, True, True, False])).tolist()
+    [1, 2]
+    """
+    first, start = classes.first, classes.start
+    width = start[first + 1] - start[first]
+    offset = np.concatenate([[0], np.cumsum(width)])
+    position = _kept_position(problem, classes, keep)
+    held = position >= 0
+    return np.bincount(offset[classes.of_job[held]] + position[held], minlength=int(offset[-1])).astype(np.int64)
+
+
+def solve_keeping(sub, size, held, unit, time_limit):
+    """HiGHS on the class program, ties broken towards keeping jobs on their ``held`` candidates.
+
+    Costs rounded to a grid (Sia's two decimals) erase small restart factors, so a round often
+    has many optima that move different numbers of jobs. One solve: integers ``z[i] <=
+    min(y[i], held[i])`` count the jobs kept, and the objective is ``cost . y - eps * sum z``
+    with ``eps = unit / (4 (sum held + 1))``: all of them together are worth less than a
+    quarter of a grid step, so the optimum of ``cost . y`` is unchanged and among its optima
+    one keeping the most jobs is taken (HiGHS's absolute gap set below ``eps``).
+
+    Returns ``(counts or None, proved optimal, lower bound of cost . y)`` as
+    :func:`~fastsched.sim.policies._assign._milp_limited` (the perturbed objective is below
+    ``cost . y``, so its bound is one of ``cost . y``'s).
+    """
+    from scipy.sparse import csr_array, hstack, identity, vstack
+
+    from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix
+    from fastsched.sim.policies._highs import quiet_milp
+
+    k = sub.cost.shape[0]
+    eps = unit / (4.0 * (float(held.sum()) + 1.0))
+    rows = constraint_bounds(sub)
+    rows[: sub.num_jobs] = size
+    matrix = vstack(
+        [
+            hstack([constraint_matrix(sub), csr_array((rows.shape[0], k))]),
+            hstack([-identity(k, format="csr"), identity(k, format="csr")]),  # z <= y
+        ],
+        format="csr",
+    )
+    y_hi = size[sub.job].astype(np.float64)
+    with warnings.catch_warnings():  # scipy passes HiGHS's own mip_abs_gap on, with a warning that it does
+        warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+        res = _solve_perturbed(quiet_milp, sub, eps, rows, matrix, y_hi, held, time_limit)
+    if res.status == 1:  # the time limit
+        bound = getattr(res, "mip_dual_bound", None)
+        bound = -np.inf if bound is None or not np.isfinite(bound) else float(bound)
+        return (None if res.x is None else np.rint(res.x[:k]).astype(np.int64)), False, bound
+    if res.x is None:
+        raise RuntimeError(f"the round's integer program has no solution ({res.message})")
+    counts = np.rint(res.x[:k]).astype(np.int64)
+    return counts, True, float(sub.cost @ counts)
+
+
+def _solve_perturbed(milp, sub, eps, rows, matrix, y_hi, held, time_limit):
+    """:func:`solve_keeping`'s HiGHS call: the class program's integers ``y`` and the kept counts ``z``."""
+    from scipy.optimize import Bounds, LinearConstraint
+
+    k = sub.cost.shape[0]
+    return milp(
+        np.concatenate([sub.cost, np.full(k, -eps)]),
+        integrality=np.ones(2 * k),
+        bounds=Bounds(np.concatenate([np.where(sub.forced, y_hi, 0.0), np.zeros(k)]), np.concatenate([y_hi, held])),
+        constraints=[LinearConstraint(matrix, -np.inf, np.concatenate([rows, np.zeros(k)]))],
+        options={
+            "mip_rel_gap": 0.0,
+            "mip_abs_gap": eps / 2,
+            "presolve": True,
+            **({} if time_limit is None else {"time_limit": time_limit}),
+        },
+    )

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fastsched.sim.policies import _assign
 from fastsched.sim.policies._assign import solve_assignment, solve_assignment_report
-from fastsched.sim.policies._assign_classes import class_problem, job_classes, spread_counts
+from fastsched.sim.policies._assign_classes import class_problem, job_classes, kept_counts, spread_counts
 
 from ._assign_problems import assign_problem
 from .test_assign_reduce import _check
@@ -115,6 +115,32 @@ def test_spread_gives_each_class_its_counts_in_job_order(p, data):
         assert pos == sorted(pos)
 
 
+@settings(max_examples=60, deadline=None)
+@given(repeated(), st.data())
+def test_spread_hands_each_kept_candidate_to_jobs_that_held_it(p, data):
+    c = job_classes(p)
+    sub, size, _ = class_problem(p, c)
+    keep = np.zeros(p.cost.shape[0], dtype=bool)
+    for j in range(p.num_jobs):
+        mine = np.flatnonzero(p.job == j)
+        if mine.size and data.draw(st.booleans()):
+            keep[data.draw(st.sampled_from(mine.tolist()))] = True
+    held = kept_counts(p, c, keep)
+    counts = np.zeros(sub.cost.shape[0], dtype=np.int64)
+    for k in range(sub.num_jobs):
+        left = int(size[k])
+        for i in np.flatnonzero(sub.job == k):
+            counts[i] = data.draw(st.integers(0, left))
+            left -= counts[i]
+    x = spread_counts(p, c, counts, keep)
+    assert all(np.sum(x & (p.job == j)) <= 1 for j in range(p.num_jobs))
+    got = np.bincount(p.job[x], minlength=p.num_jobs) > 0
+    for k in range(sub.num_jobs):  # each class: as many jobs served as its counts say
+        assert got[c.of_job == k].sum() == counts[sub.job == k].sum()
+    # As many jobs keep their candidate as the counts allow: min(count, holders) per candidate.
+    assert int((x & keep).sum()) == int(np.minimum(counts, held).sum())
+
+
 def _swept(seed, kinds=40, copies=25):
     """A large round of ``kinds`` jobs, each submitted ``copies`` times (a sweep), 3x oversubscribed."""
     rng = np.random.default_rng(seed)
@@ -162,13 +188,61 @@ def test_a_limited_class_program_is_feasible_and_its_gap_bounds_the_optimum(monk
     _check(p, r.chosen)
 
 
-def test_a_round_solved_in_time_ignores_the_warm_start():
-    # Three identical jobs and GPUs for two: the first two in job order, whatever the warm start says.
+def test_without_a_warm_start_identical_jobs_take_the_counts_in_job_order():
+    # Three identical jobs and GPUs for two: the first two in job order.
+    p = assign_problem([0, 1, 2], [0, 0, 0], [1, 1, 1], [-0.5, -0.5, -0.5], [False] * 3, np.array([2]), 3)
+    assert solve_assignment_report(p, "classes", time_limit=10.0).chosen.tolist() == [True, True, False]
+
+
+def test_with_a_warm_start_the_jobs_that_held_gpus_keep_them():
     p = assign_problem([0, 1, 2], [0, 0, 0], [1, 1, 1], [-0.5, -0.5, -0.5], [False] * 3, np.array([2]), 3)
     warm = np.array([False, True, True])
-    for w in (None, warm, lambda: warm.copy()):
+    for w in (warm, lambda: warm.copy()):
         r = solve_assignment_report(p, "classes", time_limit=10.0, warm=w)
-        assert r.chosen.tolist() == [True, True, False] and not r.limited
+        assert r.chosen.tolist() == [False, True, True] and not r.limited
+
+
+def _kept_by_whole_program(p, warm):
+    """Most warm candidates an optimum keeps: HiGHS on the whole 0/1 program, lexicographically.
+
+    An independent formulation (no classes): the optimum's value first, then, with the value
+    held, the most warm candidates chosen.
+    """
+    from scipy.optimize import LinearConstraint, milp
+
+    from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix
+
+    best = float(p.cost[solve_assignment(p, "milp")].sum())
+    k = p.cost.shape[0]
+    a = np.vstack([constraint_matrix(p).toarray(), p.cost])
+    res = milp(
+        -warm.astype(np.float64),
+        integrality=np.ones(k),
+        bounds=(p.forced.astype(np.float64), np.ones(k)),
+        constraints=[LinearConstraint(a, -np.inf, np.concatenate([constraint_bounds(p), [best + 0.005]]))],
+    )
+    return int(round(-res.fun))
+
+
+@settings(max_examples=60, deadline=None)
+@given(repeated(), st.data())
+def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(p, data):
+    if p.cost.size == 0:
+        return
+    try:
+        ref = solve_assignment(p, "dp")
+    except RuntimeError:
+        return
+    warm = np.zeros(p.cost.shape[0], dtype=bool)
+    for j in range(p.num_jobs):
+        mine = np.flatnonzero(p.job == j)
+        if mine.size and data.draw(st.booleans()):
+            warm[data.draw(st.sampled_from(mine.tolist()))] = True
+    r = solve_assignment_report(p, "classes", warm=warm)
+    _check(p, r.chosen)
+    assert not r.limited
+    assert p.cost[r.chosen].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)  # still an optimum
+    assert int((r.chosen & warm).sum()) == _kept_by_whole_program(p, warm)
 
 
 def test_an_unknown_method_is_refused():

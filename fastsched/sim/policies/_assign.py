@@ -234,7 +234,9 @@ def _solve_classes(problem, classes, clock, warm):
     held = None if warm is None else kept_counts(problem, classes, warm)
     unit = objective_unit(sub.cost)
     if held is not None and held.any() and unit > 0:
-        counts = clock.solve(sub, size, lambda s, z, t: solve_keeping(s, z, held, unit, t))
+        counts = clock.solve(
+            sub, size, lambda s, z, t: solve_keeping(s, z, held, unit, t) or _milp_limited(s, clock.left(), z)
+        )
     else:
         counts = clock.solve(sub, size)
     if clock.limited:

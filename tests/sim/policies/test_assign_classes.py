@@ -249,3 +249,21 @@ def test_an_unknown_method_is_refused():
     p = _swept(0, kinds=1, copies=2)
     with pytest.raises(ValueError, match="classes"):
         solve_assignment(p, "simplex")
+
+
+def test_a_tie_break_not_proved_in_its_node_cap_falls_back_on_the_plain_class_program(monkeypatch):
+    from fastsched.sim.policies import _assign_classes
+
+    p = _swept(2, kinds=10, copies=6)
+    warm = solve_assignment(p, "milp")
+    opt = float(p.cost[warm].sum())
+    monkeypatch.setattr(_assign, "solve_keeping", lambda *a: None)
+    r = solve_assignment_report(p, "classes", warm=warm)
+    _check(p, r.chosen)
+    assert not r.limited and float(p.cost[r.chosen].sum()) == pytest.approx(opt, abs=1e-9)
+    # With the real tie-break: the same value, and no fewer jobs kept.
+    monkeypatch.undo()
+    kept = solve_assignment_report(p, "classes", warm=warm).chosen
+    assert float(p.cost[kept].sum()) == pytest.approx(opt, abs=1e-9)
+    assert (kept & warm).sum() >= (r.chosen & warm).sum()
+    assert _assign_classes.KEEP_NODES > 0

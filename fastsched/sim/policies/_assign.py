@@ -15,7 +15,8 @@ optimum (ties may be broken differently).
 
 :func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
 bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns the
-same choice as :func:`solve_assignment`; one stopped by it keeps the best choice found (HiGHS's
+choice it returns without a limit (for the class program, given the same warm start, which
+breaks its ties); one stopped by it keeps the best choice found (HiGHS's
 incumbent, the reduction's greedy incumbent, or a warm start such as the last round's choice,
 whichever is cheapest) and reports its relative gap to the best bound known.
 """
@@ -173,8 +174,9 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     warm : numpy.ndarray of bool or callable returning one, optional
         A choice to fall back on when the limit stops the solve (the last round's, say): kept
         when feasible and cheaper than the best choice found. HiGHS through scipy takes no
-        starting solution, so it does not seed the search itself. A callable is called only
-        when the limit stopped the solve.
+        starting solution, so it does not seed the search itself. The class program also
+        breaks its ties by it (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`);
+        the other methods call a callable only when the limit stopped the solve.
 
     Returns
     -------

@@ -218,9 +218,11 @@ def test_polish_feasible_scored_and_not_worse(inst, seed, transfers):
         assert o >= pop.obj[i] - 1e-9 * max(1.0, o)
 
 
-@FAST
-@given(instances(tabulated_fn=TAB), st.integers(1, 8))
-def test_seed_fills_feasible(inst, limit):
+def _first_fit_then_greedy(inst, limit, rows):
+    """A population of ``rows`` rows: row 0 the first fit at ``limit``, row 1 its greedy fill.
+
+    Returns ``(problem, arrays, scratch width, limit clipped to the nodes, population)``.
+    """
     jobs, nodes, base, template = inst
     policy = PolluxPolicy(seed=0)
     prob = build_problem(jobs, nodes, base, template)
@@ -228,9 +230,16 @@ def test_seed_fills_feasible(inst, limit):
     scratch = policy._scratch(prob)
     limit = min(limit, prob.num_nodes)
     width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
-    pop = G.new_pop(2, prob.num_jobs, width)
+    pop = G.new_pop(rows, prob.num_jobs, width)
     G.first_fit_rows(A, np.array([limit], dtype=np.int64), pop, np.zeros(1, dtype=np.int64))
     G.greedy_fill(pop, 0, limit, A, scratch, pop, 1)
+    return prob, A, scratch, limit, pop
+
+
+@FAST
+@given(instances(tabulated_fn=TAB), st.integers(1, 8))
+def test_seed_fills_feasible(inst, limit):
+    prob, A, scratch, limit, pop = _first_fit_then_greedy(inst, limit, 2)
     dbase = naive.base_dense(prob)
     for i in range(2):
         state = naive.to_dense(pop.off, pop.node, pop.cnt, i, prob.num_nodes)
@@ -405,16 +414,7 @@ def _fill_without_skipping():
 @FAST
 @given(instances(tabulated_fn=TAB), st.integers(1, 8))
 def test_greedy_fill_skipping_exhausted_nodes_fills_as_a_full_scan(inst, limit):
-    jobs, nodes, base, template = inst
-    policy = PolluxPolicy(seed=0)
-    prob = build_problem(jobs, nodes, base, template)
-    A = policy._arrays(prob)
-    scratch = policy._scratch(prob)
-    limit = min(limit, prob.num_nodes)
-    width = prob.num_jobs + prob.num_nodes + prob.base_width + 1
-    pop = G.new_pop(3, prob.num_jobs, width)
-    G.first_fit_rows(A, np.array([limit], dtype=np.int64), pop, np.zeros(1, dtype=np.int64))
-    G.greedy_fill(pop, 0, limit, A, scratch, pop, 1)
+    prob, A, scratch, limit, pop = _first_fit_then_greedy(inst, limit, 3)
     _fill_without_skipping()(pop, 0, limit, A, scratch, pop, 2)
     assert pop.obj[1] == pop.obj[2]
     np.testing.assert_array_equal(

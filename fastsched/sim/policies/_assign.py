@@ -44,6 +44,7 @@ from fastsched.sim.policies._assign_reduce import (
     greedy_fill,
     objective_unit,
     solve_reduced,
+    variable_bounds,
 )
 
 __all__ = ["AssignProblem", "SolveReport", "solve_assignment", "solve_assignment_report"]
@@ -228,7 +229,7 @@ def _solve_classes(problem, classes, clock, warm):
     keeping jobs on their warm candidate (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`),
     and the jobs that had a chosen candidate keep it.
     """
-    sub, size, _ = class_problem(problem, classes)
+    sub, size = class_problem(problem, classes)
     if callable(warm):
         warm = warm()
     if warm is not None and warm.shape != problem.cost.shape:
@@ -339,15 +340,11 @@ def _milp_limited(problem, time_limit, size=None):
     from fastsched.sim.policies._highs import quiet_milp as milp  # HiGHS prints a line of its own in some solves
 
     k = problem.cost.shape[0]
-    upper = np.ones(k) if size is None else size[problem.job].astype(np.float64)
-    rows = constraint_bounds(problem)
-    if size is not None:
-        rows[: problem.num_jobs] = size
     res = milp(
         problem.cost,
         integrality=np.ones(k),
-        bounds=Bounds(np.where(problem.forced, upper, 0.0), upper),
-        constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, rows)],
+        bounds=Bounds(*variable_bounds(problem, size)),
+        constraints=[LinearConstraint(constraint_matrix(problem), -np.inf, constraint_bounds(problem, size))],
         options={"mip_rel_gap": 0.0, "presolve": True, **({} if time_limit is None else {"time_limit": time_limit})},
     )
     if res.status == 1:  # the time limit: HiGHS's incumbent, if it found one, and its dual bound

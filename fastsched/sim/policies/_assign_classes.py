@@ -135,34 +135,33 @@ def worth_classes(problem, classes) -> bool:
 
 
 def class_problem(problem, classes):
-    """Return the class program: ``(sub, size, index)``.
+    """Return the class program: ``(sub, size)``.
 
     ``sub`` is an :class:`~fastsched.sim.policies._assign.AssignProblem` over the classes'
-    first jobs' candidates (its ``job`` is the class), ``size`` each class's job count (the
-    bound of its row and of each of its integers) and ``index`` those candidates' positions
-    in ``problem``.
+    first jobs' candidates (its ``job`` is the class) and ``size`` each class's job count (the
+    bound of its row and of each of its integers).
 
     Examples
     --------
     >>> from fastsched.sim.policies._assign import AssignProblem
     >>> p = AssignProblem(np.array([0, 1, 2]), np.zeros(3, np.int64), np.array([1, 1, 2]),
     ...                   np.array([-1.0, -1.0, -1.0]), np.zeros(3, bool), np.array([2]), 3)
-    >>> sub, size, index = class_problem(p, job_classes(p))
-    >>> sub.job.tolist(), sub.gpus.tolist(), size.tolist(), index.tolist()
-    ([0, 1], [1, 2], [2, 1], [0, 2])
+    >>> sub, size = class_problem(p, job_classes(p))
+    >>> sub.job.tolist(), sub.gpus.tolist(), size.tolist()
+    ([0, 1], [1, 2], [2, 1])
     """
-    first, start, order = classes.first, classes.start, classes.order
-    width = start[first + 1] - start[first]
-    index = order[np.concatenate([np.arange(start[j], start[j + 1]) for j in first])] if first.size else order[:0]
+    offset, owner = _class_offsets(classes)
+    # The first jobs' candidates, in class order: position i of class c is its first job's i-th.
+    index = classes.order[classes.start[classes.first[owner]] + np.arange(owner.shape[0]) - offset[owner]]
     sub = problem._replace(
-        job=np.repeat(np.arange(first.size, dtype=np.int64), width),
+        job=owner,
         gtype=problem.gtype[index],
         gpus=problem.gpus[index],
         cost=problem.cost[index],
         forced=problem.forced[index],
-        num_jobs=int(first.size),
+        num_jobs=int(classes.first.shape[0]),
     )
-    return sub, classes.size, index
+    return sub, classes.size
 
 
 def spread_counts(problem, classes, counts, keep=None) -> np.ndarray:
@@ -188,27 +187,46 @@ def spread_counts(problem, classes, counts, keep=None) -> np.ndarray:
     >>> spread_counts(p, c, np.array([1, 1]), keep).tolist()
     [False, False, False, True, True, False]
     """
-    first, start, order, of_job = classes.first, classes.start, classes.order, classes.of_job
-    width = start[first + 1] - start[first]
-    offset = np.concatenate([[0], np.cumsum(width)])  # each class's first candidate in the class program
-    left = np.asarray(counts, dtype=np.int64).copy()
+    start, order, of_job = classes.start, classes.order, classes.of_job
+    offset, owner = _class_offsets(classes)
+    counts = np.asarray(counts, dtype=np.int64)
+    position = _kept_position(problem, classes, keep)  # each job's place in its list, -1: none
+    # Jobs keeping their candidate: the first counts[i] of its holders, in job order.
+    holders = np.flatnonzero(position >= 0)
+    wanted = offset[of_job[holders]] + position[holders]
+    kept = np.zeros(problem.num_jobs, dtype=bool)
+    kept[holders[_rank_within(wanted) < counts[wanted]]] = True
+    left = counts - np.bincount(offset[of_job[kept]] + position[kept], minlength=counts.shape[0])
+    # The others, in job order, take what is left of their class, in candidate order.
+    waiting = np.flatnonzero(~kept)
+    given = np.repeat(np.arange(counts.shape[0], dtype=np.int64), left)
+    total = np.bincount(owner, weights=left, minlength=offset.shape[0] - 1).astype(np.int64)
+    given_start = np.concatenate([[0], np.cumsum(total)])
+    rank = _rank_within(of_job[waiting])
+    takes = rank < total[of_job[waiting]]
+    waiting, rank = waiting[takes], rank[takes]
+    position[waiting] = given[given_start[of_job[waiting]] + rank] - offset[of_job[waiting]]
+    served = np.concatenate([np.flatnonzero(kept), waiting])
     chosen = np.zeros(problem.cost.shape[0], dtype=bool)
-    position = _kept_position(problem, classes, keep)
-    waiting = []
-    for j in range(problem.num_jobs):
-        i = position[j]
-        if i >= 0 and left[offset[of_job[j]] + i] > 0:
-            left[offset[of_job[j]] + i] -= 1
-            chosen[order[start[j] + i]] = True
-        else:
-            waiting.append(j)
-    for j in waiting:
-        c = of_job[j]
-        given = np.flatnonzero(left[offset[c] : offset[c + 1]] > 0)
-        if given.size:
-            left[offset[c] + given[0]] -= 1
-            chosen[order[start[j] + given[0]]] = True
+    chosen[order[start[served] + position[served]]] = True
     return chosen
+
+
+def _rank_within(group) -> np.ndarray:
+    """Each entry's rank among the entries of its group, in their order (``group`` of ints)."""
+    by_group = np.argsort(group, kind="stable")
+    sorted_group = group[by_group]
+    first = np.searchsorted(sorted_group, sorted_group, side="left")
+    rank = np.empty(group.shape[0], dtype=np.int64)
+    rank[by_group] = np.arange(group.shape[0]) - first
+    return rank
+
+
+def _class_offsets(classes):
+    """``(offset, owner)``: each class's first candidate in the class program (and its end), each candidate's class."""
+    width = classes.start[classes.first + 1] - classes.start[classes.first]
+    offset = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+    return offset, np.repeat(np.arange(classes.first.shape[0], dtype=np.int64), width)
 
 
 def _kept_position(problem, classes, keep) -> np.ndarray:
@@ -233,9 +251,7 @@ def kept_counts(problem, classes, keep) -> np.ndarray:
     >>> kept_counts(p, job_classes(p), np.array([False, True, False, True, True, False])).tolist()
     [1, 2]
     """
-    first, start = classes.first, classes.start
-    width = start[first + 1] - start[first]
-    offset = np.concatenate([[0], np.cumsum(width)])
+    offset, _ = _class_offsets(classes)
     position = _kept_position(problem, classes, keep)
     held = position >= 0
     return np.bincount(offset[classes.of_job[held]] + position[held], minlength=int(offset[-1])).astype(np.int64)
@@ -257,15 +273,15 @@ def solve_keeping(sub, size, held, unit, time_limit):
     machine's speed) or the time left: the caller then solves the plain class program. Most
     rounds are proved at the root; at ×100 one round in 1,500 took 42 s without the cap.
     """
+    from scipy.optimize import Bounds, LinearConstraint
     from scipy.sparse import csr_array, hstack, identity, vstack
 
-    from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix
+    from fastsched.sim.policies._assign_reduce import constraint_bounds, constraint_matrix, variable_bounds
     from fastsched.sim.policies._highs import quiet_milp
 
     k = sub.cost.shape[0]
     eps = unit / (4.0 * (float(held.sum()) + 1.0))
-    rows = constraint_bounds(sub)
-    rows[: sub.num_jobs] = size
+    rows = constraint_bounds(sub, size)
     matrix = vstack(
         [
             hstack([constraint_matrix(sub), csr_array((rows.shape[0], k))]),
@@ -273,31 +289,23 @@ def solve_keeping(sub, size, held, unit, time_limit):
         ],
         format="csr",
     )
-    y_hi = size[sub.job].astype(np.float64)
+    y_lo, y_hi = variable_bounds(sub, size)
     with warnings.catch_warnings():  # scipy passes HiGHS's own mip_abs_gap on, with a warning that it does
         warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
-        res = _solve_perturbed(quiet_milp, sub, eps, rows, matrix, y_hi, held, time_limit)
+        res = quiet_milp(
+            np.concatenate([sub.cost, np.full(k, -eps)]),
+            integrality=np.ones(2 * k),
+            bounds=Bounds(np.concatenate([y_lo, np.zeros(k)]), np.concatenate([y_hi, held])),
+            constraints=[LinearConstraint(matrix, -np.inf, np.concatenate([rows, np.zeros(k)]))],
+            options={
+                "mip_rel_gap": 0.0,
+                "mip_abs_gap": eps / 2,
+                "mip_max_nodes": KEEP_NODES,
+                "presolve": True,
+                **({} if time_limit is None else {"time_limit": time_limit}),
+            },
+        )
     if res.status != 0 or res.x is None:  # not proved within the node cap or the time left
         return None
     counts = np.rint(res.x[:k]).astype(np.int64)
     return counts, True, float(sub.cost @ counts)
-
-
-def _solve_perturbed(milp, sub, eps, rows, matrix, y_hi, held, time_limit):
-    """:func:`solve_keeping`'s HiGHS call: the class program's integers ``y`` and the kept counts ``z``."""
-    from scipy.optimize import Bounds, LinearConstraint
-
-    k = sub.cost.shape[0]
-    return milp(
-        np.concatenate([sub.cost, np.full(k, -eps)]),
-        integrality=np.ones(2 * k),
-        bounds=Bounds(np.concatenate([np.where(sub.forced, y_hi, 0.0), np.zeros(k)]), np.concatenate([y_hi, held])),
-        constraints=[LinearConstraint(matrix, -np.inf, np.concatenate([rows, np.zeros(k)]))],
-        options={
-            "mip_rel_gap": 0.0,
-            "mip_abs_gap": eps / 2,
-            "mip_max_nodes": KEEP_NODES,
-            "presolve": True,
-            **({} if time_limit is None else {"time_limit": time_limit}),
-        },
-    )

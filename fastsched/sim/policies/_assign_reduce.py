@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds", "feasible", "greedy_fill"]
+__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds", "variable_bounds", "feasible", "greedy_fill"]
 
 #: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
 #: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
@@ -107,9 +107,24 @@ def constraint_matrix(problem):
     return csr_array((vals, (rows, np.concatenate([cols, cols]))), shape=(num_rows, k))
 
 
-def constraint_bounds(problem):
-    """Return the upper bounds of :func:`constraint_matrix`'s rows (1 per job, each type's capacity)."""
-    return np.concatenate([np.ones(problem.num_jobs), problem.capacity.astype(np.float64)])
+def constraint_bounds(problem, size=None):
+    """Return the upper bounds of :func:`constraint_matrix`'s rows (1 per job, each type's capacity).
+
+    With ``size`` (a class program, :mod:`~fastsched.sim.policies._assign_classes`), job ``j``'s
+    row is bounded by ``size[j]`` instead of 1.
+    """
+    jobs = np.ones(problem.num_jobs) if size is None else np.asarray(size, dtype=np.float64)
+    return np.concatenate([jobs, problem.capacity.astype(np.float64)])
+
+
+def variable_bounds(problem, size=None):
+    """Return ``(lower, upper)`` of each candidate's variable: 0/1, forced ones fixed at 1.
+
+    With ``size`` (a class program), a candidate of class ``j`` counts up to ``size[j]`` jobs
+    (a forced one exactly ``size[j]``).
+    """
+    upper = np.ones(problem.cost.shape[0]) if size is None else np.asarray(size, dtype=np.float64)[problem.job]
+    return np.where(problem.forced, upper, 0.0), upper
 
 
 def solve_reduced(problem, solve_core, clock=None):

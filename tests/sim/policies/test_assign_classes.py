@@ -86,18 +86,33 @@ def test_a_cost_one_bit_apart_is_another_class():
     assert job_classes(p).size.tolist() == [1, 1]
 
 
-@settings(max_examples=60, deadline=None)
-@given(repeated(), st.data())
-def test_spread_gives_each_class_its_counts_in_job_order(p, data):
-    c = job_classes(p)
-    sub, size, index = class_problem(p, c)
-    # Any counts the class rows allow (capacity aside: spreading ignores it).
+def _draw_counts(data, sub, size):
+    """Any counts the class rows allow (capacity aside: spreading ignores it)."""
     counts = np.zeros(sub.cost.shape[0], dtype=np.int64)
     for k in range(sub.num_jobs):
         left = int(size[k])
         for i in np.flatnonzero(sub.job == k):
             counts[i] = data.draw(st.integers(0, left))
             left -= counts[i]
+    return counts
+
+
+def _draw_keep(data, p):
+    """A mask of at most one candidate per job (a last round's choice)."""
+    keep = np.zeros(p.cost.shape[0], dtype=bool)
+    for j in range(p.num_jobs):
+        mine = np.flatnonzero(p.job == j)
+        if mine.size and data.draw(st.booleans()):
+            keep[data.draw(st.sampled_from(mine.tolist()))] = True
+    return keep
+
+
+@settings(max_examples=60, deadline=None)
+@given(repeated(), st.data())
+def test_spread_gives_each_class_its_counts_in_job_order(p, data):
+    c = job_classes(p)
+    sub, size = class_problem(p, c)
+    counts = _draw_counts(data, sub, size)
     x = spread_counts(p, c, counts)
     assert all(np.sum(x & (p.job == j)) <= 1 for j in range(p.num_jobs))
     for k in range(sub.num_jobs):
@@ -119,19 +134,15 @@ def test_spread_gives_each_class_its_counts_in_job_order(p, data):
 @given(repeated(), st.data())
 def test_spread_hands_each_kept_candidate_to_jobs_that_held_it(p, data):
     c = job_classes(p)
-    sub, size, _ = class_problem(p, c)
-    keep = np.zeros(p.cost.shape[0], dtype=bool)
-    for j in range(p.num_jobs):
+    sub, size = class_problem(p, c)
+    keep = _draw_keep(data, p)
+    # Holders of each class-program candidate, counted here from the masks.
+    held = np.zeros(sub.cost.shape[0], dtype=np.int64)
+    for j in np.flatnonzero(np.bincount(p.job[keep], minlength=p.num_jobs)):
         mine = np.flatnonzero(p.job == j)
-        if mine.size and data.draw(st.booleans()):
-            keep[data.draw(st.sampled_from(mine.tolist()))] = True
-    held = kept_counts(p, c, keep)
-    counts = np.zeros(sub.cost.shape[0], dtype=np.int64)
-    for k in range(sub.num_jobs):
-        left = int(size[k])
-        for i in np.flatnonzero(sub.job == k):
-            counts[i] = data.draw(st.integers(0, left))
-            left -= counts[i]
+        held[np.flatnonzero(sub.job == c.of_job[j])[np.flatnonzero(keep[mine])[0]]] += 1
+    assert np.array_equal(kept_counts(p, c, keep), held)
+    counts = _draw_counts(data, sub, size)
     x = spread_counts(p, c, counts, keep)
     assert all(np.sum(x & (p.job == j)) <= 1 for j in range(p.num_jobs))
     got = np.bincount(p.job[x], minlength=p.num_jobs) > 0
@@ -233,11 +244,7 @@ def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(p, data):
         ref = solve_assignment(p, "dp")
     except RuntimeError:
         return
-    warm = np.zeros(p.cost.shape[0], dtype=bool)
-    for j in range(p.num_jobs):
-        mine = np.flatnonzero(p.job == j)
-        if mine.size and data.draw(st.booleans()):
-            warm[data.draw(st.sampled_from(mine.tolist()))] = True
+    warm = _draw_keep(data, p)
     r = solve_assignment_report(p, "classes", warm=warm)
     _check(p, r.chosen)
     assert not r.limited

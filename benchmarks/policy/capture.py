@@ -45,10 +45,9 @@ def strip_meta(prob):
 
 def capture(k: int, out: Path, every: int, min_share: float, max_time: float, quiet: bool = True):
     """Run the K-fold study under Pollux and write its rounds to ``out``; return the summary."""
-    from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
-
     from fastsched.policy import PolluxPolicy
     from fastsched.sim import simulate
+    from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 
     out.mkdir(parents=True, exist_ok=True)
     log = open(out / "rounds.jsonl", "w")

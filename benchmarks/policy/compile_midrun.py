@@ -38,7 +38,7 @@ from pathlib import Path
 import numba.core.event as ev
 from fastsched.policy import PolluxPolicy
 from fastsched.sim import simulate
-from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
+from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 
 k, mode, max_time, sia = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), Path(sys.argv[4])
 state = {"where": "before", "before": 0.0, "rounds": [], "depth": 0, "t0": 0.0, "acc": 0.0}

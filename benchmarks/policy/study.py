@@ -32,7 +32,7 @@ import hashlib, json, sys, time
 from pathlib import Path
 from fastsched.sim import simulate
 from fastsched.sim.metrics import compute_metrics
-from fastsched.sim.scale import scale_cluster, scale_workload, workload_files
+from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 sia, k, policy = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 files = workload_files(sia / "workloads" / "scale" / "rate_50")
 wl = scale_workload(files[:k] if k < len(files) else files, k)

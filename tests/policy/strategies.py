@@ -20,24 +20,32 @@ def sublinear(alpha, multi_penalty):
 
 
 @st.composite
-def instances(draw, max_jobs=8, max_nodes=4, max_gpus=4, pinned=True, tabulated_fn=None):
-    """(jobs, nodes, base_allocations, template) with a feasible base allocation."""
+def instances(draw, max_jobs=8, max_nodes=4, max_gpus=4, pinned=True, tabulated_fn=None, gpu_only=False, max_rep=6):
+    """(jobs, nodes, base_allocations, template) with a feasible base allocation.
+
+    ``gpu_only``: GPUs are the only resource (as in the simulator's rounds), so nodes fill up.
+    """
     num_nodes = draw(st.integers(1, max_nodes))
     rtypes = ["gpu", "cpu"]
     nodes = {}
     for i in range(num_nodes):
-        res = {"gpu": draw(st.integers(0, max_gpus)), "cpu": draw(st.integers(1, 8)) * 1000}
+        res = {"gpu": draw(st.integers(0, max_gpus))}
+        if not gpu_only:
+            res["cpu"] = draw(st.integers(1, 8)) * 1000
         nodes[f"n{i}"] = NodeInfo(res, preemptible=draw(st.booleans()))
-    template = NodeInfo({"gpu": max_gpus, "cpu": 8000}, preemptible=True)
+    template = NodeInfo({"gpu": max_gpus} if gpu_only else {"gpu": max_gpus, "cpu": 8000}, preemptible=True)
     num_jobs = draw(st.integers(1, max_jobs))
     jobs = {}
     for i in range(num_jobs):
-        res = {"gpu": draw(st.integers(0, 2)), "cpu": draw(st.integers(0, 4)) * 500}
-        if draw(st.booleans()):
+        if gpu_only:
+            res = {"gpu": draw(st.integers(1, 2))}
+        else:
+            res = {"gpu": draw(st.integers(0, 2)), "cpu": draw(st.integers(0, 4)) * 500}
+        if not gpu_only and draw(st.booleans()):
             res["pods"] = 1
         if res["gpu"] == 0 and res["cpu"] == 0:
             res["gpu"] = 1
-        mx = draw(st.integers(1, 6))
+        mx = draw(st.integers(1, max_rep))
         mn = draw(st.integers(0, mx))
         if tabulated_fn is not None and draw(st.booleans()):
             fn = tabulated_fn
@@ -61,6 +69,7 @@ def instances(draw, max_jobs=8, max_nodes=4, max_gpus=4, pinned=True, tabulated_
                 room[r] = room.get(r, 0) - count * v
             base[key] = [node] * count
     for n in nodes.values():
-        n.resources.setdefault("pods", 32)
+        if not gpu_only:
+            n.resources.setdefault("pods", 32)
     del rtypes
     return jobs, nodes, base, template

@@ -36,27 +36,41 @@ _floats = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.n
 
 
 @functools.cache
-def _sort_and_argmax():
+def _sort_and_tournament():
     import numba
 
-    from fastsched.policy._ga.seeding import _argmax
+    from fastsched.policy._ga.seeding import _retally, _tournament
     from fastsched.policy._ga.select import _argsort
 
     @numba.njit
-    def both(a):
-        return _argsort(a), _argmax(a)
+    def both(a, at, to):
+        # The tree's winner after it is built, then after each update a[at[i]] = to[i].
+        winners = np.empty(at.shape[0] + 1, dtype=np.int64)
+        tree = _tournament(a)
+        winners[0] = tree[1]
+        for i in range(at.shape[0]):
+            a[at[i]] = to[i]
+            _retally(tree, a, at[i])
+            winners[i + 1] = tree[1]
+        return _argsort(a), winners
 
     return both
 
 
 @FAST
-@given(st.lists(_floats, min_size=1, max_size=80))
-def test_own_sort_and_argmax_match_numpy(values):
-    """The package's stable argsort and argmax (numba's generic ones compile kernels of their own)."""
+@given(st.lists(_floats, min_size=1, max_size=80), st.lists(st.tuples(st.integers(0, 79), _floats), max_size=30))
+def test_own_sort_and_argmax_match_numpy(values, updates):
+    """The package's stable argsort, and the greedy fill's tournament tree against ``np.argmax`` after each update."""
     a = np.array(values, dtype=np.float64)
-    order, best = _sort_and_argmax()(a)
+    at = np.array([i % a.size for i, _ in updates], dtype=np.int64)
+    to = np.array([v for _, v in updates], dtype=np.float64)
+    order, winners = _sort_and_tournament()(a.copy(), at, to)
+    want = [np.argmax(a)]
+    for i, v in zip(at, to, strict=True):
+        a[i] = v
+        want.append(np.argmax(a))
     np.testing.assert_array_equal(order, np.argsort(a, kind="stable"))
-    assert best == np.argmax(a)
+    np.testing.assert_array_equal(winners, want)
 
 
 @FAST
@@ -407,12 +421,43 @@ def _fill_without_skipping():
     from fastsched.policy._ga import seeding
 
     never = numba.njit(lambda A, j: False)
-    candidate = numba.njit(copy_function(seeding._candidate.py_func, "candidate_plain", {"_needs": never}))
+    candidate = numba.njit(copy_function(seeding._candidate.py_func, "candidate_plain", {"needs": never}))
     return numba.njit(copy_function(seeding.greedy_fill.py_func, "greedy_fill_plain", {"_candidate": candidate}))
 
 
+@functools.cache
+def _first_fit_without_skipping():
+    """``first_fit_rows`` whose node scans visit every node (as :func:`_fill_without_skipping`)."""
+    import numba
+
+    from fastsched._numba_private import copy_function
+    from fastsched.policy._ga import seeding
+
+    never = numba.njit(lambda A, j: False)
+    return numba.njit(copy_function(seeding.first_fit_rows.py_func, "first_fit_plain", {"needs": never}))
+
+
 @FAST
-@given(instances(tabulated_fn=TAB), st.integers(1, 8))
+@given(
+    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    st.integers(1, 8),
+)
+def test_first_fit_skipping_exhausted_nodes_places_as_a_full_scan(inst, limit):
+    prob, A, scratch, limit, pop = _first_fit_then_greedy(inst, limit, 3)
+    limits = np.array([limit, max(limit // 2, 1)], dtype=np.int64)
+    G.first_fit_rows(A, limits, pop, np.array([0, 1], dtype=np.int64))
+    _first_fit_without_skipping()(A, limits, pop, np.array([2, 1], dtype=np.int64))
+    np.testing.assert_array_equal(
+        naive.to_dense(pop.off, pop.node, pop.cnt, 0, prob.num_nodes),
+        naive.to_dense(pop.off, pop.node, pop.cnt, 2, prob.num_nodes),
+    )
+
+
+@FAST
+@given(
+    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    st.integers(1, 8),
+)
 def test_greedy_fill_skipping_exhausted_nodes_fills_as_a_full_scan(inst, limit):
     prob, A, scratch, limit, pop = _first_fit_then_greedy(inst, limit, 3)
     _fill_without_skipping()(pop, 0, limit, A, scratch, pop, 2)
@@ -421,3 +466,173 @@ def test_greedy_fill_skipping_exhausted_nodes_fills_as_a_full_scan(inst, limit):
         naive.to_dense(pop.off, pop.node, pop.cnt, 1, prob.num_nodes),
         naive.to_dense(pop.off, pop.node, pop.cnt, 2, prob.num_nodes),
     )
+
+
+@functools.cache
+def _polish_without_skipping():
+    """``polish_row`` whose node scans visit every node (no job counted as needing resources).
+
+    The same source as the kernel, whose scans skip the nodes with no resource left and whose
+    jump reads the free nodes' rooms from a tally (both kept in a
+    :class:`~fastsched.policy._ga.livenodes.Live` through every edit); this copy's scan every node.
+    """
+    import numba
+
+    from fastsched._numba_private import copy_function
+    from fastsched.policy._ga import local
+    from fastsched.policy._ga.livenodes import live_nodes
+
+    @numba.njit
+    def scanned(A, S, limit):  # no tally of the free nodes' rooms: the jump scans every node
+        live = live_nodes(A, S, limit)
+        live.uniform[0] = False
+        return live
+
+    never = numba.njit(lambda A, j: False)
+    move = numba.njit(copy_function(local._best_move.py_func, "best_move_plain", {"needs": never}))
+    plain = {"_best_move": move, "live_nodes": scanned}
+    settle = numba.njit(copy_function(local._settle.py_func, "settle_plain", plain))
+    kick = numba.njit(copy_function(local._kick.py_func, "kick_plain", plain))
+    return numba.njit(copy_function(local.polish_row.py_func, "polish_plain", {"_settle": settle, "_kick": kick}))
+
+
+@FAST
+@given(
+    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    st.integers(0, 1000),
+    st.sampled_from([0, 1, 2]),
+    st.integers(1, 8),
+)
+def test_polish_skipping_full_nodes_moves_as_a_full_scan(inst, seed, transfers, limit):
+    """The local search's scans skip full nodes (and tally free rooms) and find the same moves, kicks and transfers included."""
+    policy, prob, pop, _, _ = _population(inst, seed)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    limit = min(limit, prob.num_nodes)
+    rows = pop.off.shape[0]
+    got = G.new_pop(rows, prob.num_jobs, pop.node.shape[1])
+    want = G.new_pop(rows, prob.num_jobs, pop.node.shape[1])
+    kicks = 8 if transfers else 0
+    for i in range(rows):
+        m1 = G.polish_row(pop, i, A, limit, scratch, 50, transfers, kicks, np.uint64(seed), got, i)
+        m2 = _polish_without_skipping()(pop, i, A, limit, scratch, 50, transfers, kicks, np.uint64(seed), want, i)
+        assert m1 == m2
+    np.testing.assert_array_equal(got.off, want.off)
+    np.testing.assert_array_equal(got.hash, want.hash)
+    np.testing.assert_array_equal(got.obj, want.obj)
+    for i in range(rows):
+        np.testing.assert_array_equal(
+            naive.to_dense(got.off, got.node, got.cnt, i, prob.num_nodes),
+            naive.to_dense(want.off, want.node, want.cnt, i, prob.num_nodes),
+        )
+
+
+@functools.cache
+def _polish_without_memo():
+    """``polish_row`` whose transfer search computes every term afresh (no :class:`~fastsched.policy._ga.transfers.Terms`)."""
+    import numba
+
+    from fastsched._numba_private import copy_function
+    from fastsched.policy._ga import local, transfers
+    from fastsched.policy._ga.fitness import fair_term
+
+    term_after = transfers._term_after
+    given = numba.njit(lambda T, S, A, b, take, kb1: term_after(S, A, b, kb1, S.reps[b] - take))
+    current = numba.njit(lambda T, S, A, b: fair_term(S.val[b], A.mode, A.p))
+    at = numba.njit(
+        copy_function(
+            transfers._transfer_at.py_func, "transfer_at_plain", {"_given_term": given, "_current_term": current}
+        )
+    )
+    best = numba.njit(copy_function(transfers._best_transfer.py_func, "best_transfer_plain", {"_transfer_at": at}))
+    tpass = numba.njit(copy_function(transfers._transfer_pass.py_func, "transfer_pass_plain", {"_best_transfer": best}))
+    settle = numba.njit(copy_function(local._settle.py_func, "settle_memo_plain", {"_transfer_pass": tpass}))
+    return numba.njit(copy_function(local.polish_row.py_func, "polish_memo_plain", {"_settle": settle}))
+
+
+@FAST
+@given(
+    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    st.integers(0, 1000),
+    st.sampled_from([1, 2]),
+)
+def test_transfer_terms_memo_moves_as_computing_each_term(inst, seed, transfers):
+    """The transfer search's memoised terms give the moves of computing every term afresh."""
+    policy, prob, pop, _, _ = _population(inst, seed)
+    A = policy._arrays(prob)
+    scratch = policy._scratch(prob)
+    rows = pop.off.shape[0]
+    got = G.new_pop(rows, prob.num_jobs, pop.node.shape[1])
+    want = G.new_pop(rows, prob.num_jobs, pop.node.shape[1])
+    for i in range(rows):
+        m1 = G.polish_row(pop, i, A, prob.num_nodes, scratch, 50, transfers, 8, np.uint64(seed), got, i)
+        m2 = _polish_without_memo()(pop, i, A, prob.num_nodes, scratch, 50, transfers, 8, np.uint64(seed), want, i)
+        assert m1 == m2
+    np.testing.assert_array_equal(got.off, want.off)
+    np.testing.assert_array_equal(got.hash, want.hash)
+    np.testing.assert_array_equal(got.obj, want.obj)
+
+
+@functools.cache
+def _moves_kept_and_fresh():
+    """Each job's best move (taken out of the row in turn) with the kept ``Live`` view, and with a fresh scanning one."""
+    import numba
+
+    from fastsched.policy._ga.livenodes import live_nodes, mark_job
+    from fastsched.policy._ga.local import _best_move, best_single_counts
+    from fastsched.policy._ga.rowstate import add_job, remove_job, unpack_row
+
+    @numba.njit
+    def both(src, row, A, limit, width):
+        S = unpack_row(src, row, A, width)
+        best1 = best_single_counts(A)
+        hist = np.empty(A.table.shape[2] + 1, dtype=np.int64)
+        njobs = A.job_res.shape[0]
+        kept = np.zeros((njobs, 2 * width + 1), dtype=np.int64)
+        fresh = np.zeros((njobs, 2 * width + 1), dtype=np.int64)
+        tn = np.empty(width, dtype=np.int32)
+        tc = np.empty(width, dtype=np.int32)
+        live = live_nodes(A, S, limit)
+        for j in range(njobs):
+            if A.pinned[j]:
+                continue
+            remove_job(S, j, A)
+            mark_job(live, A, S, j)
+            for which in range(2):
+                if which == 0:
+                    _, k = _best_move(S, j, A, limit, best1, tn, tc, hist, live)
+                    out = kept
+                else:
+                    scan = live_nodes(A, S, limit)
+                    scan.uniform[0] = False
+                    _, k = _best_move(S, j, A, limit, best1, tn, tc, hist, scan)
+                    out = fresh
+                out[j, 0] = k
+                for q in range(max(k, 0)):
+                    out[j, 1 + 2 * q] = tn[q]
+                    out[j, 2 + 2 * q] = tc[q]
+            add_job(S, j, A)
+            mark_job(live, A, S, j)
+        return kept, fresh
+
+    return both
+
+
+@FAST
+@given(
+    st.one_of(
+        instances(tabulated_fn=TAB),
+        # Few jobs, many free GPUs and large jobs: jumps onto several free nodes.
+        instances(max_jobs=5, max_nodes=8, tabulated_fn=TAB, gpu_only=True, max_rep=16),
+    ),
+    st.integers(0, 1000),
+    st.integers(1, 8),
+)
+def test_best_move_with_kept_view_is_the_full_scans(inst, seed, limit):
+    """Every job's best move reads the kept view (live nodes, the free nodes' rooms) as a fresh full scan finds it."""
+    policy, prob, pop, _, _ = _population(inst, seed)
+    A = policy._arrays(prob)
+    limit = min(limit, prob.num_nodes)
+    for i in range(pop.off.shape[0]):
+        kept, fresh = _moves_kept_and_fresh()(pop, i, A, limit, policy._scratch(prob))
+        np.testing.assert_array_equal(kept, fresh)

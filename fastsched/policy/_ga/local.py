@@ -25,6 +25,7 @@ import numpy as np
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, improves, job_value
 from fastsched.policy._ga.linkonly import inner, leaf
+from fastsched.policy._ga.livenodes import first_node, live_nodes, mark_job, needs, next_node, refresh
 from fastsched.policy._ga.rng import rand_int
 from fastsched.policy._ga.rowstate import (
     add_job,
@@ -33,14 +34,12 @@ from fastsched.policy._ga.rowstate import (
     pack_row,
     remove_job,
     set_entries,
-    shift_entry,
     unpack_row,
 )
+from fastsched.policy._ga.transfers import _EPS, _transfer_pass, _value
 from fastsched.policy._ga.variation import node_capacity
 
 __all__ = ["NO_TRANSFERS", "ALL_TRANSFERS", "LOCAL_TRANSFERS", "polish_row", "best_single_counts"]
-
-_EPS = 1e-12
 
 #: Replica transfers of a polish (its ``transfers`` argument): none; to a job on any node (it
 #: grows in place, spreads to the node, or starts there); only on the nodes a job already
@@ -71,11 +70,6 @@ def best_single_counts(A):
 
 
 @leaf
-def _value(A, j, k, reps):
-    return job_value(A.table, j, k, reps, A.scale[j], np.bool_(True), A.penalty[j])
-
-
-@leaf
 def _base_fits(S, j, A):
     """Whether job ``j``'s base entries fit the state without ``j`` (and its bounds)."""
     b0 = A.base_off[j]
@@ -94,13 +88,17 @@ def _base_fits(S, j, A):
 
 
 @leaf
-def _best_move(S, j, A, limit, best1, tn, tc, hist):
+def _best_move(S, j, A, limit, best1, tn, tc, hist, live):
     """Write the best placement of job ``j`` (taken out of ``S``) into ``tn/tc``.
 
     Returns ``(gain, k)`` where gain is the change of the accumulated term (sign-adjusted)
     against its current placement and ``k`` its entry count (``-1``: keep the current placement).
-    ``hist`` is scratch of at least ``max_replicas + 1`` entries.
+    ``hist`` is scratch of at least ``max_replicas + 1`` entries. ``live`` (the nodes with some
+    resource left, :mod:`~fastsched.policy._ga.livenodes`) lets the node scans of a job that
+    needs resources skip full nodes, where it fits nothing: every scan below looks for nodes
+    with room, so it finds the same nodes.
     """
+    skip = needs(A, j)
     mode = A.mode
     p = A.p
     mx = A.max_rep[j]
@@ -133,13 +131,15 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
     # One node: the lowest node with the most room (up to max_replicas).
     room = 0
     rn = -1
-    for n in range(limit):
+    n = first_node(live, limit, skip)
+    while n < limit:
         c = node_capacity(A.job_res, A.node_res, S.used, j, n, mx)
         if c > room:
             room = c
             rn = n
             if c >= mx:
                 break
+        n = next_node(live, n, limit, skip)
     if room >= lo:
         r = best1[j, room if room < mx else mx]
         g = improves(fair_term(_value(A, j, np.int64(1), r), mode, p) - t0, mode, p)
@@ -185,21 +185,16 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
         room = 0
         rn = -1
         want = mx - r0
-        for n in range(limit):
-            if S.owner[n]:
-                continue
-            mine = False
-            for q in range(k0):
-                if S.jn[j, q] == n:
-                    mine = True
-            if mine:
-                continue
-            c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
-            if c > room:
-                room = c
-                rn = n
-                if c >= want:
-                    break
+        n = first_node(live, limit, skip)
+        while n < limit:
+            if not S.owner[n] and find_entry(S, j, n) < 0:
+                c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
+                if c > room:
+                    room = c
+                    rn = n
+                    if c >= want:
+                        break
+            n = next_node(live, n, limit, skip)
         if room >= 1:
             for add in (1, room):
                 g = improves(fair_term(_value(A, j, k0 + 1, r0 + add), mode, p) - t0, mode, p)
@@ -230,9 +225,21 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
         want = mx - r0
         for c in range(want + 1):
             hist[c] = 0
-        for n in range(limit):
-            if not S.owner[n] and find_entry(S, j, n) < 0:
-                hist[node_capacity(A.job_res, A.node_res, S.used, j, n, want)] += 1
+        if live.uniform[0]:
+            # Every job's room on a node is the same: the free nodes' rooms are tallied
+            # (capped at want), less this job's own nodes (it is taken out of S: none owned).
+            for c in range(live.rooms.shape[0]):
+                hist[c if c < want else want] += live.rooms[c]
+            for q in range(k0):
+                c = live.room[S.jn[j, q]]
+                if c >= 0:
+                    hist[c if c < want else want] -= 1
+        else:
+            n = first_node(live, limit, skip)  # (hist[0] is not read: skipped nodes would count there)
+            while n < limit:
+                if not S.owner[n] and find_entry(S, j, n) < 0:
+                    hist[node_capacity(A.job_res, A.node_res, S.used, j, n, want)] += 1
+                n = next_node(live, n, limit, skip)
         added = np.int64(0)
         nodes = np.int64(0)
         level = np.int64(0)  # nodes taken at room c so far
@@ -262,11 +269,12 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
             m = 0
             a = 0
             seen = 0
-            for n in range(limit):
-                if S.owner[n] or find_entry(S, j, n) >= 0:
-                    continue
-                c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
-                if c > jump_room or (c == jump_room and seen < jump_need):
+            n = first_node(live, limit, skip)  # (jump_room >= 1: no full node is chosen)
+            while n < limit:
+                c = 0
+                if not S.owner[n] and find_entry(S, j, n) < 0:
+                    c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
+                if c >= 1 and (c > jump_room or (c == jump_room and seen < jump_need)):
                     if c == jump_room:
                         seen += 1
                         if seen == jump_need:
@@ -279,6 +287,7 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
                     tn[m] = n
                     tc[m] = c
                     m += 1
+                n = next_node(live, n, limit, skip)
             while a < k0:
                 tn[m] = S.jn[j, a]
                 tc[m] = S.jc[j, a]
@@ -287,171 +296,25 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist):
     return best, bk
 
 
-@leaf
-def _room_after(S, A, n, j, b, take, cap):
-    """Count the replicas of job ``j`` (at most ``cap``) that fit on node ``n``.
-
-    The count assumes job ``b`` has given up ``take`` replicas there.
-    """
-    for r in range(A.job_res.shape[1]):
-        need = A.job_res[j, r]
-        if need > 0:
-            free = A.node_res[n, r] - S.used[n, r] + take * A.job_res[b, r]
-            c = free // need if free > 0 else 0
-            if c < cap:
-                cap = c
-    return cap
-
-
-@leaf
-def _term_after(S, A, j, k, reps):
-    if reps <= 0:
-        return fair_term(0.0, A.mode, A.p)
-    return fair_term(_value(A, j, k, reps), A.mode, A.p)
-
-
-@leaf
-def _transfer_at(S, A, j, n, occ_off, occ_job, out, best):
-    """Best transfer to job ``j`` on node ``n`` if it beats ``best`` (see :func:`_best_transfer`)."""
-    mode = A.mode
-    p = A.p
-    mx = A.max_rep[j]
-    lo = A.min_rep[j] if A.min_rep[j] > 1 else 1
-    k0 = S.jk[j]
-    r0 = S.reps[j]
-    t0 = fair_term(S.val[j], mode, p)
-    qj = find_entry(S, j, n)
-    for t in range(occ_off[n], occ_off[n + 1]):
-        b = occ_job[t]
-        if b == j or A.pinned[b]:
-            continue
-        qb = find_entry(S, b, n)
-        cb = S.jc[b, qb]
-        kb = S.jk[b]
-        rb = S.reps[b]
-        lob = A.min_rep[b] if A.min_rep[b] > 1 else 1
-        tb0 = fair_term(S.val[b], mode, p)
-        spans = qj < 0 and k0 > 0  # j becomes (or stays) distributed, now on n too
-        if spans and S.owner[n] and kb < 2:
-            continue  # another distributed job owns n
-        for take in range(1, cb + 1):
-            rb1 = rb - take
-            if 0 < rb1 < lob:
-                continue
-            kb1 = kb - 1 if take == cb else kb
-            if spans and S.owner[n] and take < cb and kb1 > 1:
-                continue  # b stays distributed on n
-            # As many replicas of j as fit, up to max_replicas.
-            add = _room_after(S, A, n, j, b, take, mx - r0)
-            if add <= 0 or (k0 == 0 and add < lo):
-                continue
-            kj1 = k0 if qj >= 0 else k0 + 1
-            g = improves(_term_after(S, A, j, kj1, r0 + add) - t0 + _term_after(S, A, b, kb1, rb1) - tb0, mode, p)
-            if g > best:
-                best = g
-                out[0] = n
-                out[1] = b
-                out[2] = take
-                out[3] = add
-    return best
-
-
-@leaf
-def _best_transfer(S, A, j, limit, occ_off, occ_job, out, local):
-    """Find the best move of replicas from a job ``b`` to job ``j`` on one node.
-
-    ``b`` gives up ``take`` replicas on node ``n``, ``j`` grows there (in place, onto a new
-    node, or starts). With ``local``, ``j`` looks only at its own nodes (grows in place; a job
-    without replicas gets none). Writes ``(n, b, take, add)`` into ``out``; returns the gain (``<= _EPS``: none).
-    """
-    k0 = S.jk[j]
-    if S.reps[j] >= A.max_rep[j]:
-        return 0.0
-    best = _EPS
-    if local:
-        for q in range(k0):
-            best = _transfer_at(S, A, j, np.int64(S.jn[j, q]), occ_off, occ_job, out, best)
-        return best
-    # A single-node job may only spread if its node is not owned by a distributed job.
-    multi_ok = not (k0 == 1 and S.owner[S.jn[j, 0]])
-    for n in range(limit):
-        if k0 > 0 and find_entry(S, j, n) < 0 and (not multi_ok or k0 + 1 > S.jn.shape[1]):
-            continue
-        best = _transfer_at(S, A, j, np.int64(n), occ_off, occ_job, out, best)
-    return best
-
-
-@inner
-def _occupants(S, num_nodes):
-    """Jobs on each node, as CSR ``(occ_off[N + 1], occ_job)``."""
-    njobs = S.jk.shape[0]
-    occ_off = np.empty(num_nodes + 1, dtype=np.int64)
-    occ_off[:] = 0
-    for j in range(njobs):
-        for q in range(S.jk[j]):
-            occ_off[S.jn[j, q] + 1] += 1
-    for n in range(num_nodes):
-        occ_off[n + 1] += occ_off[n]
-    fill = occ_off[:-1].copy()
-    occ_job = np.empty(occ_off[num_nodes], dtype=np.int64)
-    for j in range(njobs):
-        for q in range(S.jk[j]):
-            n = S.jn[j, q]
-            occ_job[fill[n]] = j
-            fill[n] += 1
-    return occ_off, occ_job
-
-
-@leaf
-def apply_transfer(S, A, j, out):
-    """Apply the transfer ``out = (node, giving job, replicas given, replicas taken)`` to job ``j``."""
-    n, b, take, add = out[0], out[1], out[2], out[3]
-    remove_job(S, j, A)
-    remove_job(S, b, A)
-    shift_entry(S, b, n, -take)
-    shift_entry(S, j, n, add)
-    add_job(S, j, A)
-    add_job(S, b, A)
-    S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
-    S.val[b] = job_value(A.table, b, S.jk[b], S.reps[b], A.scale[b], is_changed(S, b, A), A.penalty[b])
-
-
-@inner
-def _transfer_pass(S, A, limit, local):
-    """Apply the best replica transfer of each job in turn; returns the number applied."""
-    njobs = A.job_res.shape[0]
-    out = np.empty(4, dtype=np.int64)
-    out[:] = 0
-    applied = 0
-    occ_off, occ_job = _occupants(S, A.node_res.shape[0])
-    for j in range(njobs):
-        if A.pinned[j]:
-            continue
-        if _best_transfer(S, A, j, limit, occ_off, occ_job, out, local) <= _EPS:
-            continue
-        apply_transfer(S, A, j, out)
-        applied += 1
-        # Who sits where changed (only here: rebuilding it for every job cost O(jobs^2)).
-        occ_off, occ_job = _occupants(S, A.node_res.shape[0])
-    return applied
-
-
 @inner
 def _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers):
     """Steepest single-job moves (then transfers) until nothing improves; returns moves."""
     njobs = A.job_res.shape[0]
     moves = 0
+    live = live_nodes(A, S, limit)
     for _ in range(max_passes):
         changed = 0
         for j in range(njobs):
             if A.pinned[j]:
                 continue
             remove_job(S, j, A)
-            _, k = _best_move(S, j, A, limit, best1, tn, tc, hist)
+            mark_job(live, A, S, j)
+            _, k = _best_move(S, j, A, limit, best1, tn, tc, hist, live)
             if k >= 0:
                 set_entries(S, j, tn, tc, k)
                 changed += 1
             add_job(S, j, A)
+            mark_job(live, A, S, j)
             if k >= 0:
                 S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
         moves += changed
@@ -462,6 +325,7 @@ def _settle(S, A, limit, best1, tn, tc, hist, max_passes, transfers):
             moves += applied
             if applied == 0:
                 break
+            refresh(live, A, S)
     return moves
 
 
@@ -526,14 +390,16 @@ def _kick(S, A, st, limit, best1, tn, tc, hist, chosen):
         x = chosen[t]
         chosen[t] = chosen[u]
         chosen[u] = x
+    live = live_nodes(A, S, limit)
     for t in range(m):
         j = chosen[t]
         if S.jk[j] > 0:
             continue  # listed twice
-        _, k = _best_move(S, j, A, limit, best1, tn, tc, hist)
+        _, k = _best_move(S, j, A, limit, best1, tn, tc, hist, live)
         if k > 0:
             set_entries(S, j, tn, tc, k)
             add_job(S, j, A)
+            mark_job(live, A, S, j)
             S.val[j] = job_value(A.table, j, S.jk[j], S.reps[j], A.scale[j], is_changed(S, j, A), A.penalty[j])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastsched.policy._ga.evolve import gather
+from fastsched.policy._ga.remap import remap_rows
 from fastsched.policy._ga.types import Pop, new_pop
 
 __all__ = ["rows", "nbytes", "take", "concat", "base_row", "adapt_previous"]
@@ -154,25 +155,6 @@ def adapt_previous(prev, prob):
         nmap[ph] = t
         ph += 1
         t += 1
-    nrows = rows(pop)
-    per = np.diff(pop.off, axis=1)  # [rows, Jp]
-    lens = pop.off[:, -1]
-    mask = np.arange(pop.node.shape[1])[None, :] < lens[:, None]
-    e_node = pop.node[mask].astype(np.int64)
-    e_cnt = pop.cnt[mask]
-    e_row = np.repeat(np.arange(nrows), lens)
-    e_job = np.repeat(np.tile(np.arange(Jp), nrows), per.ravel())
-    nj = jmap[e_job]
-    nn = nmap[e_node]
-    ok = (nj >= 0) & (nn >= 0)
-    e_row, nj, nn, e_cnt = e_row[ok], nj[ok], nn[ok], e_cnt[ok]
-    order = np.lexsort((nn, nj, e_row))
-    e_row, nj, nn, e_cnt = e_row[order], nj[order], nn[order], e_cnt[order]
-    counts = np.bincount(e_row * J + nj, minlength=nrows * J).reshape(nrows, J)
-    width = int(counts.sum(axis=1).max()) if nrows else 0
-    out = new_pop(nrows, J, width)
-    out.off[:, 1:] = np.cumsum(counts, axis=1)
-    pos = np.arange(e_row.shape[0]) - np.concatenate([[0], np.cumsum(counts.sum(axis=1))])[e_row]
-    out.node[e_row, pos] = nn
-    out.cnt[e_row, pos] = e_cnt
-    return out
+    new_off, new_node, new_cnt = remap_rows(pop.off, pop.node, pop.cnt, jmap, nmap, J)
+    out = new_pop(rows(pop), J, 1)
+    return out._replace(off=new_off, node=new_node, cnt=new_cnt)

@@ -31,17 +31,11 @@ import numpy as np
 from fastsched._jit import jit
 from fastsched.policy._ga.fitness import fair_term, fair_total, improves, job_value
 from fastsched.policy._ga.linkonly import inner, leaf
-from fastsched.policy._ga.local import (
-    _EPS,
-    _base_fits,
-    _best_transfer,
-    _occupants,
-    _settle,
-    apply_transfer,
-    best_single_counts,
-)
+from fastsched.policy._ga.local import _base_fits, _copy_state, _settle, best_single_counts
 from fastsched.policy._ga.rowstate import add_job, empty_state, insert_entry, is_changed, pack_row
 from fastsched.policy._ga.select import _argsort
+from fastsched.policy._ga.stamps import new_stamps, stamp_changes, stamp_transfer, unchanged_since
+from fastsched.policy._ga.transfers import _EPS, _best_transfer, _occupants, apply_transfer, new_terms
 from fastsched.policy._ga.variation import node_capacity
 
 __all__ = ["NONE", "KEEP", "SINGLE", "MULTI", "relax_row"]
@@ -82,6 +76,15 @@ def _pinned_state(A, width):
     return S
 
 
+@leaf
+def _same_request(A, a, b):
+    """Whether jobs ``a`` and ``b`` request the same resources per replica."""
+    for t in range(A.job_res.shape[1]):
+        if A.job_res[a, t] != A.job_res[b, t]:
+            return False
+    return True
+
+
 @inner
 def _hulls(A, S, num_real, share):
     """Upper concave hull of each free job's best term per replica count.
@@ -100,6 +103,12 @@ def _hulls(A, S, num_real, share):
     best = np.empty(rmax + 1, dtype=np.float64)
     kind = np.empty(rmax + 1, dtype=np.int64)
     hist = np.empty(rmax + 2, dtype=np.int64)
+    # Rooms depend on a job only through its request and its cap: tally the non-owned nodes'
+    # rooms (capped at rmax) once per distinct request, then cap them per job. O(jobs x nodes)
+    # was most of a large round's relaxation (1,100 nodes, 10,000 jobs of one request).
+    full = np.empty(rmax + 2, dtype=np.int64)
+    full_top = np.int64(0)
+    tallied = -1  # the job whose request ``full`` is the tally of
     for j in range(njobs):
         if A.pinned[j]:
             continue
@@ -113,18 +122,25 @@ def _hulls(A, S, num_real, share):
             continue
         # Rooms of the real nodes for this job: the largest (single node) and, over the nodes
         # no distributed job owns, a histogram (the fewest nodes holding r replicas).
-        top = np.int64(0)
+        if tallied < 0 or not _same_request(A, j, tallied):
+            tallied = j
+            full_top = np.int64(0)
+            for c in range(rmax + 1):
+                full[c] = 0
+            for n in range(num_real):
+                c = node_capacity(A.job_res, A.node_res, S.used, j, np.int64(n), rmax)
+                if c > full_top:
+                    full_top = c
+                if not S.owner[n]:
+                    full[c] += 1
+        top = full_top if full_top < mx else mx
         spread = np.int64(0)  # non-owned nodes with room
         for c in range(mx + 1):
-            hist[c] = 0
-        for n in range(num_real):
-            c = node_capacity(A.job_res, A.node_res, S.used, j, np.int64(n), mx)
-            if c > top:
-                top = c
-            if not S.owner[n]:
-                hist[c] += 1
-                if c > 0:
-                    spread += 1
+            hist[c] = full[c]
+        for c in range(mx + 1, rmax + 1):  # rooms beyond the cap count as the cap
+            hist[mx] += full[c]
+        for c in range(1, mx + 1):
+            spread += hist[c]
         for r in range(mx + 1):
             best[r] = -np.inf
             kind[r] = NONE
@@ -472,6 +488,12 @@ def _polish_to_target(S, A, num_real, width, passes, transfers, target):
     out = np.empty(4, dtype=np.int64)
     out[:] = 0
     njobs = A.job_res.shape[0]
+    T = new_terms(A)
+    # A job whose search found nothing searches again only what changed since (stamps.py).
+    stamps = new_stamps(njobs, A.node_res.shape[0])
+    seen = np.empty(njobs, dtype=np.int64)  # clock of each job's last fruitless search (-1: none)
+    seen[:] = -1
+    before = empty_state(A, width)
     for _ in range(passes):
         occ_off, occ_job = _occupants(S, A.node_res.shape[0])
         applied = 0
@@ -480,15 +502,20 @@ def _polish_to_target(S, A, num_real, width, passes, transfers, target):
                 continue
             if not (improves(fair_term(S.val[j], A.mode, A.p), A.mode, A.p) < target[j] - _EPS):
                 continue
-            if _best_transfer(S, A, j, num_real, occ_off, occ_job, out, False) <= _EPS:
+            since = unchanged_since(stamps, S, j, seen[j], occ_off, occ_job)
+            if _best_transfer(S, A, j, num_real, occ_off, occ_job, out, False, T, stamps, since) <= _EPS:
+                seen[j] = stamps.clock[0]
                 continue
             apply_transfer(S, A, j, out)
+            stamp_transfer(stamps, j, out)
             applied += 1
             occ_off, occ_job = _occupants(S, A.node_res.shape[0])
         moves += applied
         if applied == 0:
             break
+        _copy_state(S, before)
         moves += _settle(S, A, num_real, best1, tn, tc, hist, passes, transfers)
+        stamp_changes(stamps, before, S)
     return moves
 
 

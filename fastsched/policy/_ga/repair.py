@@ -106,8 +106,15 @@ def repair_job(j, tn, tc, k, pinned, used, owner, A):
 
 
 @leaf
-def commit_row(dst, row, j, pos, tn, tc, k, size, A):
-    """Write job ``j``'s ``k`` entries at ``pos`` of row ``row``; returns (term, size, hash)."""
+def commit_row(dst, row, j, pos, tn, tc, k, size, A, empty_term):
+    """Write job ``j``'s ``k`` entries at ``pos`` of row ``row``; returns (term, size, hash).
+
+    ``empty_term`` is ``fair_term(0.0, A.mode, A.p)``, the term of a job with no entries,
+    computed once by the caller: in a round with many more jobs than GPUs most jobs have none,
+    and the power mean's term is a ``pow`` call (half the time of repairing such a row).
+    """
+    if k == 0:
+        return empty_term, size, np.uint64(0)
     reps = np.int64(0)
     for a in range(k):
         dst.node[row, pos + a] = tn[a]
@@ -148,6 +155,7 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
     size = np.int64(0)
     h = np.uint64(0)
     next_mut = next_event(st, np.int64(-1), pm)
+    empty_term = fair_term(0.0, A.mode, A.p)
     for j in range(njobs):
         dst.off[row, j] = pos
         if A.pinned[j]:
@@ -162,7 +170,7 @@ def _build_row(st, src, pa, pm, A, dst, row, tn, tc):
                 next_mut = next_event(st, j, pm)
                 k = mutate_job(st, j, tn, tc, k, num_nodes, A, used)
         k = repair_job(j, tn, tc, k, A.pinned[j], used, owner, A)
-        term, size, hj = commit_row(dst, row, j, pos, tn, tc, k, size, A)
+        term, size, hj = commit_row(dst, row, j, pos, tn, tc, k, size, A, empty_term)
         acc += term
         h += hj
         pos += k

@@ -78,13 +78,18 @@ def row_to_allocations(pop, row, prob) -> dict:
     >>> row_to_allocations(pop, 0, prob)
     {'a': ['n0', 'n0']}
     """
-    off = pop.off[row]
+    # Python lists, not numpy scalars: a round of 10,000 jobs reads every entry once.
+    off = pop.off[row].tolist()
+    end = off[-1] if off else 0
+    nodes = pop.node[row, :end].tolist()
+    counts = pop.cnt[row, :end].tolist()
+    num_real, node_keys = prob.num_real, prob.node_keys
     out = {}
     for j, key in enumerate(prob.job_keys):
         alloc = []
         for q in range(off[j], off[j + 1]):
-            n = int(pop.node[row, q])
-            if n < prob.num_real:  # placeholders are not real nodes
-                alloc.extend([prob.node_keys[n]] * int(pop.cnt[row, q]))
+            n = nodes[q]
+            if n < num_real:  # placeholders are not real nodes
+                alloc.extend([node_keys[n]] * counts[q])
         out[key] = alloc
     return out

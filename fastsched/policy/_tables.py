@@ -91,10 +91,11 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
         if not generic[members[0]]:
             t = np.asarray(fn.table(m))[:, : m + 1]
             _check_values(key, t)
-            for j in members:
-                mj = int(max_reps[j]) + 1
-                table[j, 1, :mj] = t[0, :mj]
-                table[j, 2:, :mj] = t[1, :mj]
+            # Each member's rows up to its own max_replicas (the rest stay 0), all members at once.
+            rows = np.asarray(members)
+            t = np.where(np.arange(m + 1) <= max_reps[rows][:, None], t[:, None, :], 0.0)
+            table[rows, 1, : m + 1] = t[0]
+            table[rows, 2:, : m + 1] = t[1][:, None, :]
         else:
             kk = min(m, num_nodes)
             r_idx, n_idx = np.meshgrid(np.arange(1, m + 1), np.arange(1, kk + 1), indexing="ij")
@@ -107,7 +108,6 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
             sub[n_arr, r_arr] = vals
             if kk < kmax:  # Node counts beyond what this job can meet: copy the last one.
                 sub[kk + 1 :, :] = sub[kk, :]
-            for j in members:
-                mj = int(max_reps[j]) + 1
-                table[j, :, :mj] = sub[:, :mj]
+            rows = np.asarray(members)
+            table[rows, :, : m + 1] = np.where(np.arange(m + 1) <= max_reps[rows][:, None, None], sub, 0.0)
     return table

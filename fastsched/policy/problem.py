@@ -457,12 +457,13 @@ def problem_from_records(rec: RoundRecords) -> Problem:
     # A job that requests nothing could take unboundedly many replicas (and sizes the speedup
     # table by its max_replicas, up to 2**53): reject it rather than allocate without bound.
     # A pinned job keeps its allocation whatever it requests, so only a free job is refused.
-    for j in range(njobs):
-        if not np.any(job_res[j] > 0) and not pinned[j]:
-            raise InvalidJobError(
-                job_keys[j],
-                f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}",
-            )
+    idle = ~(job_res > 0).any(axis=1) & ~pinned
+    if idle.any():
+        j = int(np.argmax(idle))
+        raise InvalidJobError(
+            job_keys[j],
+            f"job {job_keys[j]!r} requests no resources: give it at least one positive request, e.g. {{'pods': 1}}",
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where(job_res > 0, job_res / np.where(total > 0, total, 1.0), 0.0)
     dominant = shares.max(axis=1) if nres else np.zeros(njobs)

@@ -172,7 +172,13 @@ class Job(Stateful, FixedStepping):
     @property
     def max_profiled_replicas(self) -> int:
         """Largest replica count the job has run with (0 if it never ran)."""
-        return _max_replicas(self.profile)
+        # Asked for every job in every round. A profile only gains keys, so the answer holds
+        # while the profile (a typed job has one per GPU type) keeps its length.
+        profile = self.profile
+        memo = self.__dict__.get("_max_profiled")
+        if memo is None or memo[0] is not profile or memo[1] != len(profile):
+            memo = self._max_profiled = (profile, len(profile), _max_replicas(profile))
+        return memo[2]
 
     @property
     def perf_params(self):

@@ -261,10 +261,11 @@ class PolluxSimPolicy(SimPolicy):
         fair_r = math.ceil(total_gpus / len(jobs)) if research else 1
         fns, order, min_reps, max_reps, preemptible = [], [], [], [], []
         rebased = {}
+        linear = LinearSpeedup(fair_r)  # one for every job that has not run: one table to fill
         for job in jobs:
             fn = job.speedup_fn()
             if fn is None:
-                fn = LinearSpeedup(fair_r)
+                fn = linear
             elif research:
                 # Kept by the function, not the job: jobs with the same model share one
                 # function (Job.speedup_fn), so they share its re-based table too.

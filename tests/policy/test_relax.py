@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,3 +106,99 @@ def test_bound_holds_against_the_milp_optimum(inst, penalty):
     assert status == "optimal"
     assert optimum <= bound + 1e-7 * max(1.0, bound)
     assert pop.obj[0] <= optimum + 1e-7 * max(1.0, optimum)
+
+
+@functools.cache
+def _relax_searching_everything():
+    """``relax_row`` whose transfer passes search every node for every job (no stamps) and whose
+    local search scans every node for the jump (no room tally)."""
+    import numba
+
+    from fastsched._numba_private import copy_function
+    from fastsched.policy._ga import local, relax
+    from fastsched.policy._ga.livenodes import live_nodes
+
+    @numba.njit
+    def scanned(A, S, limit):
+        live = live_nodes(A, S, limit)
+        live.uniform[0] = False
+        return live
+
+    everywhere = numba.njit(lambda st, S, j, seen, occ_off, occ_job: np.int64(-1))
+    settle = numba.njit(copy_function(local._settle.py_func, "settle_relax_plain", {"live_nodes": scanned}))
+    polish = numba.njit(
+        copy_function(
+            relax._polish_to_target.py_func,
+            "polish_to_target_plain",
+            {"unchanged_since": everywhere, "_settle": settle},
+        )
+    )
+    return numba.njit(copy_function(relax.relax_row.py_func, "relax_row_plain", {"_polish_to_target": polish}))
+
+
+@FAST
+@given(
+    st.one_of(
+        gpu_instances(),
+        instances(max_jobs=12, max_nodes=8, tabulated_fn=TAB, gpu_only=True, max_rep=16),
+    ),
+    MODES,
+    st.sampled_from([NO_TRANSFERS, ALL_TRANSFERS, LOCAL_TRANSFERS]),
+)
+def test_relax_seed_searching_changes_only_builds_the_same_row(inst, mode, transfers):
+    """The seed's transfer passes search only what changed since a job's last fruitless search,
+    and build the row a search of every node builds."""
+    jobs, nodes, base = inst[:3]
+    prob = build_problem(jobs, nodes, base, inst[3] if len(inst) > 3 else None)
+    policy = PolluxPolicy(seed=0, p=mode[0], power_shift=mode[1])
+    A, kind, reps, got, bound = _relax(prob, policy, passes=20, transfers=transfers)
+    want = G.new_pop(1, prob.num_jobs, got.node.shape[1])
+    kind2 = np.empty(prob.num_jobs, dtype=np.int64)
+    reps2 = np.empty(prob.num_jobs, dtype=np.int64)
+    bound2 = _relax_searching_everything()(
+        A, prob.num_real, policy._scratch(prob), 20, transfers, kind2, reps2, want, 0
+    )
+    assert bound == bound2
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def _busy_problem(seed):
+    """A larger GPU-only round shaped like a busy cluster's mid-size ones (fewer jobs than GPUs,
+    about one or two a node, most already placed): the packing leaves jobs below the relaxation's
+    choice, and the transfer passes run several times."""
+    rng = np.random.default_rng(seed)
+    names = [f"n{i:02d}" for i in range(int(rng.integers(10, 21)))]
+    nodes = {k: NodeInfo({"gpu": int(rng.choice([4, 8]))}, False) for k in names}
+    free = {k: n.resources["gpu"] for k, n in nodes.items()}
+    jobs, base = {}, {}
+    for i in range(int(rng.integers(len(names), 2 * len(names) + 1))):
+        fn = sublinear(float(rng.uniform(0.6, 1.0)), float(rng.uniform(0.7, 1.0)))
+        mx = int(rng.integers(1, 33))
+        key = f"j{i:02d}"
+        jobs[key] = JobInfo({"gpu": 1}, fn, i, 0, mx)
+        room = [k for k in names if free[k] > 0]
+        if room and rng.random() < 0.8:
+            node = room[int(rng.integers(len(room)))]
+            count = int(rng.integers(1, min(mx, free[node]) + 1))
+            base[key] = [node] * count
+            free[node] -= count
+    return build_problem(jobs, nodes, base, None)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_relax_seed_on_busy_rounds_builds_the_rows_of_a_full_search(seed):
+    """As above on rounds large enough for several transfer passes (random small ones rarely get there)."""
+    prob = _busy_problem(seed)
+    for p in (None, -1.0):
+        policy = PolluxPolicy(seed=0, p=p, restart_penalty=0.1)
+        for transfers in (LOCAL_TRANSFERS, ALL_TRANSFERS):
+            A, kind, reps, got, bound = _relax(prob, policy, passes=20, transfers=transfers)
+            want = G.new_pop(1, prob.num_jobs, got.node.shape[1])
+            kind2 = np.empty(prob.num_jobs, dtype=np.int64)
+            reps2 = np.empty(prob.num_jobs, dtype=np.int64)
+            run = _relax_searching_everything()
+            bound2 = run(A, prob.num_real, policy._scratch(prob), 20, transfers, kind2, reps2, want, 0)
+            assert bound == bound2
+            for a, b in zip(got, want, strict=True):
+                np.testing.assert_array_equal(a, b)

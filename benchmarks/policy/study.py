@@ -10,7 +10,7 @@ Usage::
 (``PYTHONPATH``), as ``benchmarks/sim/scale_study.py`` does (``rate_50`` merged k times on
 ``6xaws,3xrtx,2xdgx-ext`` times k, ``--preset sia``), and writes one JSON line: the summary's
 average and p99 JCT, restarts per job, the worst finish-time fairness and the share of jobs above
-1.05 (:func:`fastsched.sim.metrics.compute_metrics`), the policy's seconds per call (median, p95,
+1.05 (:func:`fastsched.sim.results.metrics.compute_metrics`), the policy's seconds per call (median, p95,
 and CPU seconds of the whole run), and a hash of the summary (same hash: same results). Skips a
 (tree, k, policy) already in ``--out``. ``report`` prints the markdown table, with each Pollux
 row's average JCT over Sia's of the same tree and k.
@@ -31,7 +31,7 @@ _CHILD = r"""
 import hashlib, json, sys, time
 from pathlib import Path
 from fastsched.sim import simulate
-from fastsched.sim.metrics import compute_metrics
+from fastsched.sim.results.metrics import compute_metrics
 from fastsched.sim.inputs.scale import scale_cluster, scale_workload, workload_files
 sia, k, policy = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 files = workload_files(sia / "workloads" / "scale" / "rate_50")

@@ -21,6 +21,9 @@ from tests.policy.strategies import instances
 TAB = make_speedup_fn()
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 
+#: Random problems, and GPU-only ones whose nodes fill up (full nodes to skip).
+FILLING = st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True))
+
 points = st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 5)), min_size=1, max_size=40)
 
 
@@ -439,7 +442,7 @@ def _first_fit_without_skipping():
 
 @FAST
 @given(
-    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    FILLING,
     st.integers(1, 8),
 )
 def test_first_fit_skipping_exhausted_nodes_places_as_a_full_scan(inst, limit):
@@ -455,7 +458,7 @@ def test_first_fit_skipping_exhausted_nodes_places_as_a_full_scan(inst, limit):
 
 @FAST
 @given(
-    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    FILLING,
     st.integers(1, 8),
 )
 def test_greedy_fill_skipping_exhausted_nodes_fills_as_a_full_scan(inst, limit):
@@ -498,7 +501,7 @@ def _polish_without_skipping():
 
 @FAST
 @given(
-    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    FILLING,
     st.integers(0, 1000),
     st.sampled_from([0, 1, 2]),
     st.integers(1, 8),
@@ -552,7 +555,7 @@ def _polish_without_memo():
 
 @FAST
 @given(
-    st.one_of(instances(tabulated_fn=TAB), instances(max_jobs=12, tabulated_fn=TAB, gpu_only=True)),
+    FILLING,
     st.integers(0, 1000),
     st.sampled_from([1, 2]),
 )

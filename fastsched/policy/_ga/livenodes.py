@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from fastsched.policy._ga.linkonly import inner, leaf
+from fastsched.policy._ga.variation import node_capacity
 
 __all__ = ["Live", "exhausted", "needs", "live_nodes", "refresh", "mark_job", "first_node", "next_node"]
 
@@ -94,15 +95,7 @@ def _room_of(live, A, S, n):
     """Room of node ``n`` for the shared request (see :class:`Live`); -1 when not counted."""
     if n >= live.limit[0] or S.owner[n]:
         return np.int64(-1)
-    cap = np.int64(live.rooms.shape[0] - 1)
-    for r in range(A.job_res.shape[1]):
-        need = A.job_res[0, r]
-        if need > 0:
-            free = A.node_res[n, r] - S.used[n, r]
-            c = free // need if free > 0 else 0
-            if c < cap:
-                cap = c
-    return cap
+    return node_capacity(A.job_res, A.node_res, S.used, np.int64(0), n, np.int64(live.rooms.shape[0] - 1))
 
 
 @leaf

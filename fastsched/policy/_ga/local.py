@@ -88,6 +88,28 @@ def _base_fits(S, j, A):
 
 
 @leaf
+def _roomiest(S, j, A, limit, live, skip, cap, spread):
+    """Return ``(room, node)``: the lowest node below ``limit`` with the most room for job ``j`` (up to ``cap``).
+
+    ``spread``: only nodes no distributed job owns and ``j`` does not hold (where it may
+    spread). ``(0, -1)`` when none has room; ``live``/``skip`` as in :func:`_best_move`.
+    """
+    room = 0
+    rn = -1
+    n = first_node(live, limit, skip)
+    while n < limit:
+        if not spread or (not S.owner[n] and find_entry(S, j, n) < 0):
+            c = node_capacity(A.job_res, A.node_res, S.used, j, n, cap)
+            if c > room:
+                room = c
+                rn = n
+                if c >= cap:
+                    break
+        n = next_node(live, n, limit, skip)
+    return room, rn
+
+
+@leaf
 def _best_move(S, j, A, limit, best1, tn, tc, hist, live):
     """Write the best placement of job ``j`` (taken out of ``S``) into ``tn/tc``.
 
@@ -129,17 +151,7 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist, live):
                 tn[q] = A.base_node[b0 + q]
                 tc[q] = A.base_cnt[b0 + q]
     # One node: the lowest node with the most room (up to max_replicas).
-    room = 0
-    rn = -1
-    n = first_node(live, limit, skip)
-    while n < limit:
-        c = node_capacity(A.job_res, A.node_res, S.used, j, n, mx)
-        if c > room:
-            room = c
-            rn = n
-            if c >= mx:
-                break
-        n = next_node(live, n, limit, skip)
+    room, rn = _roomiest(S, j, A, limit, live, skip, mx, False)
     if room >= lo:
         r = best1[j, room if room < mx else mx]
         g = improves(fair_term(_value(A, j, np.int64(1), r), mode, p) - t0, mode, p)
@@ -182,19 +194,7 @@ def _best_move(S, j, A, limit, best1, tn, tc, hist, live):
                         m += 1
     # A new node (one replica, or as many as fit).
     if multi_ok and r0 < mx and k0 + 1 <= tn.shape[0]:
-        room = 0
-        rn = -1
-        want = mx - r0
-        n = first_node(live, limit, skip)
-        while n < limit:
-            if not S.owner[n] and find_entry(S, j, n) < 0:
-                c = node_capacity(A.job_res, A.node_res, S.used, j, n, want)
-                if c > room:
-                    room = c
-                    rn = n
-                    if c >= want:
-                        break
-            n = next_node(live, n, limit, skip)
+        room, rn = _roomiest(S, j, A, limit, live, skip, mx - r0, True)
         if room >= 1:
             for add in (1, room):
                 g = improves(fair_term(_value(A, j, k0 + 1, r0 + add), mode, p) - t0, mode, p)

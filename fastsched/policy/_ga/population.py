@@ -156,5 +156,7 @@ def adapt_previous(prev, prob):
         ph += 1
         t += 1
     new_off, new_node, new_cnt = remap_rows(pop.off, pop.node, pop.cnt, jmap, nmap, J)
-    out = new_pop(rows(pop), J, 1)
-    return out._replace(off=new_off, node=new_node, cnt=new_cnt)
+    n = rows(pop)
+    return Pop(
+        new_off, new_node, new_cnt, np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.uint64)
+    )

@@ -40,10 +40,7 @@ def first_fit_rows(A, limits, dst, rows):
     want = np.empty(njobs, dtype=np.int64)
     want[:] = 0
     # Nodes only fill up here: skip the exhausted ones as greedy_fill does (the same first node).
-    nodes = A.node_res.shape[0]
-    live = np.empty(nodes + 1, dtype=np.int64)
-    for n in range(nodes + 1):
-        live[n] = n + 1 if n < nodes and exhausted(A, used, n) else n
+    live = _live_pointers(A, used)
     for j in range(njobs):
         if A.pinned[j]:
             continue
@@ -78,6 +75,20 @@ def first_fit_rows(A, limits, dst, rows):
                 dst.cnt[row, pos] = want[j]
                 pos += 1
         dst.off[row, njobs] = pos
+
+
+@inner
+def _live_pointers(A, used):
+    """Pointers of :func:`_next_live`: ``live[n] == n`` for a node with some resource left, else ``n + 1``.
+
+    Filled only (first fit, greedy fill): a node never comes back, so an exhausted node's
+    pointer only ever moves on (to the node after it).
+    """
+    nodes = A.node_res.shape[0]
+    live = np.empty(nodes + 1, dtype=np.int64)
+    for n in range(nodes + 1):
+        live[n] = n + 1 if n < nodes and exhausted(A, used, n) else n
+    return live
 
 
 @leaf
@@ -216,10 +227,7 @@ def greedy_fill(src, src_row, limit, A, width, dst, dst_row):
     S = unpack_row(src, src_row, A, width)
     # Node scans skip exhausted nodes: live[n] == n for a node with some resource left, else a
     # pointer to a later node (resources only get used up here, so a node never comes back).
-    nodes = A.node_res.shape[0]
-    live = np.empty(nodes + 1, dtype=np.int64)
-    for n in range(nodes + 1):
-        live[n] = n + 1 if n < nodes and exhausted(A, S.used, n) else n
+    live = _live_pointers(A, S.used)
     gain = np.empty(njobs, dtype=np.float64)
     gain[:] = -np.inf
     for j in range(njobs):

@@ -42,18 +42,21 @@ def new_terms(A):
     """Empty :class:`Terms` for the jobs of ``A``."""
     njobs = A.job_res.shape[0]
     rmax = A.table.shape[2] - 1
-    # A job holds at most this many replicas on one node (the take axis).
+    # A job holds at most this many replicas on one node (the take axis): the largest node's
+    # resources over its request.
+    nres = A.job_res.shape[1]
+    most = np.empty(nres, dtype=np.int64)
+    for r in range(nres):
+        most[r] = 0
+        for n in range(A.node_res.shape[0]):
+            if A.node_res[n, r] > most[r]:
+                most[r] = A.node_res[n, r]
     cmax = np.int64(0)
     for j in range(njobs):
         c = np.int64(rmax)
-        for r in range(A.job_res.shape[1]):
-            if A.job_res[j, r] > 0:
-                most = np.int64(0)
-                for n in range(A.node_res.shape[0]):
-                    if A.node_res[n, r] > most:
-                        most = A.node_res[n, r]
-                if most // A.job_res[j, r] < c:
-                    c = most // A.job_res[j, r]
+        for r in range(nres):
+            if A.job_res[j, r] > 0 and most[r] // A.job_res[j, r] < c:
+                c = most[r] // A.job_res[j, r]
         if c > cmax:
             cmax = c
     T = Terms(

@@ -11,8 +11,7 @@ from fastsched.sim.policies import _assign
 from fastsched.sim.policies._assign import solve_assignment, solve_assignment_report
 from fastsched.sim.policies._assign_classes import class_problem, job_classes, kept_counts, spread_counts
 
-from ._assign_problems import assign_problem
-from .test_assign_reduce import _check
+from ._assign_problems import assign_problem, check_feasible, check_limited_gap, check_optimal
 
 
 @st.composite
@@ -54,16 +53,7 @@ def repeated(draw, max_kinds=5, max_copies=6):
 @settings(max_examples=80, deadline=None)
 @given(repeated())
 def test_the_class_program_finds_an_optimum(p):
-    try:
-        ref = solve_assignment(p, "dp")
-    except RuntimeError:
-        with pytest.raises(RuntimeError):
-            solve_assignment(p, "classes")
-        return
-    x = solve_assignment(p, "classes")
-    _check(p, x)
-    assert p.cost[x].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)
-    assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "milp")].sum(), abs=1e-9)
+    check_optimal(p, "classes")
 
 
 @settings(max_examples=60, deadline=None)
@@ -178,25 +168,17 @@ def test_auto_takes_the_class_program_on_a_sweep_and_it_is_optimal(monkeypatch):
     monkeypatch.setattr(_assign, "_solve_classes", lambda *a: used.append(1) or real(*a))
     x = solve_assignment(p)
     assert used == [1]
-    _check(p, x)
+    check_feasible(p, x)
     assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "milp")].sum(), abs=1e-9)
 
 
 def test_a_limited_class_program_is_feasible_and_its_gap_bounds_the_optimum(monkeypatch):
     p = _swept(1)
-    opt = float(p.cost[solve_assignment(p, "milp")].sum())
-    real = _assign._milp_limited
-    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: real(prob, 1e-3, size))
-    r = solve_assignment_report(p, "classes", time_limit=10.0)
-    _check(p, r.chosen)
-    value = float(p.cost[r.chosen].sum())
-    assert value >= opt - 1e-9
-    if r.limited:
-        assert value - r.gap * abs(value) <= opt + 1e-6
+    check_limited_gap(p, "classes", monkeypatch)
     monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: (None, False, -np.inf))
     r = solve_assignment_report(p, "classes", time_limit=1.0)
     assert r.limited
-    _check(p, r.chosen)
+    check_feasible(p, r.chosen)
 
 
 def test_without_a_warm_start_identical_jobs_take_the_counts_in_job_order():
@@ -246,7 +228,7 @@ def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(p, data):
         return
     warm = _draw_keep(data, p)
     r = solve_assignment_report(p, "classes", warm=warm)
-    _check(p, r.chosen)
+    check_feasible(p, r.chosen)
     assert not r.limited
     assert p.cost[r.chosen].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)  # still an optimum
     assert int((r.chosen & warm).sum()) == _kept_by_whole_program(p, warm)
@@ -264,7 +246,7 @@ def test_a_tie_break_not_proved_in_its_node_cap_falls_back_on_the_plain_class_pr
     opt = float(p.cost[warm].sum())
     monkeypatch.setattr(_assign, "solve_keeping", lambda *a: None)
     r = solve_assignment_report(p, "classes", warm=warm)
-    _check(p, r.chosen)
+    check_feasible(p, r.chosen)
     assert not r.limited and float(p.cost[r.chosen].sum()) == pytest.approx(opt, abs=1e-9)
     # With the real tie-break: the same value, and no fewer jobs kept.
     monkeypatch.undo()

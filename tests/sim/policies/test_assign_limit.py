@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from fastsched.sim.policies import _assign
 from fastsched.sim.policies._assign import solve_assignment, solve_assignment_report
 
-from .test_assign_reduce import _check, crowded
+from ._assign_problems import check_feasible, check_limited_gap
+from .test_assign_reduce import crowded
 
 
 def _big(seed, num_jobs=600, types=3):
@@ -52,20 +53,8 @@ def test_a_round_solved_in_time_is_the_unlimited_choice(p):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_limited_round_is_feasible_and_its_gap_bounds_the_optimum(seed, monkeypatch):
-    p = _big(seed)
-    opt = float(p.cost[solve_assignment(p, "reduced")].sum())
     # HiGHS stopped after one node: the limit's path, whatever this machine's speed.
-    real = _assign._milp_limited
-    monkeypatch.setattr(_assign, "_milp_limited", lambda prob, t, size=None: real(prob, 1e-3, size))
-    r = solve_assignment_report(p, "reduced", time_limit=10.0)
-    _check(p, r.chosen)
-    value = float(p.cost[r.chosen].sum())
-    assert value >= opt - 1e-9
-    if r.limited:
-        assert r.gap >= 0
-        assert value - r.gap * abs(value) <= opt + 1e-6  # the reported bound is below the optimum
-    else:
-        assert value == pytest.approx(opt, abs=1e-9)
+    check_limited_gap(_big(seed), "reduced", monkeypatch, exact="reduced")
 
 
 def test_a_limited_round_falls_back_on_a_better_warm_start(monkeypatch):
@@ -80,7 +69,7 @@ def test_a_limited_round_falls_back_on_a_better_warm_start(monkeypatch):
     bad = np.zeros_like(best)
     bad[0] = bad[1] = True  # two candidates of job 0: not a choice, never taken
     r2 = solve_assignment_report(p, "reduced", time_limit=1.0, warm=bad)
-    _check(p, r2.chosen)
+    check_feasible(p, r2.chosen)
 
 
 def test_time_limit_must_be_positive():

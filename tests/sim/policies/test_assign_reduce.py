@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fastsched.sim.policies._assign import AssignProblem, _solve_milp, solve_assignment
 from fastsched.sim.policies._assign_reduce import lagrangian, objective_unit, solve_reduced
 
-from ._assign_problems import assign_problem
+from ._assign_problems import assign_problem, check_feasible, check_optimal
 
 
 @st.composite
@@ -36,42 +36,22 @@ def crowded(draw, grid=True, max_jobs=12):
     return assign_problem(job, gtype, gpus, cost, forced, capacity, num_jobs)
 
 
-def _check(p, x):
-    assert all(np.sum(x & (p.job == j)) <= 1 for j in range(p.num_jobs))
-    for t in range(p.capacity.size):
-        assert p.gpus[x & (p.gtype == t)].sum() <= p.capacity[t]
-    assert np.all(x[p.forced])
-
-
-def _agree(p):
-    try:
-        ref = solve_assignment(p, "dp")
-    except RuntimeError:
-        with pytest.raises(RuntimeError):
-            solve_assignment(p, "reduced")
-        return
-    x = solve_assignment(p, "reduced")
-    _check(p, x)
-    assert p.cost[x].sum() == pytest.approx(p.cost[ref].sum(), abs=1e-9)
-    assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "milp")].sum(), abs=1e-9)
-
-
 @settings(max_examples=80, deadline=None)
 @given(crowded(grid=True))
 def test_reduced_is_optimal_on_grid_costs(p):
-    _agree(p)
+    check_optimal(p, "reduced")
 
 
 @settings(max_examples=40, deadline=None)
 @given(crowded(grid=False))
 def test_reduced_is_optimal_on_any_costs(p):
-    _agree(p)
+    check_optimal(p, "reduced")
 
 
 @settings(max_examples=15, deadline=None)
 @given(crowded(grid=True, max_jobs=60), st.integers(0, 2**31))
 def test_reduced_is_optimal_on_larger_programs(p, seed):
-    _agree(p)
+    check_optimal(p, "reduced")
 
 
 def _sia_like(seed, num_jobs=120, capacity=(24, 24, 16)):
@@ -109,7 +89,7 @@ def test_core_is_a_fraction_of_the_program_and_optimal():
         return _solve_milp(core)
 
     x = solve_reduced(p, solve_core)
-    _check(p, x)
+    check_feasible(p, x)
     assert p.cost[x].sum() == pytest.approx(p.cost[solve_assignment(p, "dp")].sum(), abs=1e-9)
     assert cores and max(cores) < p.cost.size / 2
 

@@ -181,6 +181,9 @@ def offspring(key, src, parents, pm, A, dst, dst_start, work):
         )
 
 
-offspring_parallel = pjit(offspring)
-offspring_serial = jit(offspring)
+# Each its own copy, so its own name: numba keys its on-disk cache by the function's name and
+# source line, not by the options, so two kernels of one function load each other's machine
+# code (the parallel child builder ran the serial code whenever that was cached first).
+offspring_parallel = pjit(copy_function(offspring, "offspring_parallel", share_globals=True))
+offspring_serial = jit(copy_function(offspring, "offspring_serial", share_globals=True))
 children_linked = leaf(copy_function(_children.py_func, "children_linked"))

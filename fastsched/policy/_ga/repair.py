@@ -10,6 +10,7 @@ import numpy as np
 from numba import prange
 
 from fastsched._jit import jit, pjit
+from fastsched._numba_private import copy_function
 from fastsched.policy._ga.fitness import differs_from_base, fair_term, fair_total, job_value
 from fastsched.policy._ga.linkonly import inner, leaf
 from fastsched.policy._ga.rng import M1, next_event, sub_key
@@ -195,5 +196,8 @@ def repair_population(key, src, rows, pm, A, scratch, dst, dst_start):
         _build_row(st, src, rows[i], pm, A, dst, dst_start + i, tn, tc)
 
 
-repair_serial = jit(repair_population)
-repair_parallel = pjit(repair_population)
+# Each its own copy, so its own name: numba keys its on-disk cache by the function's name and
+# source line, not by the options, so two kernels of one function load each other's machine
+# code (the parallel one ran the serial code whenever the serial one was cached first).
+repair_serial = jit(copy_function(repair_population, "repair_serial", share_globals=True))
+repair_parallel = pjit(copy_function(repair_population, "repair_parallel", share_globals=True))

@@ -124,6 +124,32 @@ def fill_table_kernel(params, base_goodput, table, filled, want_multi, want_rep)
         filled[m, r] = True
 
 
+@pjit
+def fill_cells_kernel(params, base_goodput, fn_of, multi, rep, out):
+    """``out[c]``: the speedup of cell ``c`` (``rep[c]`` replicas, multi-node if ``multi[c]``) of model ``fn_of[c]``.
+
+    The cells of many functions' tables in one launch: ``params`` holds one row per function
+    (:class:`~fastsched.goodput.GoodputParams` of arrays), ``base_goodput`` their denominators.
+    Each cell is :func:`fill_table_kernel`'s arithmetic on the same values, so the same bits.
+    """
+    perf, grad_sqr, grad_var, init_bsz, max_bsz, min_atomic, max_atomic, accumulation = params
+    for c in prange(out.shape[0]):
+        j = fn_of[c]
+        g, _a, _s = F.best_config(
+            perf[j],
+            grad_sqr[j],
+            grad_var[j],
+            init_bsz[j],
+            multi[c],
+            rep[c],
+            max_bsz[j],
+            min_atomic[j],
+            max_atomic[j],
+            accumulation[j],
+        )
+        out[c] = g / base_goodput[j]
+
+
 @jit
 def lookup_kernel(table, nodes, replicas, out):
     """``out[i] = table[nodes[i] > 1, replicas[i]]``, with (0, 0) -> 0."""
@@ -335,7 +361,13 @@ def register_serial(*kernels) -> None:
 
 
 register_serial(
-    _scan_inputs, _elementwise_kernel, efficiency_kernel, optimize_keys_kernel, gather_kernel, fill_table_kernel
+    _scan_inputs,
+    _elementwise_kernel,
+    efficiency_kernel,
+    optimize_keys_kernel,
+    gather_kernel,
+    fill_table_kernel,
+    fill_cells_kernel,
 )
 
 

@@ -208,6 +208,22 @@ class SpeedupFunction:
             filled[:, :width] = True
             self._state = (table, filled)
 
+    def _store_cells(self, max_rep: int, multi: np.ndarray, rep: np.ndarray, values: np.ndarray) -> None:
+        """Write cells computed elsewhere (same formulas, same bits), growing the table to ``max_rep``."""
+        with self._lock:
+            table, filled = self._state
+            if max_rep >= table.shape[1]:
+                cap = max(max_rep + 1, 2 * table.shape[1])
+                new_table = np.zeros((2, cap), dtype=np.float64)
+                new_filled = np.zeros((2, cap), dtype=np.bool_)
+                new_table[:, : table.shape[1]] = table
+                new_filled[:, : filled.shape[1]] = filled
+                table, filled = new_table, new_filled
+            rows = multi.astype(np.int64)
+            table[rows, rep] = values
+            filled[rows, rep] = True
+            self._state = (table, filled)
+
     @staticmethod
     def fill_tables(speedup_fns, max_replicas: int, backend="auto") -> int:
         """Complete many jobs' tables up to ``max_replicas`` in one GPU launch, when that pays.
@@ -259,6 +275,90 @@ class SpeedupFunction:
         tables = ModelBatch.from_speedup_functions(todo).speedup_tables(rmax, backend="cuda", base=base)
         for fn, values in zip(todo, tables, strict=True):
             fn._store(values)
+        return len(todo)
+
+    @staticmethod
+    def fill_ranges(speedup_fns, max_replicas) -> int:
+        """Fill, on the CPU in one (parallel) launch, what each function's :meth:`table` would fill on the CPU.
+
+        For each tabulated function ``speedup_fns[i]`` whose own fills run on the CPU (its
+        ``backend`` resolves to ``"cpu"`` for a table of ``max_replicas[i]`` replicas), the cells
+        of ``0..max_replicas[i]`` not yet in its table are computed together, as
+        :meth:`table` would compute them one function at a time (the same arithmetic, so the
+        same values to the bit). A round asks for thousands of small tables: one launch over
+        all their cells uses every core and pays the launch once. Other functions, and ranges
+        already covered, are left alone.
+
+        Parameters
+        ----------
+        speedup_fns : sequence of SpeedupFunction
+            Functions to complete (others, and repeats, are ignored).
+        max_replicas : sequence of int
+            Largest replica count to cover, one per function.
+
+        Returns
+        -------
+        int
+            How many functions had cells filled.
+
+        Examples
+        --------
+        >>> from fastsched.goodput import GoodputFunction, SpeedupFunction
+        >>> g = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+        >>> fns = [SpeedupFunction(g, 512), SpeedupFunction(g, 256)]
+        >>> SpeedupFunction.fill_ranges(fns, [8, 4]), SpeedupFunction.fill_ranges(fns, [8, 4])
+        (2, 0)
+        >>> fresh = SpeedupFunction(g, 512)
+        >>> bool((fresh.table(8) == fns[0].table(8)).all())
+        True
+        """
+        fns = list(speedup_fns)
+        ranges = [V.check_int_scalar("max_replicas", m, low=0, high=TABLE_MAX_REPLICAS) for m in max_replicas]
+        if len(ranges) != len(fns):
+            raise ValueError(f"max_replicas must have one entry per function ({len(fns)}), got {len(ranges)}")
+        todo, cells = [], []
+        seen = set()
+        for fn, m in zip(fns, ranges, strict=True):
+            if not isinstance(fn, SpeedupFunction) or not fn._fast or id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            table, filled = fn._state
+            if m < filled.shape[1] and filled[:, : m + 1].all():
+                continue
+            # Where table(m) itself would fill (its request has 2 (m + 1) keys).
+            if fn._backend != "cpu" and B.resolve_backend(fn._backend, 2 * (m + 1), "speedup") != "cpu":
+                continue
+            missing = np.ones((2, m + 1), dtype=np.bool_)
+            width = min(m + 1, filled.shape[1])
+            missing[:, :width] = ~filled[:, :width]
+            todo.append((fn, m))
+            cells.append(np.flatnonzero(missing.ravel()))
+        if not todo:
+            return 0
+        counts = np.array([c.shape[0] for c in cells], dtype=np.int64)
+        flat = np.concatenate(cells)
+        widths = np.repeat(np.array([m + 1 for _, m in todo], dtype=np.int64), counts)
+        fn_of = np.repeat(np.arange(len(todo), dtype=np.int64), counts)
+        multi = flat >= widths
+        rep = flat - np.where(multi, widths, 0)
+        params = [fn._params for fn, _ in todo]
+        stacked = GoodputParams(
+            np.array([q.perf for q in params], dtype=np.float64),
+            *(np.array([q[i] for q in params], dtype=np.float64) for i in range(1, 7)),
+            np.array([q.accumulation for q in params], dtype=np.bool_),
+        )
+        base = np.array([float(fn._base_goodput) for fn, _ in todo], dtype=np.float64)
+        out = np.empty(flat.shape[0], dtype=np.float64)
+        with parallel_region():
+            gk.sized(gk.fill_cells_kernel, out.shape[0], gk.SERIAL_MAX_KEYS)(stacked, base, fn_of, multi, rep, out)
+        ends = np.cumsum(counts)
+        for i, (fn, m) in enumerate(todo):
+            fn._store_cells(
+                m,
+                multi[ends[i] - counts[i] : ends[i]],
+                rep[ends[i] - counts[i] : ends[i]],
+                out[ends[i] - counts[i] : ends[i]],
+            )
         return len(todo)
 
     def table(self, max_replicas: int) -> np.ndarray:

@@ -35,6 +35,25 @@ def _two_rounds(policy, num_jobs):
     policy.optimize(jobs, nodes, first, NodeInfo({gpu: 4}, True))
 
 
+def _table_rounds():
+    """Build the speedup tables of two rounds of SpeedupFunctions: few cells, then many.
+
+    A round's tables are filled in one launch (:meth:`~fastsched.goodput.SpeedupFunction.fill_ranges`),
+    by a serial kernel up to ``SERIAL_MAX_KEYS`` cells and a parallel one beyond, then written by
+    one kernel: a large round's first tables would otherwise compile the parallel fill.
+    """
+    import numpy as np
+
+    from fastsched.goodput import GoodputFunction, SpeedupFunction
+    from fastsched.goodput._kernels import SERIAL_MAX_KEYS
+    from fastsched.policy._tables import speedup_tables
+
+    model = GoodputFunction([0.1, 0.01, 0.2, 0.01, 0.05, 0.001, 2.0], (0.5, 4.0), 32)
+    for count in (1, SERIAL_MAX_KEYS // 8 + 1):  # 8 cells a function to fill: below, then above the limit
+        fns = [SpeedupFunction(model, 512) for _ in range(count)]
+        speedup_tables(fns, list(range(count)), np.full(count, 4), 2)
+
+
 def compile_round_kernels(policy_class, large=True) -> float:
     """Compile (or load) the kernels of Pollux rounds; return the seconds it took.
 
@@ -48,7 +67,8 @@ def compile_round_kernels(policy_class, large=True) -> float:
         round forced parallel, for processes with more threads than this one) and, where numba
         has several threads, a round of :data:`LARGE_JOBS` jobs at the default population, which
         takes the path a large round takes (its serial and parallel steps); each with the
-        relaxation's seed. ``False``: the serial round's kernel only.
+        relaxation's seed; and the kernels that fill and write many speedup tables at once.
+        ``False``: the serial round's kernel only.
 
     Examples
     --------
@@ -61,6 +81,7 @@ def compile_round_kernels(policy_class, large=True) -> float:
     t0 = time.perf_counter()
     _two_rounds(policy_class(seed=0, pop_size=8, generations=2, parallel=False), 3)
     if large:
+        _table_rounds()
         forced = policy_class(seed=0, pop_size=8, generations=2, parallel=True)
         forced._relax = True
         _two_rounds(forced, 3)

@@ -57,6 +57,17 @@ with ev.install_listener("numba:compile", Compiles()):
     large._relax = True
     rounds(large, 30, 6)
     out["large"] = count[0] - out["small"] - out["prepare"]
+    # A large round's speedup tables: many functions filled at once (the parallel fill), and written.
+    import numpy as np
+    from fastsched.goodput import GoodputFunction, SpeedupFunction
+    from fastsched.policy._tables import speedup_tables
+
+    fns = [
+        SpeedupFunction(GoodputFunction([0.2, 0.02, 0.3, 0.02, 0.04, 0.002, 1.5], (1.0, 2.0), 64), 1024 + i)
+        for i in range(100)
+    ]
+    speedup_tables(fns, list(range(100)), np.arange(100) % 9, 4)
+    out["tables"] = count[0] - out["small"] - out["prepare"] - out["large"]
 print(json.dumps(out))
 """
 
@@ -64,13 +75,14 @@ print(json.dumps(out))
 @pytest.mark.slow
 def test_prepared_large_round_compiles_nothing():
     """On an empty cache the large path needs kernels the small rounds did not compile; ``prepare``
-    compiles them, and the large rounds that follow compile nothing."""
+    compiles them, and the large rounds (and a large round's speedup tables) that follow compile nothing."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(Path(tmp) / "cache"))
         res = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, check=True)
     counts = json.loads(res.stdout.strip().splitlines()[-1])
     assert counts["small"] > 0 and counts["prepare"] > 0
     assert counts["large"] == 0
+    assert counts["tables"] == 0
 
 
 def test_prepare_checks_its_argument():

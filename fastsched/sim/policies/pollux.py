@@ -75,6 +75,21 @@ class RebasedSpeedup:
         self.factor = speedup_fn.base_goodput / fair if fair > 0 else 0.0
         self._last = None  # (max_replicas, table): the policy asks every round
 
+    @property
+    def table_source(self):
+        """The SpeedupFunction whose table :meth:`table` reads (the round fills those in one launch).
+
+        Examples
+        --------
+        >>> from fastsched.sim.truth.builtin import builtin_applications
+        >>> from fastsched.sim.engine.job import Job
+        >>> job = Job("a", builtin_applications()["cifar10"], 0)
+        >>> job.reallocate([1]); job.step(300)
+        >>> RebasedSpeedup(job.speedup_fn(), 1, 2).table_source is job.speedup_fn()
+        True
+        """
+        return self._fn
+
     def table(self, max_replicas):
         """Speedup table ``[2, max_replicas + 1]`` (single node, multi node) re-based."""
         if self._last is None or self._last[0] != max_replicas:

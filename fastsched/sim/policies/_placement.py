@@ -93,6 +93,9 @@ def keep_majority_type(allocations, node_types) -> dict:
     """
     out = {}
     for key, alloc in allocations.items():
+        if not alloc or (type(alloc) in (list, tuple) and alloc.count(alloc[0]) == len(alloc)):  # one node: one type
+            out[key] = list(alloc)
+            continue
         counts: dict = {}
         for n in alloc:
             counts[node_types[n]] = counts.get(node_types[n], 0) + 1

@@ -8,6 +8,10 @@ separate (parallel) kernels. Nothing about a round is decided twice.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
+import numba
 import numpy as np
 
 from fastsched.policy._ga.local import ALL_TRANSFERS, LOCAL_TRANSFERS, NO_TRANSFERS, polish_row
@@ -18,6 +22,7 @@ from fastsched.policy._ga.search import Plan
 from fastsched.policy._ga.types import new_pop
 
 __all__ = [
+    "beside",
     "POLISH_PASSES",
     "SMALL",
     "KICKS",
@@ -299,3 +304,45 @@ def polish_best(prob, plan: Plan, A, pop):
     if out.obj[0] <= pop.obj[best]:
         return pop
     return concat(pop, out)
+
+
+@contextlib.contextmanager
+def beside(kernel, args):
+    """Run ``kernel(*args)`` in a thread of its own while the block runs; joined when it ends.
+
+    For a serial kernel that releases the GIL and writes only what the block neither reads nor
+    writes (the relaxation's seed row beside the other seeds): the results are those of running
+    it after the block. With one numba thread (one core to use) it runs after the block, in the
+    caller's thread; ``kernel=None`` runs nothing. An exception of the kernel is raised at the end.
+
+    Examples
+    --------
+    >>> out = []
+    >>> with beside(out.append, (1,)):
+    ...     out.append(0)
+    >>> sorted(out)
+    [0, 1]
+    """
+    if kernel is None:
+        yield
+        return
+    if numba.get_num_threads() < 2:
+        yield
+        kernel(*args)
+        return
+    failed = []
+
+    def run():
+        try:
+            kernel(*args)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="fastsched-seed", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]

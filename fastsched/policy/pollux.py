@@ -29,7 +29,7 @@ from fastsched.policy import _ga as G
 from fastsched.policy._ga.population import adapt_previous, base_row, nbytes, rows, take
 from fastsched.policy._ga.rng import REPAIR
 from fastsched.policy._result import desired_nodes, row_to_allocations, select_result
-from fastsched.policy._round import make_plan, polish_best, seed_buffer_rows, stream_key
+from fastsched.policy._round import beside, make_plan, polish_best, seed_buffer_rows, stream_key
 from fastsched.policy.problem import Problem, build_problem, sort_nodes
 
 LOG = logging.getLogger(__name__)
@@ -515,30 +515,20 @@ class PolluxPolicy:
         seeds = base_row(prob, width)
         # Repair the base first: greedy fills and the polish start from feasible rows.
         fixed = G.new_pop(seed_buffer_rows(plan), prob.num_jobs, width)
-        with parallel_region():
-            self._repair_into(plan, seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A)
-        G.first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
-        for src, limit, dst in plan.fills.tolist():
-            G.greedy_fill(fixed, src, limit, A, scratch, fixed, dst)
-        for src, dst in zip(plan.polish_src.tolist(), plan.polish_dst.tolist(), strict=True):
-            G.polish_row(
-                fixed,
-                src,
-                A,
-                int(plan.num_real),
-                scratch,
-                int(plan.passes),
-                plan.transfers,
-                0,
-                np.uint64(0),
-                fixed,
-                dst,
-            )
+        relax = None  # the relaxation's seed reads the problem only and writes its own row: built beside
         if plan.relax >= 0:
-            kind = np.empty(prob.num_jobs, dtype=np.int64)
-            reps = np.empty(prob.num_jobs, dtype=np.int64)
+            kind, reps = np.empty(prob.num_jobs, dtype=np.int64), np.empty(prob.num_jobs, dtype=np.int64)
             passes = plan.passes if plan.polish else np.int64(0)
-            G.relax_row(A, plan.num_real, plan.scratch, passes, plan.relax_transfers, kind, reps, fixed, plan.relax)
+            relax = (A, plan.num_real, plan.scratch, passes, plan.relax_transfers, kind, reps, fixed, plan.relax)
+        with beside(G.relax_row if relax else None, relax):
+            with parallel_region():
+                self._repair_into(plan, seeds, np.zeros(1, np.int64), 0.0, fixed, 0, A)
+            G.first_fit_rows(A, plan.limits, fixed, plan.ff_rows)
+            for src, limit, dst in plan.fills.tolist():
+                G.greedy_fill(fixed, src, limit, A, scratch, fixed, dst)
+            real, npass = int(plan.num_real), int(plan.passes)
+            for src, dst in zip(plan.polish_src.tolist(), plan.polish_dst.tolist(), strict=True):
+                G.polish_row(fixed, src, A, real, scratch, npass, plan.transfers, 0, np.uint64(0), fixed, dst)
         return take(fixed, np.arange(int(plan.seeds), dtype=np.int64))
 
     def _evolve(self, prob: Problem, plan: G.Plan, A: G.Arrays, cur: G.Pop, nxt: G.Pop, count: int, start: int):

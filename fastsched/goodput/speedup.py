@@ -37,6 +37,19 @@ _LOOKUP_ERRORS = {
 }
 
 
+def _grown(state, width: int) -> tuple:
+    """``(table, filled)`` of ``state``, copied into arrays at least twice as wide when narrower than ``width``."""
+    table, filled = state
+    if width <= table.shape[1]:
+        return table, filled
+    cap = max(width, 2 * table.shape[1])
+    new_table = np.zeros((2, cap), dtype=np.float64)
+    new_filled = np.zeros((2, cap), dtype=np.bool_)
+    new_table[:, : table.shape[1]] = table
+    new_filled[:, : filled.shape[1]] = filled
+    return new_table, new_filled
+
+
 class SpeedupFunction:
     """Speedup of ``(num_nodes, num_replicas)`` over ``(1, 1)`` at the best batch size.
 
@@ -169,14 +182,7 @@ class SpeedupFunction:
     def _ensure(self, want_multi: np.ndarray, want_rep: np.ndarray, max_rep: int):
         """Make sure the table holds every wanted key; return ``(table, filled)``."""
         with self._lock:
-            table, filled = self._state
-            if max_rep >= table.shape[1]:
-                cap = max(max_rep + 1, 2 * table.shape[1])
-                new_table = np.zeros((2, cap), dtype=np.float64)
-                new_filled = np.zeros((2, cap), dtype=np.bool_)
-                new_table[:, : table.shape[1]] = table
-                new_filled[:, : filled.shape[1]] = filled
-                table, filled = new_table, new_filled
+            table, filled = _grown(self._state, max_rep + 1)
             # Same signature on both backends (the CUDA twin copies the table in and out).
             on_gpu = B.resolve_backend(self._backend, want_rep.shape[0], "speedup") == "cuda"
             if on_gpu:
@@ -196,14 +202,7 @@ class SpeedupFunction:
         """Write a complete ``[2, R + 1]`` range computed elsewhere (same formulas, same bits)."""
         width = values.shape[1]
         with self._lock:
-            table, filled = self._state
-            if width > table.shape[1]:
-                cap = max(width, 2 * table.shape[1])
-                new_table = np.zeros((2, cap), dtype=np.float64)
-                new_filled = np.zeros((2, cap), dtype=np.bool_)
-                new_table[:, : table.shape[1]] = table
-                new_filled[:, : filled.shape[1]] = filled
-                table, filled = new_table, new_filled
+            table, filled = _grown(self._state, width)
             table[:, :width] = values
             filled[:, :width] = True
             self._state = (table, filled)
@@ -211,14 +210,7 @@ class SpeedupFunction:
     def _store_cells(self, max_rep: int, multi: np.ndarray, rep: np.ndarray, values: np.ndarray) -> None:
         """Write cells computed elsewhere (same formulas, same bits), growing the table to ``max_rep``."""
         with self._lock:
-            table, filled = self._state
-            if max_rep >= table.shape[1]:
-                cap = max(max_rep + 1, 2 * table.shape[1])
-                new_table = np.zeros((2, cap), dtype=np.float64)
-                new_filled = np.zeros((2, cap), dtype=np.bool_)
-                new_table[:, : table.shape[1]] = table
-                new_filled[:, : filled.shape[1]] = filled
-                table, filled = new_table, new_filled
+            table, filled = _grown(self._state, max_rep + 1)
             rows = multi.astype(np.int64)
             table[rows, rep] = values
             filled[rows, rep] = True
@@ -341,24 +333,16 @@ class SpeedupFunction:
         fn_of = np.repeat(np.arange(len(todo), dtype=np.int64), counts)
         multi = flat >= widths
         rep = flat - np.where(multi, widths, 0)
-        params = [fn._params for fn, _ in todo]
-        stacked = GoodputParams(
-            np.array([q.perf for q in params], dtype=np.float64),
-            *(np.array([q[i] for q in params], dtype=np.float64) for i in range(1, 7)),
-            np.array([q.accumulation for q in params], dtype=np.bool_),
-        )
+        # The functions' own validated models and grids, stacked (as the GPU path stacks them).
+        params = ModelBatch.from_speedup_functions([fn for fn, _ in todo]).kernel_params
         base = np.array([float(fn._base_goodput) for fn, _ in todo], dtype=np.float64)
         out = np.empty(flat.shape[0], dtype=np.float64)
         with parallel_region():
-            gk.sized(gk.fill_cells_kernel, out.shape[0], gk.SERIAL_MAX_KEYS)(stacked, base, fn_of, multi, rep, out)
-        ends = np.cumsum(counts)
-        for i, (fn, m) in enumerate(todo):
-            fn._store_cells(
-                m,
-                multi[ends[i] - counts[i] : ends[i]],
-                rep[ends[i] - counts[i] : ends[i]],
-                out[ends[i] - counts[i] : ends[i]],
-            )
+            gk.sized(gk.fill_cells_kernel, out.shape[0], gk.SERIAL_MAX_KEYS)(params, base, fn_of, multi, rep, out)
+        split = np.cumsum(counts)[:-1]
+        parts = zip(np.split(multi, split), np.split(rep, split), np.split(out, split), strict=True)
+        for (fn, m), (fn_multi, fn_rep, values) in zip(todo, parts, strict=True):
+            fn._store_cells(m, fn_multi, fn_rep, values)
         return len(todo)
 
     def table(self, max_replicas: int) -> np.ndarray:

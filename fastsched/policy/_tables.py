@@ -158,8 +158,9 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
         if generic[j]:
             callers.setdefault(g, []).append(j)
     group_of = np.array(group_list, dtype=np.int64)
+    reps = np.asarray(max_reps, dtype=np.int64)
     reach = np.zeros(len(firsts), dtype=np.int64)  # each group's largest max_replicas
-    np.maximum.at(reach, group_of, np.asarray(max_reps, dtype=np.int64))
+    np.maximum.at(reach, group_of, reps)
     tabulated = [g for g, j in enumerate(firsts) if not generic[j] and reach[g] > 0]
     _fill_on_cpu([fns[firsts[g]] for g in tabulated], reach[tabulated].tolist())
     failures = []  # (group, error) of groups whose speedups are invalid
@@ -170,7 +171,7 @@ def speedup_tables(fns: list, keys: list, max_reps: np.ndarray, num_nodes: int) 
         at[tabulated] = np.concatenate(([0], np.cumsum(reach[tabulated] + 1)[:-1]))
         values = np.ascontiguousarray(np.concatenate(slices, axis=1), dtype=np.float64)
         verdict = np.zeros(len(firsts), dtype=np.int64)
-        _scatter_tables(values, at, reach, group_of, np.asarray(max_reps, dtype=np.int64), table, verdict)
+        _scatter_tables(values, at, reach, group_of, reps, table, verdict)
         for g in np.flatnonzero(verdict).tolist():
             failures.append((g, _invalid(keys[firsts[g]], int(verdict[g]))))
     for g, members in callers.items():

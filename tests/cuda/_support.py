@@ -15,6 +15,7 @@ import pytest
 
 import fastsched.cuda as fc
 from fastsched.goodput import GoodputParams
+from tests.goodput._random import random_perf  # noqa: F401 - re-exported to the CUDA tests
 from tests.policy import naive
 
 #: Few threads per block so that even small test grids span several blocks (and the
@@ -42,21 +43,6 @@ def model_params(perf, sqr, var, init, max_bsz=None, lo=1.0, hi=None, acc=False)
     max_bsz = float(init if max_bsz is None else max_bsz)
     return GoodputParams(
         perf, float(sqr), float(var), float(init), max_bsz, float(lo), float(max_bsz if hi is None else hi), bool(acc)
-    )
-
-
-def random_perf(rng) -> np.ndarray:
-    """A plausible random PerfParams vector (gamma in [1, 10])."""
-    return np.array(
-        [
-            rng.uniform(1e-3, 0.2),
-            rng.uniform(1e-5, 1e-2),
-            rng.uniform(1e-3, 0.5),
-            rng.uniform(1e-5, 5e-2),
-            rng.uniform(1e-4, 0.1),
-            rng.uniform(1e-6, 1e-2),
-            rng.uniform(1.0, 10.0),
-        ]
     )
 
 

@@ -15,20 +15,13 @@ from hypothesis import strategies as st
 from fastsched.goodput import GoodputFunction, SpeedupFunction
 from fastsched.policy import InvalidJobError
 from fastsched.policy._tables import speedup_tables
+from tests.goodput._random import random_perf
 
 FEW = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 def _model(rng):
-    perf = [
-        rng.uniform(1e-3, 0.2),
-        rng.uniform(1e-5, 1e-2),
-        rng.uniform(1e-3, 0.5),
-        rng.uniform(1e-5, 5e-2),
-        rng.uniform(1e-4, 0.1),
-        rng.uniform(1e-6, 1e-2),
-        rng.uniform(1.0, 10.0),
-    ]
+    perf = random_perf(rng)
     init = int(rng.integers(1, 257))
     return GoodputFunction(perf, (rng.uniform(0, 2), rng.uniform(0, 20)), init), init
 

@@ -65,7 +65,26 @@ def check_int_scalar(name: str, value, *, low=None, high=None) -> int:
     """Return ``value`` as a Python int within ``[low, high]`` (or raise).
 
     Integral floats (``4.0``) are accepted; ``4.5``, NaN and bools are not.
+
+    Examples
+    --------
+    >>> check_int_scalar("n", 4.0, low=1)
+    4
+    >>> check_int_scalar("n", 0, low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be >= 1, got 0
     """
+    # Fast path for a plain int (not bool) plainly in range, as check_finite_scalar's: the
+    # abstract-class checks below cost more than the rest (every speedup table asked, every
+    # round). Anything else takes them, and is accepted or rejected exactly as before.
+    if (
+        type(value) is int
+        and (low is None or value >= low)
+        and (high is None or value <= high)
+        and -MAX_INT <= value <= MAX_INT
+    ):
+        return value
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if not isinstance(value, numbers.Integral):

@@ -209,21 +209,27 @@ class GoodputFunction:
     )
 
     def __init__(self, perf_params, grad_params, init_batch_size):
-        self._perf = _check_perf_params(perf_params)
-        self._sqr, self._var = _check_grad_params(grad_params)
-        self._init = V.check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
-        self._perf_params = PerfParams(*(float(v) for v in self._perf))
-        self._grad_params = GradParams(self._sqr, self._var)
-        self._init_batch_size = init_batch_size
-        self._perf.flags.writeable = False
+        perf = _check_perf_params(perf_params)
+        sqr, var = _check_grad_params(grad_params)
+        init = V.check_finite_scalar("init_batch_size", init_batch_size, low=0.0, low_open=True, high=MAX_BATCH)
+        self._set_checked(perf, sqr, var, init, init_batch_size)
+
+    @classmethod
+    def _from_checked(cls, perf, sqr, var, init, init_batch_size) -> GoodputFunction:
+        """Build it from what the constructor's checks make of its arguments (a caller that ran them)."""
+        fn = cls.__new__(cls)
+        fn._set_checked(perf, sqr, var, init, init_batch_size)
+        return fn
+
+    def _set_checked(self, perf, sqr, var, init, init_batch_size) -> None:
+        self._perf, self._sqr, self._var, self._init, self._init_batch_size = perf, sqr, var, init, init_batch_size
+        self._perf_params, self._grad_params = PerfParams(*(float(v) for v in perf)), GradParams(sqr, var)
+        perf.flags.writeable = False
         # The default grid search (what _grid_bounds(None, None) gives), no accumulation.
-        self._kernel_params = GoodputParams(
-            self._perf, self._sqr, self._var, self._init, self._init, 1.0, self._init, False
-        )
-        # Small bounded memos for the scalar path of optimize(): a scheduler's decision loop
-        # asks the same few questions every round. Keys hold only validated arguments.
-        self._bounds_cache = {}
-        self._scalar_memo = {}
+        self._kernel_params = GoodputParams(perf, sqr, var, init, init, 1.0, init, False)
+        # Small bounded memos for the scalar path of optimize() (a scheduler's decision loop
+        # asks the same few questions every round); keys hold only validated arguments.
+        self._bounds_cache, self._scalar_memo = {}, {}
 
     # -- read-only views -------------------------------------------------------------------
     @property

@@ -50,6 +50,12 @@ def _grown(state, width: int) -> tuple:
     return new_table, new_filled
 
 
+def _covered(filled: np.ndarray) -> int:
+    """Largest ``m`` with both rows of ``filled[:, : m + 1]`` set (the range a table answers at once)."""
+    both = filled[0] & filled[1]
+    return both.shape[0] - 1 if both.all() else int(np.argmin(both)) - 1
+
+
 class SpeedupFunction:
     """Speedup of ``(num_nodes, num_replicas)`` over ``(1, 1)`` at the best batch size.
 
@@ -129,8 +135,7 @@ class SpeedupFunction:
             table = np.zeros((2, 65), dtype=np.float64)
             filled = np.zeros((2, 65), dtype=np.bool_)
             filled[:, 0] = True  # zero replicas: speedup 0
-            # (table, filled) live in one tuple so readers never see a mismatched pair.
-            self._state = (table, filled)
+            self._state, self._full = (table, filled), 0  # (_set_state's, known here)
         else:
             self._mem_speedup = -np.ones((self._mem_size, self._mem_size))
             self._mem_speedup[0, 0] = 0.0
@@ -179,6 +184,13 @@ class SpeedupFunction:
         )
 
     # -- fast path -------------------------------------------------------------------------
+    def _set_state(self, table: np.ndarray, filled: np.ndarray) -> None:
+        # (table, filled) live in one tuple so readers never see a mismatched pair; _full, the
+        # range they cover, is written after it, so a reader that trusts _full finds the
+        # cells there (the policy asks every job's table every round: one comparison).
+        self._state = (table, filled)
+        self._full = _covered(filled)
+
     def _ensure(self, want_multi: np.ndarray, want_rep: np.ndarray, max_rep: int):
         """Make sure the table holds every wanted key; return ``(table, filled)``."""
         with self._lock:
@@ -191,12 +203,11 @@ class SpeedupFunction:
                 fill = gk.sized(gk.fill_table_kernel, want_rep.shape[0], gk.SERIAL_MAX_KEYS)
             with parallel_region():
                 fill(self._params, float(self._base_goodput), table, filled, want_multi, want_rep)
-            self._state = (table, filled)
+            self._set_state(table, filled)
         return table, filled
 
     def _covers(self, max_replicas: int) -> bool:
-        table, filled = self._state
-        return max_replicas < table.shape[1] and bool(filled[:, : max_replicas + 1].all())
+        return max_replicas <= self._full
 
     def _store(self, values: np.ndarray) -> None:
         """Write a complete ``[2, R + 1]`` range computed elsewhere (same formulas, same bits)."""
@@ -205,7 +216,7 @@ class SpeedupFunction:
             table, filled = _grown(self._state, width)
             table[:, :width] = values
             filled[:, :width] = True
-            self._state = (table, filled)
+            self._set_state(table, filled)
 
     def _store_cells(self, max_rep: int, multi: np.ndarray, rep: np.ndarray, values: np.ndarray) -> None:
         """Write cells computed elsewhere (same formulas, same bits), growing the table to ``max_rep``."""
@@ -214,7 +225,7 @@ class SpeedupFunction:
             rows = multi.astype(np.int64)
             table[rows, rep] = values
             filled[rows, rep] = True
-            self._state = (table, filled)
+            self._set_state(table, filled)
 
     @staticmethod
     def fill_tables(speedup_fns, max_replicas: int, backend="auto") -> int:
@@ -314,12 +325,12 @@ class SpeedupFunction:
             if not isinstance(fn, SpeedupFunction) or not fn._fast or id(fn) in seen:
                 continue
             seen.add(id(fn))
-            table, filled = fn._state
-            if m < filled.shape[1] and filled[:, : m + 1].all():
+            if m <= fn._full:
                 continue
             # Where table(m) itself would fill (its request has 2 (m + 1) keys).
             if fn._backend != "cpu" and B.resolve_backend(fn._backend, 2 * (m + 1), "speedup") != "cpu":
                 continue
+            filled = fn._state[1]
             missing = np.ones((2, m + 1), dtype=np.bool_)
             width = min(m + 1, filled.shape[1])
             missing[:, :width] = ~filled[:, :width]
@@ -364,14 +375,13 @@ class SpeedupFunction:
         if not self._fast:
             raise TypeError("table() needs a fastsched GoodputFunction; call the function instead")
         max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
-        table, filled = self._state
         # The policy asks every round for every job: answer from the table when it already
         # covers the range, without a parallel launch.
-        if max_replicas >= table.shape[1] or not filled[:, : max_replicas + 1].all():
+        if max_replicas > self._full:
             reps = np.arange(max_replicas + 1, dtype=np.int64)
             multi = np.repeat(np.array([False, True]), max_replicas + 1)
-            table, _ = self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
-        view = table[:, : max_replicas + 1]
+            self._ensure(multi, np.concatenate([reps, reps]), max_replicas)
+        view = self._state[0][:, : max_replicas + 1]
         view.flags.writeable = False
         return view
 

@@ -78,18 +78,13 @@ def row_to_allocations(pop, row, prob) -> dict:
     >>> row_to_allocations(pop, 0, prob)
     {'a': ['n0', 'n0']}
     """
-    # Python lists, not numpy scalars: a round of 10,000 jobs reads every entry once.
-    off = pop.off[row].tolist()
-    end = off[-1] if off else 0
-    nodes = pop.node[row, :end].tolist()
-    counts = pop.cnt[row, :end].tolist()
-    num_real, node_keys = prob.num_real, prob.node_keys
-    out = {}
-    for j, key in enumerate(prob.job_keys):
-        alloc = []
-        for q in range(off[j], off[j + 1]):
-            n = nodes[q]
-            if n < num_real:  # placeholders are not real nodes
-                alloc.extend([node_keys[n]] * counts[q])
-        out[key] = alloc
-    return out
+    # One node key per replica, in entry order, for the whole row at once; each job's list is
+    # then a slice (a round of 10,000 jobs looped over every entry in Python).
+    off = pop.off[row]
+    end = int(off[-1]) if off.shape[0] else 0
+    nodes = pop.node[row, :end]
+    counts = np.where(nodes < prob.num_real, pop.cnt[row, :end], 0).astype(np.int64)  # placeholders: not real
+    node_keys = prob.node_keys
+    flat = [node_keys[n] for n in np.repeat(nodes, counts).tolist()]
+    at = np.concatenate((np.zeros(1, dtype=np.int64), np.cumsum(counts)))[off].tolist()
+    return {key: flat[at[j] : at[j + 1]] for j, key in enumerate(prob.job_keys)}

@@ -125,6 +125,25 @@ def test_fill_ranges_fills_what_table_would(seed, ranges):
         np.testing.assert_array_equal(fn.table(m), _speedup_copy(fn).table(m))
 
 
+@FEW
+@given(st.integers(0, 2**32 - 1), st.lists(st.tuples(st.booleans(), st.integers(0, 40)), min_size=1, max_size=12))
+def test_a_table_knows_the_range_it_covers(seed, cells):
+    """``_full`` (what ``table`` and ``fill_ranges`` trust) is the filled prefix, after any fills.
+
+    Cells are filled in any order, one row at a time (as a single CUDA key or a partial range
+    would), so the prefix grows only when both rows reach it.
+    """
+    fn = _speedup(np.random.default_rng(seed))
+    for multi, rep in cells:
+        fn._ensure(np.array([multi]), np.array([rep], dtype=np.int64), rep)
+        filled = fn._state[1]
+        both = filled[0] & filled[1]
+        prefix = int(np.argmin(both)) - 1 if not both.all() else both.shape[0] - 1
+        assert fn._full == prefix
+        m = int(np.random.default_rng(rep).integers(0, 45))
+        assert fn._covers(m) == (m < filled.shape[1] and bool(filled[:, : m + 1].all()))
+
+
 def test_fill_ranges_refuses_mismatched_and_ignores_others():
     rng = np.random.default_rng(0)
     fn = _speedup(rng)

@@ -92,7 +92,8 @@ class _Model:
 
     def goodput_fn(self) -> GoodputFunction:
         if self.fn is None:
-            self.fn = GoodputFunction(self.key[0], self.key[1], self.init_batch_size)
+            # The constructor's checks ran in __init__, on the same arguments.
+            self.fn = GoodputFunction._from_checked(self.perf, self.sqr, self.var, self.init, self.init_batch_size)
         return self.fn
 
     def best_config(self, app, num_nodes, num_replicas, key=None) -> tuple:

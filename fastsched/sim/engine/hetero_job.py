@@ -320,10 +320,17 @@ class HeteroJob(Job):
         >>> job.observation_version != before, job.max_profiled_replicas_on("fast")
         (True, 1)
         """
-        before = len(self.profile)
-        super().observe(num_nodes, num_replicas, atomic_bsz, step_time, sync_time, grad_sqr, grad_var)
-        if len(self.profile) != before:
-            self._obs_version += 1
+        # Job.observe on the current type's state, read once: every iteration of every
+        # adaptive job's step observes.
+        self.grad_params = (grad_sqr, grad_var)
+        slot = self._slot_on(self.gpu_type)
+        profile = slot["profile"]
+        key = (num_nodes, num_replicas, atomic_bsz)
+        if key in profile:
+            return
+        profile[key] = (step_time, sync_time)
+        slot["_perf_dirty"] = True
+        self._obs_version += 1
 
     def max_profiled_replicas_on(self, gpu_type) -> int:
         """Largest replica count observed on ``gpu_type`` (0 if never run there).

@@ -226,10 +226,13 @@ class PolluxSimPolicy(SimPolicy):
         """Cluster size the policy asks for (autoscaling), or ``None`` (see :class:`SimPolicy`)."""
         return self._desired
 
-    def _max_replicas(self, job) -> int:
+    def _max_replicas(self, job, need=None) -> int:
+        """Return the replica bound the round offers ``job`` (``need``: its :func:`_min_replicas`, if known)."""
         app = job.application
+        if need is None:
+            need = _min_replicas(job)
         if app.max_replicas is not None:
-            return max(int(app.max_replicas), _min_replicas(job))
+            return max(int(app.max_replicas), need)
         return max(
             int(
                 min(
@@ -238,7 +241,7 @@ class PolluxSimPolicy(SimPolicy):
                     app.max_batch_size // app.min_local_bsz,
                 )
             ),
-            _min_replicas(job),
+            need,
         )
 
     def restart_factor(self, now, job) -> float:
@@ -294,7 +297,7 @@ class PolluxSimPolicy(SimPolicy):
             # 0, not 1, for a job that runs on one GPU: the policy orders jobs by min_replicas.
             need = _min_replicas(job)
             min_reps.append(need if need > 1 else 0)
-            max_reps.append(self._max_replicas(job))
+            max_reps.append(self._max_replicas(job, need))
             # On a typed cluster (the Sia study) a job in the middle of a restart keeps its
             # allocation: with restarts longer than a round (imagenet: 250 s) a job moved
             # every round would never train.
@@ -380,8 +383,9 @@ def _consistent(keys, max_reps, nodes, allocations) -> bool:
     """
     if min(max_reps, default=1) < 1:
         return False
+    known = nodes.__contains__
     for key, bound in zip(keys, max_reps, strict=True):
         alloc = allocations.get(key)
-        if alloc and (len(alloc) > bound or any(n not in nodes for n in alloc)):
+        if alloc and (len(alloc) > bound or not all(map(known, alloc))):
             return False
     return True

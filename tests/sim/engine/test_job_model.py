@@ -196,3 +196,22 @@ def test_a_shared_model_is_found_only_for_the_same_input_types():
 def test_models_must_be_a_dict():
     with pytest.raises(TypeError, match="models"):
         Job("a", LimitsApp(32, 1024, 8, 256), 0, models=[])
+
+
+@settings(max_examples=60, deadline=None)
+@given(perf_params, grads, st.sampled_from([1, 32, 100.0, 4096]), st.integers(1, 4), st.integers(0, 12))
+def test_the_models_goodput_function_is_the_one_its_inputs_build(perf, grad, init, nodes, extra):
+    """The job's GoodputFunction (built from its model's checked inputs) answers as a fresh one."""
+    app = LimitsApp(init, 8192, 8, 1024)
+    fn = _job_with(app, perf, grad).goodput_fn()
+    fresh = GoodputFunction(perf, grad, init)
+    assert fn.perf_params == fresh.perf_params and fn.grad_params == fresh.grad_params
+    assert fn.init_batch_size == fresh.init_batch_size and type(fn.init_batch_size) is type(init)
+    assert all(
+        (a == b).all() if hasattr(a, "all") else a == b
+        for a, b in zip(fn.kernel_params, fresh.kernel_params, strict=True)
+    )
+    replicas = nodes + extra
+    assert fn.optimize(nodes, replicas, 8192, (8, 1024), True) == fresh.optimize(nodes, replicas, 8192, (8, 1024), True)
+    accum = 4096 // (64 * replicas)  # a total batch of at least the largest initial batch
+    assert fn.evaluate(nodes, replicas, 64, accum) == fresh.evaluate(nodes, replicas, 64, accum)

@@ -207,6 +207,7 @@ class SpeedupFunction:
         return table, filled
 
     def _covers(self, max_replicas: int) -> bool:
+        """Whether the table holds every cell of ``0..max_replicas`` (one comparison, see _set_state)."""
         return max_replicas <= self._full
 
     def _store(self, values: np.ndarray) -> None:
@@ -325,7 +326,7 @@ class SpeedupFunction:
             if not isinstance(fn, SpeedupFunction) or not fn._fast or id(fn) in seen:
                 continue
             seen.add(id(fn))
-            if m <= fn._full:
+            if fn._covers(m):
                 continue
             # Where table(m) itself would fill (its request has 2 (m + 1) keys).
             if fn._backend != "cpu" and B.resolve_backend(fn._backend, 2 * (m + 1), "speedup") != "cpu":
@@ -377,7 +378,7 @@ class SpeedupFunction:
         max_replicas = V.check_int_scalar("max_replicas", max_replicas, low=0, high=TABLE_MAX_REPLICAS)
         # The policy asks every round for every job: answer from the table when it already
         # covers the range, without a parallel launch.
-        if max_replicas > self._full:
+        if not self._covers(max_replicas):
             reps = np.arange(max_replicas + 1, dtype=np.int64)
             multi = np.repeat(np.array([False, True]), max_replicas + 1)
             self._ensure(multi, np.concatenate([reps, reps]), max_replicas)

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/hetero/artifact_sia.py [--presets sia,sia-artifact] [--options JSON] [--artifact-fit]
-        [--out FILE]
+        [--tie-seeds 0,1,2] [--out FILE]
 
 Runs ``--policy sia`` on the philly workloads (``6xaws,3xrtx,2xdgx-ext``, the Sia traces) under
 each preset and prints, per workload, the average JCT and restarts per job, their ratios to the
@@ -15,7 +15,13 @@ the published code (``siasosp23/artifacts``, ``sia-simulator``).
 under ``--presets sia`` measures that option alone). ``--artifact-fit`` is a diagnostic, not a product path: it swaps the simulated jobs' refit of
 the throughput model for the one the artifact's code runs (one L-BFGS-B search from AdaptDL's
 starting point, scipy's ``tol=1e-5``, no warm start), to measure how much of the remaining
-difference that fit explains. Needs ../shared/sia-traces. Results: benchmarks/results/hetero.md.
+difference that fit explains. ``--tie-seeds`` is a diagnostic too: Sia's costs are whole cents
+(two-decimal powers minus ``lambda_n = 1.1``), so a round often has several optimal choices,
+and which one a solver returns is its own affair (the artifact's CBC, fastsched's dynamic
+program). Each seed adds a stable preference per (job, configuration), below a quarter cent
+over the whole round, so the program returns another of the same round's optima; the run
+checks every round's choice is still optimal for the unperturbed costs, and reports how many
+rounds the choice changed. Needs ../shared/sia-traces. Results: benchmarks/results/hetero.md.
 """
 
 from __future__ import annotations
@@ -68,6 +74,56 @@ def _use_artifact_fit():
     engine_job._fitted = fitted
 
 
+def _use_seeded_ties(seed, tally):
+    """Break each round's ties between optima by a seeded preference (diagnostic only).
+
+    The preference of job ``name`` for configuration ``cfg`` is a CRC-32 of
+    ``(seed, name, cfg)``, so the same program poses the same perturbed program (the policy's
+    reuse of an unchanged round still applies). Each perturbation is below ``0.0025 / J`` for
+    ``J`` jobs, so the perturbed optimum differs from any non-optimal choice by less than the
+    cent that separates it from the optimum; the perturbed costs are off the cent grid, so the
+    solver's own tie-break towards the last round's choice is off too. ``tally`` counts rounds
+    and rounds whose choice differs from the unperturbed program's, and is checked: a choice
+    not optimal for the unperturbed costs raises.
+    """
+    import zlib
+
+    from fastsched.sim.policies._assign import solve_assignment
+    from fastsched.sim.policies.sia import SiaPolicy
+
+    if "_untied" not in SiaPolicy.__dict__:  # wrap the policy's own methods, once per seed
+        SiaPolicy._untied = (SiaPolicy.round_program, SiaPolicy._solve)
+    program, solve = SiaPolicy._untied
+    units = {}
+
+    def unit(name, cfg):
+        key = (name, cfg)
+        if key not in units:
+            units[key] = zlib.crc32(f"{seed}|{name}|{cfg}".encode()) / 2.0**32
+        return units[key]
+
+    def round_program(self, now, jobs, allocations):
+        columns, cols, problem = program(self, now, jobs, allocations)
+        eps = 0.01 / (4 * (problem.num_jobs + 1))
+        pairs = zip(problem.job.tolist(), cols.tolist(), strict=True)
+        u = np.array([unit(jobs[j].name, columns[c]) for j, c in pairs]).reshape(-1)
+        self._plain_problem = problem
+        return columns, cols, problem._replace(cost=problem.cost + eps * u)
+
+    def solve_(self, problem, jobs, columns, column):
+        chosen = solve(self, problem, jobs, columns, column)
+        plain = self._plain_problem
+        best = solve_assignment(plain)
+        value, optimum = plain.cost[chosen].sum(), plain.cost[best].sum()
+        if value > optimum + 1e-9:
+            raise AssertionError(f"seeded tie-break left the optimum: {value} > {optimum}")
+        tally["rounds"] += 1
+        tally["changed"] += int(not np.array_equal(chosen, best))
+        return chosen
+
+    SiaPolicy.round_program, SiaPolicy._solve = round_program, solve_
+
+
 def _options(text) -> dict:
     try:
         value = json.loads(text)
@@ -84,13 +140,22 @@ def main(argv=None):
     ap.add_argument("--workloads", default="1,2,3,4,5,6,7,8")
     ap.add_argument("--options", type=_options, default={}, help="SiaPolicy options as JSON, over the preset's")
     ap.add_argument("--artifact-fit", action="store_true")
+    ap.add_argument("--tie-seeds", default=None, help="comma-separated seeds of the tie-break diagnostic")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     if args.artifact_fit:
         _use_artifact_fit()
+    seeds = [None] if args.tie_seeds is None else [int(x) for x in args.tie_seeds.split(",")]
+    tally = {"rounds": 0, "changed": 0}
     with open(args.out, "a") if args.out else contextlib.nullcontext() as out:
-        for preset in args.presets.split(","):
-            _run(preset, args, out)
+        for seed in seeds:
+            if seed is not None:
+                _use_seeded_ties(seed, tally)
+            for preset in args.presets.split(","):
+                args.tie_seed = seed
+                _run(preset, args, out)
+    if seeds != [None]:
+        print(f"# tie seeds: {tally['changed']} of {tally['rounds']} rounds chose another optimum", flush=True)
 
 
 def _run(preset, args, out):
@@ -111,6 +176,7 @@ def _run(preset, args, out):
             "preset": preset,
             "options": args.options,
             "artifact_fit": args.artifact_fit,
+            "tie_seed": args.tie_seed,
             "workload": w,
             "avg_jct": s["avg_jct"],
             "restarts_per_job": s["restarts_per_job"],
@@ -127,6 +193,7 @@ def _run(preset, args, out):
         if out:
             out.write(json.dumps(rec) + "\n")
     label = f"{preset} {json.dumps(args.options)}{' +artifact-fit' if args.artifact_fit else ''}"
+    label += "" if args.tie_seed is None else f" tie seed {args.tie_seed}"
     print(
         f"# {label}: mean ratio to the artifact: avg JCT {np.mean(jct_r):.4f}, restarts/job {np.mean(rst_r):.4f}; "
         f"yolov3: GPUs when held {np.mean([g for g in ygpus if g is not None]):.2f}, "

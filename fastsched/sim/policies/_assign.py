@@ -11,12 +11,18 @@ identical candidates, by HiGHS on the program over classes of identical jobs
 (:mod:`~fastsched.sim.policies._assign_classes`); otherwise by a Lagrangian reduction to a
 small core (:func:`~fastsched.sim.policies._assign_reduce.solve_reduced`) solved with HiGHS
 through :func:`scipy.optimize.milp`; or with HiGHS on the whole program. Each returns an
-optimum (ties may be broken differently).
+optimum.
+
+Sia's costs are whole cents, so a round often has many optima, which move different numbers
+of jobs. Given a warm start (the last round's choice), the two exact methods, the dynamic
+program and the class program, return an optimum that keeps the most warm candidates: a
+scheduler restarts no job for nothing. The reduction and the whole program break ties their
+own way.
 
 :func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
 bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns the
-choice it returns without a limit (for the class program, given the same warm start, which
-breaks its ties); one stopped by it keeps the best choice found (HiGHS's
+choice it returns without a limit (given the same warm start, which breaks ties); one stopped
+by it keeps the best choice found (HiGHS's
 incumbent, the reduction's greedy incumbent, or a warm start such as the last round's choice,
 whichever is cheapest) and reports its relative gap to the best bound known.
 """
@@ -175,8 +181,9 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     warm : numpy.ndarray of bool or callable returning one, optional
         A choice to fall back on when the limit stops the solve (the last round's, say): kept
         when feasible and cheaper than the best choice found. HiGHS through scipy takes no
-        starting solution, so it does not seed the search itself. The class program also
-        breaks its ties by it (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`);
+        starting solution, so it does not seed the search itself. The dynamic program and
+        the class program also break their ties by it, on a grid of costs (see
+        :func:`_keeping_cost` and :func:`~fastsched.sim.policies._assign_classes.solve_keeping`);
         the other methods call a callable only when the limit stopped the solve.
 
     Returns
@@ -204,7 +211,7 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     num_states = int(np.prod(cap + 1))
     small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
     if method == "dp" or (method == "auto" and small):
-        return SolveReport(_solve_dp(problem, cap, num_states), False, 0.0)
+        return SolveReport(_solve_dp(problem, cap, num_states, _keeping_cost(problem, warm)), False, 0.0)
     clock = _Clock(time_limit)
     if method in ("auto", "classes"):
         classes = job_classes(problem)
@@ -293,7 +300,28 @@ class _Clock:
         return SolveReport(chosen, True, float(gap))
 
 
-def _solve_dp(problem, cap, num_states):
+def _keeping_cost(problem, warm):
+    """``problem.cost``, less a preference for ``warm``'s candidates that only breaks ties.
+
+    On a grid of costs (Sia's cents), each warm candidate is made ``eps = unit / (4 (W + 1))``
+    cheaper for ``W`` warm candidates: all of them together are worth less than a quarter of
+    a grid step, so any optimum of these costs is an optimum of the plain ones, and among
+    those it keeps the most warm candidates (the class program's rule,
+    :func:`~fastsched.sim.policies._assign_classes.solve_keeping`). Off a grid, or without a
+    warm start, the plain costs.
+    """
+    if callable(warm):
+        warm = warm()
+    if warm is None or warm.shape != problem.cost.shape or not warm.any():
+        return problem.cost
+    unit = objective_unit(problem.cost)
+    if unit == 0:
+        return problem.cost
+    return problem.cost - (unit / (4.0 * (float(warm.sum()) + 1.0))) * warm
+
+
+def _solve_dp(problem, cap, num_states, cost=None):
+    """Solve ``problem`` by the dynamic program, with ``cost`` in place of its costs if given."""
     job = problem.job.astype(np.int64)
     if job.size > 1 and np.any(np.diff(job) < 0):
         raise ValueError("candidates must be sorted by job for the dynamic program")
@@ -302,7 +330,7 @@ def _solve_dp(problem, cap, num_states):
     for t in range(1, cap.shape[0]):
         strides[t] = strides[t - 1] * (cap[t - 1] + 1)
     chosen = np.zeros(job.shape[0], dtype=np.bool_)
-    cost = problem.cost.astype(np.float64)
+    cost = (problem.cost if cost is None else cost).astype(np.float64)
     inf = np.inf
     layers = np.empty((problem.num_jobs + 1, num_states), dtype=np.float64)
     total = assign_dp(

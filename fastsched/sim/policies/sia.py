@@ -461,8 +461,8 @@ class SiaPolicy(SimPolicy):
         poses exactly the previous round's program (about a quarter of the rounds of a
         400-job trace); the solver is deterministic, so its answer is the same (a round the
         time limit stopped is not reused: the next one may solve it). The last round's choice,
-        mapped onto this round's candidates by job name and configuration, is the fallback when
-        the limit stops a solve (scipy's HiGHS takes no starting solution).
+        mapped onto this round's candidates by job name and configuration, breaks ties between
+        optima towards keeping jobs where they are, and is the fallback when the limit stops a solve.
         """
         last = self._last_solve
         if last is not None and all(np.array_equal(a, b) for a, b in zip(last[0], problem, strict=True)):

@@ -82,9 +82,10 @@ def _use_seeded_ties(seed, tally):
     reuse of an unchanged round still applies). Each perturbation is below ``0.0025 / J`` for
     ``J`` jobs, so the perturbed optimum differs from any non-optimal choice by less than the
     cent that separates it from the optimum; the perturbed costs are off the cent grid, so the
-    solver's own tie-break towards the last round's choice is off too. ``tally`` counts rounds
-    and rounds whose choice differs from the unperturbed program's, and is checked: a choice
-    not optimal for the unperturbed costs raises.
+    solver's own tie-break towards the last round's choice is off too. ``tally`` counts the
+    rounds (reused ones included) and those whose choice differs from the unperturbed
+    program's solved without a warm start (the order of the dynamic program's traceback);
+    each choice is checked: one not optimal for the unperturbed costs raises.
     """
     import zlib
 
@@ -146,16 +147,20 @@ def main(argv=None):
     if args.artifact_fit:
         _use_artifact_fit()
     seeds = [None] if args.tie_seeds is None else [int(x) for x in args.tie_seeds.split(",")]
-    tally = {"rounds": 0, "changed": 0}
     with open(args.out, "a") if args.out else contextlib.nullcontext() as out:
         for seed in seeds:
+            tally = {"rounds": 0, "changed": 0}
             if seed is not None:
                 _use_seeded_ties(seed, tally)
             for preset in args.presets.split(","):
                 args.tie_seed = seed
                 _run(preset, args, out)
-    if seeds != [None]:
-        print(f"# tie seeds: {tally['changed']} of {tally['rounds']} rounds chose another optimum", flush=True)
+            if seed is not None:
+                print(
+                    f"# tie seed {seed}: {tally['changed']} of {tally['rounds']} rounds chose another optimum "
+                    "than the plain program without a warm start",
+                    flush=True,
+                )
 
 
 def _run(preset, args, out):

@@ -20,9 +20,10 @@ scheduler restarts no job for nothing. The reduction and the whole program break
 own way.
 
 :func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
-bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns the
-choice it returns without a limit (given the same warm start, which breaks ties); one stopped
-by it keeps the best choice found (HiGHS's
+bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns an
+optimum, the one it returns without a limit given the same warm start (except where the class
+program's tie-break runs out of time and falls back on the plain class program, whose optimum
+may be another); one stopped by it keeps the best choice found (HiGHS's
 incumbent, the reduction's greedy incumbent, or a warm start such as the last round's choice,
 whichever is cheapest) and reports its relative gap to the best bound known.
 """
@@ -177,7 +178,8 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         As :func:`solve_assignment`.
     time_limit : float, optional
         Wall-clock seconds for all the HiGHS solves of the round together (``None``: no limit).
-        Rounds that finish within it return :func:`solve_assignment`'s choice.
+        A round that finishes within it returns the choice it returns without a limit, given
+        the same ``warm`` (which breaks ties).
     warm : numpy.ndarray of bool or callable returning one, optional
         A choice to fall back on when the limit stops the solve (the last round's, say): kept
         when feasible and cheaper than the best choice found. HiGHS through scipy takes no

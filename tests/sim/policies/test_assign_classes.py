@@ -237,6 +237,16 @@ def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(method, p, 
     assert int((r.chosen & warm).sum()) == _kept_by_whole_program(p, warm)
 
 
+@pytest.mark.parametrize("method", ["classes", "dp"])
+def test_the_tie_break_never_outweighs_a_cent(method):
+    # Two warm jobs worth -0.50 each against one cold job worth -1.01 on the same 2 GPUs: the
+    # cold job is the only optimum. A preference worth half a cent per warm job or more would
+    # take the two warm ones (-1.0 less the preference).
+    p = assign_problem([0, 1, 2], [0, 0, 0], [1, 1, 2], [-0.50, -0.50, -1.01], [False] * 3, np.array([2]), 3)
+    warm = np.array([True, True, False])
+    assert solve_assignment_report(p, method, warm=warm).chosen.tolist() == [False, False, True]
+
+
 @settings(max_examples=30, deadline=None)
 @given(p=repeated(), data=st.data())
 def test_off_the_grid_a_warm_start_leaves_the_dp_choice_alone(p, data):

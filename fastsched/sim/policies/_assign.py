@@ -14,16 +14,18 @@ through :func:`scipy.optimize.milp`; or with HiGHS on the whole program. Each re
 optimum.
 
 Sia's costs are whole cents, so a round often has many optima, which move different numbers
-of jobs. Given a warm start (the last round's choice), the two exact methods, the dynamic
-program and the class program, return an optimum that keeps the most warm candidates: a
-scheduler restarts no job for nothing. The reduction and the whole program break ties their
-own way.
+of jobs. Given a warm start (the last round's choice), every method returns an optimum that
+keeps the most warm candidates: a scheduler restarts no job for nothing. The dynamic program
+does so exactly; the HiGHS methods by one more solve among the optimum's candidates (for the
+reduction, those its Lagrangian bound leaves), capped at
+:data:`~fastsched.sim.policies._assign_classes.KEEP_NODES` branch-and-bound nodes, beyond
+which they keep the optimum they found.
 
 :func:`solve_assignment_report` takes a time limit for the HiGHS solves (the dynamic program is
 bounded by :data:`DP_WORK_LIMIT` and needs none). A round that finishes within it returns an
-optimum, the one it returns without a limit given the same warm start (except where the class
-program's tie-break runs out of time and falls back on the plain class program, whose optimum
-may be another); one stopped by it keeps the best choice found (HiGHS's
+optimum, the one it returns without a limit given the same warm start (except where a
+tie-break solve runs out of time, and the optimum found before it is kept); one stopped by it
+keeps the best choice found (HiGHS's
 incumbent, the reduction's greedy incumbent, or a warm start such as the last round's choice,
 whichever is cheapest) and reports its relative gap to the best bound known.
 """
@@ -183,10 +185,8 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     warm : numpy.ndarray of bool or callable returning one, optional
         A choice to fall back on when the limit stops the solve (the last round's, say): kept
         when feasible and cheaper than the best choice found. HiGHS through scipy takes no
-        starting solution, so it does not seed the search itself. The dynamic program and
-        the class program also break their ties by it, on a grid of costs (see
-        :func:`_keeping_cost` and :func:`~fastsched.sim.policies._assign_classes.solve_keeping`);
-        the other methods call a callable only when the limit stopped the solve.
+        starting solution, so it does not seed the search itself. Every method also breaks
+        its ties by it, on a grid of costs (see :func:`_keeping_cost` and :func:`_kept_ties`).
 
     Returns
     -------
@@ -219,8 +219,14 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         classes = job_classes(problem)
         if method == "classes" or worth_classes(problem, classes):
             return _solve_classes(problem, classes, clock, warm)
+    if callable(warm):
+        warm = warm()
+
+    def keep(chosen, core):
+        return _kept_ties(problem, chosen, warm, core, clock)
+
     if method != "milp":
-        chosen = solve_reduced(problem, clock.solve, clock)
+        chosen = solve_reduced(problem, clock.solve, clock, keep)
         if chosen is not None:
             return clock.report(problem, chosen, warm)
     chosen = clock.solve(problem)
@@ -228,7 +234,41 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         clock.note_bound(clock.last_core_bound)
     if chosen is None:  # the limit passed before HiGHS found any choice: the forced ones, filled greedily
         chosen = greedy_fill(problem, problem.forced.copy())
+    elif not clock.limited:
+        chosen = keep(chosen, np.ones(k, dtype=bool))
     return clock.report(problem, chosen, warm)
+
+
+def _kept_ties(problem, chosen, warm, core, clock):
+    """Among the optima, one keeping the most ``warm`` candidates; ``chosen`` if none keeps more.
+
+    ``chosen`` is a proved optimum and ``core`` holds every candidate of any optimum. On a grid of
+    costs, the class program's tie-break solve (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`)
+    runs on the core as a program of one job per class; when it does not prove its answer within
+    its node cap or the time left, ``chosen`` stays (it is an optimum all the same).
+    """
+    if warm is None or warm.shape != chosen.shape:
+        return chosen
+    unit = objective_unit(problem.cost)
+    core = core | chosen
+    kept = int((chosen & warm).sum())
+    if unit == 0 or kept == int((warm & core).sum()):  # nothing to gain
+        return chosen
+    sub = np.flatnonzero(core)
+    small = problem._replace(
+        job=problem.job[sub], gtype=problem.gtype[sub], gpus=problem.gpus[sub], cost=problem.cost[sub],
+        forced=problem.forced[sub],
+    )  # fmt: skip
+    ones = np.ones(problem.num_jobs, dtype=np.int64)
+    got = solve_keeping(small, ones, warm[sub].astype(np.int64), unit, clock.left())
+    if got is None:
+        return chosen
+    x = got[0] > 0
+    if int((x & warm[sub]).sum()) <= kept or small.cost[x].sum() > problem.cost[chosen].sum() + unit / 4:
+        return chosen
+    out = np.zeros_like(chosen)
+    out[sub[x]] = True
+    return out
 
 
 def _solve_classes(problem, classes, clock, warm):

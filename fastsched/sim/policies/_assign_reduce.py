@@ -127,13 +127,17 @@ def variable_bounds(problem, size=None):
     return np.where(problem.forced, upper, 0.0), upper
 
 
-def solve_reduced(problem, solve_core, clock=None):
+def solve_reduced(problem, solve_core, clock=None, tie_break=None):
     """Optimal choice (boolean mask) by the Lagrangian reduction, with ``solve_core(subproblem)`` for the core.
 
     With a ``clock`` (the time limit of :func:`~fastsched.sim.policies._assign.solve_assignment_report`),
     ``solve_core`` may return its incumbent or ``None`` when
     the limit stops it (the reduction's incumbent is then kept), and the clock's ``limited`` and
     ``bound`` say whether the returned choice is proved optimal and the best lower bound known.
+
+    ``tie_break(chosen, core)``, when given, is handed a proved optimum and the candidates that
+    can be in any optimum (``LB + d_k`` at most the optimum's value), and returns the optimum
+    to keep (another of the same value, say).
 
     Returns ``None`` when the reduction does not apply (more than one forced candidate in a
     job, or a relaxation HiGHS could not solve to optimality); the caller then solves the
@@ -155,14 +159,20 @@ def solve_reduced(problem, solve_core, clock=None):
     k = problem.cost.shape[0]
     if np.any(np.bincount(problem.job[problem.forced], minlength=problem.num_jobs) > 1):
         return None
+
+    def proved(chosen, lb, d):
+        if tie_break is None or (clock is not None and clock.limited):
+            return chosen
+        return tie_break(chosen, (lb + d <= float(problem.cost[chosen].sum()) + _TOL) | problem.forced)
+
     # Every job's best candidate fits: that is an optimum (the bound at lam = 0 is reached).
-    _, d0, _ = lagrangian(problem, np.zeros(problem.capacity.shape[0]))
+    lb0, d0, _ = lagrangian(problem, np.zeros(problem.capacity.shape[0]))
     best = (d0 == 0) & (problem.forced | (problem.cost < 0))
     first = np.zeros(k, dtype=bool)
     _, idx = np.unique(problem.job[best], return_index=True)
     first[np.flatnonzero(best)[idx]] = True
     if feasible(problem, first):
-        return first
+        return proved(first, lb0, d0)
     with quiet_stdout():
         lp = linprog(
             problem.cost,
@@ -198,13 +208,13 @@ def solve_reduced(problem, solve_core, clock=None):
         # The first core held the whole core: if the limit stopped it, its bound is the program's.
         if clock is not None and clock.limited:
             clock.note_bound(min(upper - unit, clock.last_core_bound))
-        return incumbent
+        return proved(incumbent, lb, d)
     if clock is not None:
         clock.limited = False  # only the last core's outcome decides whether the answer is proved
     incumbent = _core_choice(problem, alive, incumbent, upper, unit, solve_core, clock)
     if clock is not None and clock.limited:
         clock.note_bound(min(upper - unit, clock.last_core_bound))
-    return incumbent
+    return proved(incumbent, lb, d)
 
 
 def _core_choice(problem, alive, incumbent, upper, unit, solve_core, clock=None):

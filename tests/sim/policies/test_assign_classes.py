@@ -217,12 +217,12 @@ def _kept_by_whole_program(p, warm):
     return int(round(-res.fun))
 
 
-@pytest.mark.parametrize("method", ["classes", "dp"])
+@pytest.mark.parametrize("method", ["classes", "dp", "reduced", "milp"])
 @settings(max_examples=60, deadline=None)
 @given(p=repeated(), data=st.data())
 def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(method, p, data):
-    # Both exact methods break ties the same way: the class program's solve and the DP's
-    # lexicographic costs.
+    # Every method breaks ties the same way: the DP by lexicographic costs, the HiGHS methods
+    # by a tie-break solve among the optimum's candidates.
     if p.cost.size == 0:
         return
     try:
@@ -237,7 +237,7 @@ def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(method, p, 
     assert int((r.chosen & warm).sum()) == _kept_by_whole_program(p, warm)
 
 
-@pytest.mark.parametrize("method", ["classes", "dp"])
+@pytest.mark.parametrize("method", ["classes", "dp", "reduced", "milp"])
 def test_the_tie_break_never_outweighs_a_cent(method):
     # Two warm jobs worth -0.50 each against one cold job worth -1.01 on the same 2 GPUs: the
     # cold job is the only optimum. A preference worth half a cent per warm job or more would

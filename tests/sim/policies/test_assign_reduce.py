@@ -142,9 +142,9 @@ def test_auto_uses_the_reduction_above_the_dp_limits(monkeypatch):
     ref = solve_assignment(p, "dp")
     calls = []
 
-    def spy(problem, solve_core, clock=None):
+    def spy(problem, solve_core, clock=None, tie_break=None):
         calls.append(problem.cost.size)
-        return solve_reduced(problem, solve_core, clock)
+        return solve_reduced(problem, solve_core, clock, tie_break)
 
     monkeypatch.setattr(_assign, "DP_WORK_LIMIT", 0)
     monkeypatch.setattr(_assign, "solve_reduced", spy)

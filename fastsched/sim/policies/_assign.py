@@ -244,8 +244,9 @@ def _kept_ties(problem, chosen, warm, core, clock):
 
     ``chosen`` is a proved optimum and ``core`` holds every candidate of any optimum. On a grid of
     costs, the class program's tie-break solve (:func:`~fastsched.sim.policies._assign_classes.solve_keeping`)
-    runs on the core as a program of one job per class; when it does not prove its answer within
-    its node cap or the time left, ``chosen`` stays (it is an optimum all the same).
+    runs on the core as a program of one job per class. When its node cap stops it, the best
+    choice it found is taken if it is feasible, of the optimum's value, and keeps more; when the
+    time left stops it, or it keeps no more, ``chosen`` stays (an optimum all the same).
     """
     if warm is None or warm.shape != chosen.shape:
         return chosen
@@ -260,11 +261,13 @@ def _kept_ties(problem, chosen, warm, core, clock):
         forced=problem.forced[sub],
     )  # fmt: skip
     ones = np.ones(problem.num_jobs, dtype=np.int64)
-    got = solve_keeping(small, ones, warm[sub].astype(np.int64), unit, clock.left())
+    got = solve_keeping(small, ones, warm[sub].astype(np.int64), unit, clock.left(), incumbent=True)
     if got is None:
         return chosen
     x = got[0] > 0
     if int((x & warm[sub]).sum()) <= kept or small.cost[x].sum() > problem.cost[chosen].sum() + unit / 4:
+        return chosen
+    if not feasible(small, x):  # pragma: no cover - HiGHS returns feasible incumbents
         return chosen
     out = np.zeros_like(chosen)
     out[sub[x]] = True

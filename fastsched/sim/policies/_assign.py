@@ -52,6 +52,7 @@ from fastsched.sim.policies._assign_reduce import (
     feasible,
     greedy_fill,
     objective_unit,
+    restricted,
     solve_reduced,
     variable_bounds,
 )
@@ -209,6 +210,7 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         return SolveReport(np.zeros(0, dtype=bool), False, 0.0)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    warm = _warm_choice(problem, warm)
     cap = problem.capacity.astype(np.int64)
     num_states = int(np.prod(cap + 1))
     small = num_states * k <= DP_WORK_LIMIT and num_states * (problem.num_jobs + 1) <= DP_TABLE_LIMIT
@@ -219,8 +221,6 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
         classes = job_classes(problem)
         if method == "classes" or worth_classes(problem, classes):
             return _solve_classes(problem, classes, clock, warm)
-    if callable(warm):
-        warm = warm()
 
     def keep(chosen, core):
         return _kept_ties(problem, chosen, warm, core, clock)
@@ -239,6 +239,19 @@ def solve_assignment_report(problem: AssignProblem, method="auto", time_limit=No
     return clock.report(problem, chosen, warm)
 
 
+def _warm_choice(problem, warm):
+    """Return the warm start as a boolean mask of the candidates (a callable is called), or ``None``.
+
+    A mask of another shape than the candidates' is no warm start (every use ignores it).
+    """
+    if callable(warm):
+        warm = warm()
+    if warm is None:
+        return None
+    warm = np.asarray(warm, dtype=bool)
+    return warm if warm.shape == problem.cost.shape else None
+
+
 def _kept_ties(problem, chosen, warm, core, clock):
     """Among the optima, one keeping the most ``warm`` candidates; ``chosen`` if none keeps more.
 
@@ -248,7 +261,7 @@ def _kept_ties(problem, chosen, warm, core, clock):
     choice it found is taken if it is feasible, of the optimum's value, and keeps more; when the
     time left stops it, or it keeps no more, ``chosen`` stays (an optimum all the same).
     """
-    if warm is None or warm.shape != chosen.shape:
+    if warm is None:
         return chosen
     unit = objective_unit(problem.cost)
     core = core | chosen
@@ -256,10 +269,7 @@ def _kept_ties(problem, chosen, warm, core, clock):
     if unit == 0 or kept == int((warm & core).sum()):  # nothing to gain
         return chosen
     sub = np.flatnonzero(core)
-    small = problem._replace(
-        job=problem.job[sub], gtype=problem.gtype[sub], gpus=problem.gpus[sub], cost=problem.cost[sub],
-        forced=problem.forced[sub],
-    )  # fmt: skip
+    small = restricted(problem, sub)
     ones = np.ones(problem.num_jobs, dtype=np.int64)
     got = solve_keeping(small, ones, warm[sub].astype(np.int64), unit, clock.left(), incumbent=True)
     if got is None:
@@ -282,10 +292,6 @@ def _solve_classes(problem, classes, clock, warm):
     and the jobs that had a chosen candidate keep it.
     """
     sub, size = class_problem(problem, classes)
-    if callable(warm):
-        warm = warm()
-    if warm is not None and warm.shape != problem.cost.shape:
-        warm = None
     held = None if warm is None else kept_counts(problem, classes, warm)
     unit = objective_unit(sub.cost)
     if held is not None and held.any() and unit > 0:
@@ -336,9 +342,7 @@ class _Clock:
         if not self.limited:
             return SolveReport(chosen, False, 0.0)
         value = float(problem.cost[chosen].sum())
-        if callable(warm):
-            warm = warm()
-        if warm is not None and warm.shape == chosen.shape and feasible(problem, warm):
+        if warm is not None and feasible(problem, warm):
             if float(problem.cost[warm].sum()) < value:
                 chosen, value = warm.copy(), float(problem.cost[warm].sum())
         gap = max(value - self.bound, 0.0) / max(abs(value), 1e-9)
@@ -355,9 +359,7 @@ def _keeping_cost(problem, warm):
     :func:`~fastsched.sim.policies._assign_classes.solve_keeping`). Off a grid, or without a
     warm start, the plain costs.
     """
-    if callable(warm):
-        warm = warm()
-    if warm is None or warm.shape != problem.cost.shape or not warm.any():
+    if warm is None or not warm.any():
         return problem.cost
     unit = objective_unit(problem.cost)
     if unit == 0:

@@ -22,7 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_reduced", "constraint_matrix", "constraint_bounds", "variable_bounds", "feasible", "greedy_fill"]
+__all__ = [
+    "solve_reduced",
+    "constraint_matrix",
+    "constraint_bounds",
+    "variable_bounds",
+    "feasible",
+    "greedy_fill",
+    "restricted",
+]
 
 #: Slack for rounding in sums of costs: a cost on the grid is within 1e-11 of it, so a sum of
 #: up to 10^4 of them within 1e-7; ``_TOL`` keeps a margin above that.
@@ -56,6 +64,26 @@ def greedy_fill(problem, chosen):
             busy[j] = True
             left[t] -= g
     return chosen
+
+
+def restricted(problem, sub):
+    """Return the program over candidates ``sub`` (indices) only: the same jobs and capacities.
+
+    Examples
+    --------
+    >>> from fastsched.sim.policies._assign import AssignProblem
+    >>> p = AssignProblem(np.array([0, 0, 1]), np.array([0, 0, 0]), np.array([4, 2, 2]),
+    ...                   np.array([-3.0, -2.0, -1.5]), np.zeros(3, bool), np.array([4]), 2)
+    >>> restricted(p, np.array([1, 2])).gpus.tolist()
+    [2, 2]
+    """
+    return problem._replace(
+        job=problem.job[sub],
+        gtype=problem.gtype[sub],
+        gpus=problem.gpus[sub],
+        cost=problem.cost[sub],
+        forced=problem.forced[sub],
+    )
 
 
 def feasible(problem, chosen):
@@ -225,13 +253,7 @@ def _core_choice(problem, alive, incumbent, upper, unit, solve_core, clock=None)
     so ``min(upper - unit, that core's lower bound)`` then bounds the program (see :func:`solve_reduced`).
     """
     sub = np.flatnonzero(alive)
-    core = problem._replace(
-        job=problem.job[sub],
-        gtype=problem.gtype[sub],
-        gpus=problem.gpus[sub],
-        cost=problem.cost[sub],
-        forced=problem.forced[sub],
-    )
+    core = restricted(problem, sub)
     x = solve_core(core)
     if x is None:  # the time limit stopped the core's solve before HiGHS found a choice
         return incumbent

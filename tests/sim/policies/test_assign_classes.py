@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastsched.sim.policies import _assign
+from fastsched.sim.policies import _assign, _assign_classes
 from fastsched.sim.policies._assign import solve_assignment, solve_assignment_report
 from fastsched.sim.policies._assign_classes import class_problem, job_classes, kept_counts, spread_counts
 
@@ -217,19 +217,27 @@ def _kept_by_whole_program(p, warm):
     return int(round(-res.fun))
 
 
+def _optimum_and_warm(p, data):
+    """``(the DP's optimum, a drawn warm start)`` of a program, or ``None`` when it has no candidate or no solution."""
+    if p.cost.size == 0:
+        return None
+    try:
+        ref = solve_assignment(p, "dp")
+    except RuntimeError:
+        return None
+    return ref, _draw_keep(data, p)
+
+
 @pytest.mark.parametrize("method", ["classes", "dp", "reduced", "milp"])
 @settings(max_examples=60, deadline=None)
 @given(p=repeated(), data=st.data())
 def test_with_a_warm_start_an_optimum_keeps_the_most_warm_candidates(method, p, data):
     # Every method breaks ties the same way: the DP by lexicographic costs, the HiGHS methods
     # by a tie-break solve among the optimum's candidates.
-    if p.cost.size == 0:
+    drawn = _optimum_and_warm(p, data)
+    if drawn is None:
         return
-    try:
-        ref = solve_assignment(p, "dp")
-    except RuntimeError:
-        return
-    warm = _draw_keep(data, p)
+    ref, warm = drawn
     r = solve_assignment_report(p, method, warm=warm)
     check_feasible(p, r.chosen)
     assert not r.limited
@@ -289,15 +297,10 @@ def test_a_tie_break_stopped_by_its_node_cap_keeps_an_optimum_and_no_fewer_jobs(
     # With the cap at one node the tie-break solve often stops early: its best choice is taken
     # only at the optimum's value and when it keeps more, so the answer is an optimum keeping at
     # least as many warm candidates as the optimum found before the tie-break.
-    from fastsched.sim.policies import _assign_classes
-
-    if p.cost.size == 0:
+    drawn = _optimum_and_warm(p, data)
+    if drawn is None:
         return
-    try:
-        ref = solve_assignment(p, "dp")
-    except RuntimeError:
-        return
-    warm = _draw_keep(data, p)
+    ref, warm = drawn
     with monkeypatch.context() as m:
         m.setattr(_assign, "solve_keeping", lambda *a, **k: None)
         before = solve_assignment_report(p, method, warm=warm).chosen
